@@ -1,0 +1,103 @@
+# dpsynth compendium: `make book` builds the book, `make test` runs the tests.
+#
+#   make venv                 create/update .venv from requirements.lock
+#   make lock                 re-resolve requirements.lock from pyproject.toml
+#   make notebooks            execute notebooks/*.ipynb into book/ with papermill
+#   make book [SCALE=paper]   notebooks + Jupyter Book HTML in _build/html
+#   make test                 the whole test suite (pytest)
+#   make bench                every benchmarks/bench_*.py
+#   make clean                remove build outputs (keeps .venv and data/cache)
+#   make distclean            also remove .venv and the result cache data/cache
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+VENV := .venv
+VPY := $(VENV)/bin/python
+UV := $(VENV)/bin/uv
+STAMP := $(VENV)/.installed
+
+# quick (minutes) or paper (the original studies' sizes)
+SCALE ?= quick
+# notebooks to execute; override e.g. `make notebooks NOTEBOOKS=notebooks/censoring.ipynb`
+NOTEBOOKS ?= $(sort $(wildcard notebooks/*.ipynb))
+PAPERMILL_ARGS ?=
+PYTEST_ARGS ?=
+JB_ARGS ?=
+
+.PHONY: help venv lock notebooks book test bench clean distclean
+
+help:
+	@echo "make book [SCALE=quick|paper]  execute the notebooks and build the book"
+	@echo "make test                      run the test suite"
+	@echo "make bench                     run benchmarks/bench_*.py"
+	@echo "make venv                      create .venv from requirements.lock"
+	@echo "make lock                      re-resolve requirements.lock (keeps pins where possible)"
+	@echo "make notebooks                 execute notebooks/*.ipynb into book/"
+	@echo "make clean | distclean         remove outputs | also .venv and data/cache"
+
+venv: $(STAMP)
+
+# Re-runs only when the lock or the project metadata change.
+$(STAMP): requirements.lock pyproject.toml
+	@test -x $(VPY) || $(PYTHON) -m venv $(VENV)
+	$(VPY) -m pip install --quiet --disable-pip-version-check uv
+	$(UV) pip sync --python $(VPY) requirements.lock
+	$(UV) pip install --python $(VPY) --no-deps -e .
+	$(VPY) -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (dpsynth)"
+	@touch $@
+
+# The lock pins runtime + book + test extras for Python 3.11. Existing pins are
+# kept unless the ranges in pyproject.toml force a change (add UV_ARGS=--upgrade
+# to move everything to the newest allowed versions).
+LOCK_CMD := uv pip compile pyproject.toml --extra book --extra test --python-version 3.11 -o requirements.lock
+UV_ARGS ?=
+
+lock:
+	@test -x $(UV) || { test -x $(VPY) || $(PYTHON) -m venv $(VENV); $(VPY) -m pip install --quiet --disable-pip-version-check uv; }
+	@if [ -f requirements.lock ]; then cp requirements.lock requirements.lock.tmp; fi
+	$(UV) pip compile pyproject.toml --extra book --extra test --python-version 3.11 \
+	  --no-header --quiet $(UV_ARGS) -o requirements.lock.tmp
+	@{ echo "# Exact versions of everything dpsynth needs (runtime + book + test extras), Python 3.11."; \
+	   echo "# Do not edit by hand. Regenerate from the ranges in pyproject.toml with"; \
+	   echo "#    make lock"; \
+	   echo "# which is equivalent to running, from the repository root:"; \
+	   echo "#    .venv/bin/$(LOCK_CMD)"; \
+	   echo "# Install with: make venv   (or: uv pip sync requirements.lock && uv pip install --no-deps -e .)"; \
+	   cat requirements.lock.tmp; } > requirements.lock
+	@rm -f requirements.lock.tmp
+
+notebooks: $(STAMP)
+	@set -e; \
+	nbs="$(NOTEBOOKS)"; \
+	if [ -z "$$nbs" ]; then echo "notebooks: no notebooks/*.ipynb yet, nothing to execute"; exit 0; fi; \
+	mkdir -p book; \
+	for nb in $$nbs; do \
+	  name=$$(basename "$$nb" .ipynb); \
+	  echo "papermill $$nb -> book/$$name.ipynb (scale=$(SCALE))"; \
+	  $(VENV)/bin/papermill "$$nb" "book/$$name.ipynb" -p scale "$(SCALE)" \
+	    --kernel python3 $(PAPERMILL_ARGS); \
+	done
+
+book: $(STAMP) notebooks
+	$(VENV)/bin/jupyter-book build . --warningiserror --keep-going $(JB_ARGS)
+	@echo "Book built: $(CURDIR)/_build/html/index.html"
+
+test: $(STAMP)
+	$(VPY) -m pytest $(PYTEST_ARGS)
+
+bench: $(STAMP)
+	@set -e; \
+	shopt -s nullglob; \
+	files=(benchmarks/bench_*.py); \
+	if [ $${#files[@]} -eq 0 ]; then echo "bench: no benchmarks/bench_*.py yet"; exit 0; fi; \
+	for f in "$${files[@]}"; do echo "== $$f"; $(VPY) "$$f"; done
+
+clean:
+	rm -rf _build .pytest_cache .hypothesis
+	rm -f book/*.ipynb
+	find . -path ./.venv -prune -o -type d -name __pycache__ -exec rm -rf {} +
+
+distclean: clean
+	rm -rf $(VENV) data/cache src/*.egg-info

@@ -1,0 +1,324 @@
+"""Fitting with model reuse: compile once, refit with new data, weights and bound.
+
+A :class:`CompiledModel` compiles a family's PyMC model with nutpie once. Every later fit
+passes new ``pm.Data`` values (data, record weights, censoring bound) through nutpie's
+``with_data``, so refits do not compile again. After each fit the record log-likelihood matrix
+is computed for the pooled draws, reduced to by-record bounds at once and dropped; R-hat and bulk
+ESS are checked and a :class:`ConvergenceWarning` names any parameter that fails.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import arviz as az
+import numpy as np
+import pymc as pm
+import pytensor
+import pytensor.tensor as pt
+from pytensor.graph.replace import vectorize_graph
+
+from .likelihood import BOUND, WEIGHTS, likelihood_term
+from .models import ModelFamily
+from .privacy import PrivacyReport, RecordBounds, log_interval_prob, privacy_report, record_bounds
+from .seeds import SeedLike, int_seed
+from .validation import DataError, as_weights, check_eps, check_positive, check_probability
+
+__all__ = [
+    "SamplerConfig",
+    "Diagnostics",
+    "ConvergenceWarning",
+    "CompiledModel",
+    "Fit",
+    "compile_count",
+    "compiled_model",
+]
+
+_COMPILES = {"count": 0}
+_CACHE: dict[tuple, "CompiledModel"] = {}
+
+
+def compile_count() -> int:
+    """Number of nutpie compilations done in this process (for checking reuse)."""
+    return _COMPILES["count"]
+
+
+class ConvergenceWarning(UserWarning):
+    """A fit's R-hat or bulk ESS fails its threshold."""
+
+
+@dataclass(frozen=True)
+class SamplerConfig:
+    """MCMC settings shared by the fits of a study.
+
+    Attributes
+    ----------
+    draws, tune, chains : int
+        Retained draws and tuning steps per chain, and number of chains (pooled afterwards).
+    cores : int, optional
+        Chains run in parallel (default: ``min(chains, os.cpu_count())``).
+    draw_quantile : float
+        Draw-dropping rule of the Lipschitz bound (1.0 keeps all draws).
+    rhat_max : float
+        Largest acceptable R-hat.
+    ess_min : float, optional
+        Smallest acceptable bulk ESS (default ``100 * chains``).
+    """
+
+    draws: int = 1000
+    tune: int = 1000
+    chains: int = 2
+    cores: int | None = None
+    draw_quantile: float = 1.0
+    rhat_max: float = 1.01
+    ess_min: float | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("draws", "tune", "chains"):
+            val = getattr(self, name)
+            if not isinstance(val, (int, np.integer)) or val < (0 if name == "tune" else 1):
+                raise DataError(f"`{name}` must be a positive integer; got {val!r}.")
+        check_probability(self.draw_quantile, "draw_quantile")
+
+    @property
+    def ess_threshold(self) -> float:
+        """The bulk-ESS threshold in force."""
+        return float(self.ess_min) if self.ess_min is not None else 100.0 * self.chains
+
+
+@dataclass(frozen=True)
+class Diagnostics:
+    """Convergence diagnostics of one fit.
+
+    Attributes
+    ----------
+    rhat, ess_bulk : dict
+        Worst R-hat (max) and bulk ESS (min) per free parameter.
+    failed : tuple of str
+        Parameters failing a threshold.
+    """
+
+    rhat: dict
+    ess_bulk: dict
+    failed: tuple = ()
+
+    @property
+    def ok(self) -> bool:
+        """Whether every parameter passed."""
+        return not self.failed
+
+
+def _diagnostics(idata, names: list[str], cfg: SamplerConfig) -> Diagnostics:
+    post = idata.posterior[names]
+    rhat = az.rhat(post)
+    ess = az.ess(post, method="bulk")
+    rh = {k: float(np.nanmax(rhat[k].values)) for k in names}
+    es = {k: float(np.nanmin(ess[k].values)) for k in names}
+    failed = tuple(k for k in names if not (rh[k] <= cfg.rhat_max and es[k] >= cfg.ess_threshold))
+    return Diagnostics(rhat=rh, ess_bulk=es, failed=failed)
+
+
+@dataclass
+class Fit:
+    """One fitted (pseudo) posterior with its privacy reductions.
+
+    Attributes
+    ----------
+    family : ModelFamily
+        The synthesizer.
+    x, covariates : numpy.ndarray
+        The data the fit used.
+    weights : numpy.ndarray
+        Record weights the likelihood used.
+    bound : float
+        Censoring bound M (``inf`` = none).
+    draws : dict
+        Pooled posterior draws (all chains), leading dimension S.
+    bounds : RecordBounds
+        By-record Lipschitz reductions (computed with ``privacy_weights``).
+    diagnostics : Diagnostics
+        R-hat and ESS.
+    idata : arviz.InferenceData or None
+        The sampler output, if kept.
+    """
+
+    family: ModelFamily
+    x: np.ndarray
+    covariates: np.ndarray | None
+    weights: np.ndarray
+    bound: float
+    draws: dict
+    bounds: RecordBounds
+    diagnostics: Diagnostics
+    idata: object = None
+    compiled: "CompiledModel | None" = field(default=None, repr=False)
+
+    @property
+    def censored(self) -> bool:
+        """Whether the likelihood was censored."""
+        return bool(np.isfinite(self.bound))
+
+    @property
+    def privacy(self) -> PrivacyReport:
+        """The fit's :class:`PrivacyReport` (Delta, eps = 2 Delta, guarantee, censoring count)."""
+        return privacy_report(self.bounds, self.bound if self.censored else None)
+
+    @property
+    def n_draws(self) -> int:
+        """Number of pooled draws S."""
+        return next(iter(self.draws.values())).shape[0]
+
+    def loglik(self) -> np.ndarray:
+        """Recompute the ``S x n`` record log-likelihood matrix (reduce it right away)."""
+        return self.compiled.record_loglik(self.draws, self.x, self.covariates)
+
+    def log_range_prob(self, lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
+        """``log P_{theta_s}(R_i)`` for ranges ``R_i = [lower_i, upper_i]``, shape ``(S, n)``."""
+        fam, cov = self.family, self.covariates
+        return log_interval_prob(
+            fam.logcdf(lower, self.draws, cov), fam.logcdf(upper, self.draws, cov),
+            fam.logsf(lower, self.draws, cov), fam.logsf(upper, self.draws, cov),
+        )
+
+
+class CompiledModel:
+    """A family's PyMC model compiled once with nutpie and refitted with new data.
+
+    Parameters
+    ----------
+    family : ModelFamily
+        The synthesizer.
+    x : array_like
+        Data used to build the model (its size fixes nothing: refits may use other data).
+    covariates : array_like, optional
+        Design matrix for regression families.
+    """
+
+    def __init__(self, family: ModelFamily, x, covariates=None) -> None:
+        import nutpie
+
+        xv, cov = family.check_data(x, covariates)
+        self.family = family
+        self.model = family.build(xv, cov)
+        self.term = likelihood_term(self.model)
+        self._nutpie = nutpie.compile_pymc_model(self.model)
+        _COMPILES["count"] += 1
+        self.param_names = [rv.name for rv in self.model.free_RVs]
+        self._loglik_fn = self._compile_loglik()
+
+    def _compile_loglik(self):
+        rvs = self.model.free_RVs
+        inputs = [pt.tensor(name=f"{rv.name}_draws", shape=(None, *rv.type.shape), dtype=rv.dtype) for rv in rvs]
+        batched = vectorize_graph(self.term.logp, replace=dict(zip(rvs, inputs)))
+        return pytensor.function(inputs, batched, mode="NUMBA", on_unused_input="ignore")
+
+    def _data_values(self, xv, cov, weights, bound) -> dict:
+        values = dict(self.family.data_values(xv, cov))
+        values[WEIGHTS] = weights
+        values[BOUND] = np.asarray(bound, dtype=float)
+        return values
+
+    def record_loglik(self, draws: Mapping[str, np.ndarray], x, covariates=None) -> np.ndarray:
+        """Record log-likelihoods ``f_{theta_s}(x_i)`` for the given draws, shape ``(S, n)``."""
+        xv, cov = self.family.check_data(x, covariates)
+        pm.set_data(self.family.data_values(xv, cov), model=self.model)
+        args = [np.asarray(draws[name], dtype=float) for name in self.param_names]
+        return np.asarray(self._loglik_fn(*args))
+
+    def fit(
+        self,
+        x,
+        *,
+        covariates=None,
+        weights=None,
+        bound: float | None = None,
+        sampler: SamplerConfig | None = None,
+        seed: SeedLike = None,
+        privacy_weights=None,
+        keep_idata: bool = True,
+    ) -> Fit:
+        """Sample the (weighted, possibly censored) pseudo posterior on data ``x``.
+
+        Parameters
+        ----------
+        x : array_like
+            Confidential data.
+        covariates : array_like, optional
+            Public covariates (regression families).
+        weights : array_like, optional
+            Record weights in [0, 1] (default all ones).
+        bound : float, optional
+            Censoring bound M > 0 (use ``eps / 2``); ``None`` for no censoring.
+        sampler : SamplerConfig, optional
+            MCMC settings.
+        seed : int or SeedSequence, optional
+            Seed of the sampler.
+        privacy_weights : array_like, optional
+            Weights used for the Lipschitz bound if they differ from the likelihood weights (range
+            restriction (A)); default: ``weights``.
+        keep_idata : bool
+            Keep the ArviZ InferenceData on the result.
+
+        Returns
+        -------
+        Fit
+        """
+        import nutpie
+
+        cfg = sampler or SamplerConfig()
+        xv, cov = self.family.check_data(x, covariates)
+        n = xv.shape[0]
+        w = as_weights(weights, n, "weights")
+        pw = w if privacy_weights is None else as_weights(privacy_weights, n, "privacy_weights")
+        M = np.inf if bound is None else check_positive(bound, "bound")
+        compiled = self._nutpie.with_data(**self._data_values(xv, cov, w, M))
+        cores = cfg.cores or min(cfg.chains, os.cpu_count() or 1)
+        idata = nutpie.sample(
+            compiled, draws=cfg.draws, tune=cfg.tune, chains=cfg.chains, cores=cores,
+            seed=int_seed(seed), progress_bar=False,
+        )
+        post = idata.posterior
+        draws = {
+            k: np.asarray(post[k].values).reshape(-1, *post[k].shape[2:]) for k in post.data_vars
+        }
+        diag = _diagnostics(idata, self.param_names, cfg)
+        if not diag.ok:
+            worst = ", ".join(
+                f"{k} (R-hat {diag.rhat[k]:.3f}, bulk ESS {diag.ess_bulk[k]:.0f})" for k in diag.failed
+            )
+            warnings.warn(
+                f"{self.family.name} fit did not converge for: {worst}; thresholds R-hat <= "
+                f"{cfg.rhat_max}, ESS >= {cfg.ess_threshold:.0f}. Increase `draws`/`tune` before "
+                f"trusting its privacy numbers.",
+                ConvergenceWarning,
+                stacklevel=2,
+            )
+        F = self.record_loglik(draws, xv, cov)
+        bounds = record_bounds(F, pw, None if not np.isfinite(M) else M, draw_quantile=cfg.draw_quantile)
+        del F
+        return Fit(
+            family=self.family, x=xv, covariates=cov, weights=w, bound=float(M), draws=draws,
+            bounds=bounds, diagnostics=diag, idata=idata if keep_idata else None, compiled=self,
+        )
+
+
+def compiled_model(family: ModelFamily, x, covariates=None) -> CompiledModel:
+    """Return this process's compiled model for ``family`` (compiling it on first use).
+
+    Models are cached by family and by the shape of the covariates, so every replicate,
+    synthesizer and epsilon of a study reuses one compilation.
+    """
+    p = None if covariates is None else np.shape(covariates)[1]
+    key = (family, p)
+    cm = _CACHE.get(key)
+    if cm is None:
+        cm = _CACHE[key] = CompiledModel(family, x, covariates)
+    return cm
+
+
+def eps_to_bound(eps: float) -> float:
+    """Censoring bound ``M = eps / 2`` for a target ``eps``."""
+    return check_eps(eps) / 2.0

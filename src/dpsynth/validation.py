@@ -1,0 +1,201 @@
+"""Input checks shared by every public function.
+
+Each check raises :class:`ValueError` (or :class:`TypeError`) with a message that names the
+offending argument and says how to fix it. Nothing is silently dropped, clipped or coerced.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "DataError",
+    "PublicBoundError",
+    "as_data",
+    "as_weights",
+    "check_eps",
+    "check_positive",
+    "check_probability",
+    "check_same_length",
+    "check_support",
+]
+
+
+class DataError(ValueError):
+    """Raised when an argument holds values a mechanism cannot use."""
+
+
+class PublicBoundError(DataError):
+    """Raised when a bound that must be public looks computed from the private data."""
+
+
+def as_data(x: Any, name: str = "x", *, ndim: int = 1, dtype: Any = float) -> np.ndarray:
+    """Return ``x`` as a finite, non-empty numpy array or raise a clear error.
+
+    Parameters
+    ----------
+    x : array_like
+        The values to check.
+    name : str
+        Argument name used in error messages.
+    ndim : int
+        Required number of dimensions.
+    dtype : numpy dtype
+        Dtype of the returned array.
+
+    Returns
+    -------
+    numpy.ndarray
+        A copy of ``x`` as an array of ``dtype``.
+    """
+    try:
+        arr = np.array(x, dtype=dtype)
+    except (TypeError, ValueError) as err:
+        raise DataError(f"`{name}` must be numeric array-like; got {type(x).__name__} ({err}).") from err
+    if arr.ndim != ndim:
+        raise DataError(f"`{name}` must be {ndim}-dimensional; got shape {arr.shape}.")
+    if arr.size == 0 or arr.shape[0] == 0:
+        raise DataError(f"`{name}` is empty; pass at least one record.")
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        idx = np.flatnonzero(bad.reshape(arr.shape[0], -1).any(axis=1))
+        raise DataError(
+            f"`{name}` has {idx.size} non-finite value(s) (NaN or infinite), first at position "
+            f"{int(idx[0])}; remove or impute those records before synthesis."
+        )
+    return arr
+
+
+def check_support(
+    x: np.ndarray,
+    name: str,
+    *,
+    lower: float | None = None,
+    upper: float | None = None,
+    lower_open: bool = False,
+    upper_open: bool = False,
+    integer: bool = False,
+    model: str = "the model",
+) -> None:
+    """Raise if any value of ``x`` lies outside the support of ``model``.
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        Values, already checked to be finite.
+    name : str
+        Argument name for the message.
+    lower, upper : float, optional
+        Support bounds.
+    lower_open, upper_open : bool
+        Whether the bound itself is excluded.
+    integer : bool
+        Whether values must be whole numbers (counts).
+    model : str
+        Model name for the message.
+    """
+    if lower is not None:
+        bad = x <= lower if lower_open else x < lower
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            word = "negative counts" if integer and lower == 0 else "values below the support"
+            rel = ">" if lower_open else ">="
+            raise DataError(
+                f"`{name}` has {int(bad.sum())} {word} of {model} (first: position {i}, value "
+                f"{x[i]!r}); {model} needs {name} {rel} {lower}. Transform or remove those records."
+            )
+    if upper is not None:
+        bad = x >= upper if upper_open else x > upper
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            rel = "<" if upper_open else "<="
+            raise DataError(
+                f"`{name}` has {int(bad.sum())} values above the support of {model} (first: position "
+                f"{i}, value {x[i]!r}); {model} needs {name} {rel} {upper}. Rescale or remove them."
+            )
+    if integer:
+        bad = x != np.round(x)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise DataError(
+                f"`{name}` must hold whole-number counts for {model}; position {i} is {x[i]!r}."
+            )
+
+
+def as_weights(w: Any, n: int, name: str = "weights") -> np.ndarray:
+    """Return record weights as a float array of length ``n`` with values in [0, 1].
+
+    Parameters
+    ----------
+    w : array_like or float or None
+        Weights; ``None`` means all ones, a scalar is broadcast to every record.
+    n : int
+        Number of records.
+    name : str
+        Argument name for the message.
+    """
+    if w is None:
+        return np.ones(n)
+    arr = np.asarray(w, dtype=float)
+    if arr.ndim == 0:
+        arr = np.full(n, float(arr))
+    if arr.ndim != 1 or arr.shape[0] != n:
+        raise DataError(
+            f"`{name}` has length {arr.shape[0] if arr.ndim else 1} but the data have {n} records; "
+            f"pass one weight per record."
+        )
+    if not np.isfinite(arr).all():
+        raise DataError(f"`{name}` has NaN or infinite entries; weights must lie in [0, 1].")
+    if (arr < 0).any() or (arr > 1).any():
+        i = int(np.flatnonzero((arr < 0) | (arr > 1))[0])
+        raise DataError(
+            f"`{name}` must lie in [0, 1]; position {i} is {arr[i]!r}. Rescale the weights "
+            f"(e.g. divide by their maximum) instead of passing values outside [0, 1]."
+        )
+    return arr.copy()
+
+
+def check_eps(eps: Any, name: str = "eps") -> float:
+    """Return ``eps`` as a float after checking it is a finite positive privacy budget."""
+    try:
+        val = float(eps)
+    except (TypeError, ValueError) as err:
+        raise DataError(f"`{name}` must be a positive number; got {eps!r}.") from err
+    if not np.isfinite(val) or val <= 0:
+        raise DataError(
+            f"`{name}` must be a finite privacy budget > 0; got {eps!r}. Use e.g. {name}=1.0."
+        )
+    return val
+
+
+def check_positive(value: Any, name: str, *, allow_zero: bool = False) -> float:
+    """Return ``value`` as float after checking it is finite and positive."""
+    try:
+        val = float(value)
+    except (TypeError, ValueError) as err:
+        raise DataError(f"`{name}` must be a number; got {value!r}.") from err
+    if not np.isfinite(val) or val < 0 or (val == 0 and not allow_zero):
+        need = ">= 0" if allow_zero else "> 0"
+        raise DataError(f"`{name}` must be finite and {need}; got {value!r}.")
+    return val
+
+
+def check_probability(value: Any, name: str, *, open_low: bool = True) -> float:
+    """Return ``value`` as float after checking it lies in (0, 1] (or [0, 1])."""
+    val = float(value)
+    low_bad = val <= 0 if open_low else val < 0
+    if not np.isfinite(val) or low_bad or val > 1:
+        rng = "(0, 1]" if open_low else "[0, 1]"
+        raise DataError(f"`{name}` must lie in {rng}; got {value!r}.")
+    return val
+
+
+def check_same_length(**arrays: Any) -> int:
+    """Raise unless all given arrays have the same first dimension; return it."""
+    lengths = {k: len(v) for k, v in arrays.items() if v is not None}
+    if len(set(lengths.values())) > 1:
+        desc = ", ".join(f"`{k}` has {v}" for k, v in lengths.items())
+        raise DataError(f"mismatched lengths: {desc}; pass one row per record in each.")
+    return next(iter(lengths.values()))

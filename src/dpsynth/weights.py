@@ -1,0 +1,163 @@
+"""Record-weight formulas (pure functions, no model fitting).
+
+Each function returns weights in [0, 1]. The clipping to [0, 1] is part of each formula as the
+seeds define it; inputs outside their domain raise errors instead.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .validation import DataError, as_data, as_weights, check_eps, check_positive
+
+__all__ = [
+    "lipschitz_weights",
+    "isolation_rate",
+    "count_weights",
+    "scalar_weight",
+    "truncate_weights",
+    "reweight",
+    "knowledge_weights",
+    "scale_weights",
+]
+
+
+def _scale_shift(risk: np.ndarray, c: float, g: float) -> np.ndarray:
+    if not np.isfinite(c) or not np.isfinite(g):
+        raise DataError(f"scale `c` and shift `g` must be finite; got c={c!r}, g={g!r}.")
+    return np.clip(c * (1.0 - risk) + g, 0.0, 1.0)
+
+
+def lipschitz_weights(abs_loglik, c: float = 1.0, g: float = 0.0) -> np.ndarray:
+    """LW weights from by-record absolute log-likelihoods (re-weighting paper Algorithm 1).
+
+    ``r_i = (f_i - min f) / (max f - min f)`` and ``alpha_i = clip(c (1 - r_i) + g, 0, 1)``,
+    where ``f_i = max_s |f_{theta_s}(x_i)|`` from the unweighted fit. Records with a
+    non-finite ``f_i`` get weight 0 and are left out of the min and max.
+
+    Parameters
+    ----------
+    abs_loglik : array_like
+        ``f_i`` per record (``inf`` allowed, meaning a non-finite log-likelihood).
+    c, g : float
+        Scale and shift.
+
+    Returns
+    -------
+    numpy.ndarray
+    """
+    f = np.asarray(abs_loglik, dtype=float)
+    if f.ndim != 1 or f.size == 0:
+        raise DataError(f"`abs_loglik` must be a non-empty vector; got shape {f.shape}.")
+    if np.isnan(f).any():
+        raise DataError("`abs_loglik` has NaN entries; use inf for a non-finite log-likelihood.")
+    if (f < 0).any():
+        raise DataError("`abs_loglik` must be absolute values (>= 0).")
+    finite = np.isfinite(f)
+    alpha = np.zeros_like(f)
+    if finite.any():
+        lo, hi = f[finite].min(), f[finite].max()
+        r = np.zeros(finite.sum()) if hi == lo else (f[finite] - lo) / (hi - lo)
+        alpha[finite] = _scale_shift(r, c, g)
+    return alpha
+
+
+def isolation_rate(x, radius: float, kind: str = "absolute") -> np.ndarray:
+    """``IR_i``: share of records outside the ball of ``radius`` around record i.
+
+    Parameters
+    ----------
+    x : array_like
+        Univariate data.
+    radius : float
+        Radius r >= 0 of the ball.
+    kind : {"absolute", "relative"}
+        ``|x_j - x_i| <= r`` (absolute) or ``|x_j - x_i| <= r |x_i|`` (relative, as the
+        re-weighting paper's code used).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``IR_i = #{j : x_j outside B(x_i, r)} / n``, computed by sorting (O(n log n)).
+    """
+    xv = as_data(x, "x")
+    r = check_positive(radius, "radius", allow_zero=True)
+    if kind == "absolute":
+        half = np.full_like(xv, r)
+    elif kind == "relative":
+        half = r * np.abs(xv)
+    else:
+        raise DataError(f"`kind` must be 'absolute' or 'relative'; got {kind!r}.")
+    s = np.sort(xv)
+    inside = np.searchsorted(s, xv + half, side="right") - np.searchsorted(s, xv - half, side="left")
+    return (xv.size - inside) / xv.size
+
+
+def count_weights(x, radius: float, kind: str = "absolute", c: float = 1.0, g: float = 0.0) -> np.ndarray:
+    """CW weights ``alpha_i = clip(c (1 - IR_i) + g, 0, 1)`` (re-weighting paper Algorithm 2)."""
+    return _scale_shift(isolation_rate(x, radius, kind), c, g)
+
+
+def scalar_weight(delta_target: float, delta_unweighted: float) -> float:
+    """SW weight ``alpha = Delta_target / Delta_unweighted``, capped at 1.
+
+    A scalar weight multiplies every record's log-likelihood, so it scales the Lipschitz bound
+    of the unweighted posterior (to first order); this is the exponential mechanism.
+    """
+    t = check_positive(delta_target, "delta_target")
+    u = check_positive(delta_unweighted, "delta_unweighted")
+    return min(1.0, t / u)
+
+
+def truncate_weights(weights, delta_i, eps: float) -> tuple[np.ndarray, int]:
+    """Weighted-e: set ``alpha_i = 0`` where the by-record bound ``Delta_i > eps / 2``.
+
+    Returns
+    -------
+    weights : numpy.ndarray
+    n_truncated : int
+        Number of records set to 0 (among those that were not 0 already).
+    """
+    d = as_data(delta_i, "delta_i")
+    w = as_weights(weights, d.size)
+    M = check_eps(eps) / 2.0
+    hit = (d > M) & (w > 0)
+    w[hit] = 0.0
+    return w, int(hit.sum())
+
+
+def reweight(weights, delta_i, delta: float, k: float) -> np.ndarray:
+    """Re-weighting (Algorithm 3): ``alpha^w_i = clip(k alpha_i Delta / Delta_i, 0, 1)``.
+
+    Records with ``Delta_i = 0`` (weight 0) keep their weight.
+    """
+    d = as_data(delta_i, "delta_i")
+    if (d < 0).any():
+        raise DataError("`delta_i` must be >= 0.")
+    w = as_weights(weights, d.size)
+    D = check_positive(delta, "delta")
+    kk = check_positive(k, "k")
+    ratio = np.divide(D, d, out=np.ones_like(d), where=d > 0)
+    return np.clip(kk * w * ratio, 0.0, 1.0)
+
+
+def knowledge_weights(weights, lam) -> np.ndarray:
+    """Range restriction (A): ``alpha*_i = lambda_i + (1 - lambda_i) alpha_i``.
+
+    ``lambda_i`` is the posterior-predictive probability that a synthetic record falls outside
+    the public range of record i.
+    """
+    lv = as_data(lam, "lam")
+    if (lv < 0).any() or (lv > 1).any():
+        raise DataError("`lam` must hold probabilities in [0, 1].")
+    w = as_weights(weights, lv.size)
+    return lv + (1.0 - lv) * w
+
+
+def scale_weights(weights, c: float) -> np.ndarray:
+    """Downscaling: ``c * alpha`` with ``0 < c <= 1``."""
+    cc = check_positive(c, "c")
+    if cc > 1:
+        raise DataError(f"downscaling factor `c` must be in (0, 1]; got {c!r}.")
+    w = np.asarray(weights, dtype=float)
+    return as_weights(w, w.size) * cc
