@@ -2,7 +2,7 @@
 #
 #   make venv                 create/update .venv from requirements.lock
 #   make lock                 re-resolve requirements.lock from pyproject.toml
-#   make notebooks            execute notebooks/*.ipynb into book/ with papermill
+#   make notebooks            execute the toc's notebooks/<name>.ipynb into book/ (papermill)
 #   make book [SCALE=paper]   notebooks + Jupyter Book HTML in _build/html
 #   make test                 the whole test suite (pytest)
 #   make bench                every benchmarks/bench_*.py
@@ -17,11 +17,18 @@ VENV := .venv
 VPY := $(VENV)/bin/python
 UV := $(VENV)/bin/uv
 STAMP := $(VENV)/.installed
+# the uv that resolved requirements.lock
+UV_VERSION ?= 0.13.9
 
 # quick (minutes) or paper (the original studies' sizes)
 SCALE ?= quick
-# notebooks to execute; override e.g. `make notebooks NOTEBOOKS=notebooks/censoring.ipynb`
-NOTEBOOKS ?= $(sort $(wildcard notebooks/*.ipynb))
+# Chapters of the book: the `root:`/`file:` entries book/<name> of _toc.yml
+# (commented-out lines are ignored). A chapter with a source notebook
+# notebooks/<name>.ipynb is executed into book/<name>.ipynb; notebooks that are
+# not in the toc are not run. Override e.g.
+# `make notebooks NOTEBOOKS=notebooks/censoring.ipynb`.
+TOC_NAMES := $(basename $(shell sed -n -E 's@^[^\#]*(root|file):[[:space:]]*book/([A-Za-z0-9_.-]+).*@\2@p' _toc.yml))
+NOTEBOOKS ?= $(wildcard $(patsubst %,notebooks/%.ipynb,$(TOC_NAMES)))
 PAPERMILL_ARGS ?=
 PYTEST_ARGS ?=
 JB_ARGS ?=
@@ -34,7 +41,7 @@ help:
 	@echo "make bench                     run benchmarks/bench_*.py"
 	@echo "make venv                      create .venv from requirements.lock"
 	@echo "make lock                      re-resolve requirements.lock (keeps pins where possible)"
-	@echo "make notebooks                 execute notebooks/*.ipynb into book/"
+	@echo "make notebooks                 execute the chapters' notebooks/<name>.ipynb into book/"
 	@echo "make clean | distclean         remove outputs | also .venv and data/cache"
 
 venv: $(STAMP)
@@ -42,7 +49,7 @@ venv: $(STAMP)
 # Re-runs only when the lock or the project metadata change.
 $(STAMP): requirements.lock pyproject.toml
 	@test -x $(VPY) || $(PYTHON) -m venv $(VENV)
-	$(VPY) -m pip install --quiet --disable-pip-version-check uv
+	$(VPY) -m pip install --quiet --disable-pip-version-check uv==$(UV_VERSION)
 	$(UV) pip sync --python $(VPY) requirements.lock
 	$(UV) pip install --python $(VPY) --no-deps -e .
 	$(VPY) -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (dpsynth)"
@@ -55,7 +62,7 @@ LOCK_CMD := uv pip compile pyproject.toml --extra book --extra test --python-ver
 UV_ARGS ?=
 
 lock:
-	@test -x $(UV) || { test -x $(VPY) || $(PYTHON) -m venv $(VENV); $(VPY) -m pip install --quiet --disable-pip-version-check uv; }
+	@test -x $(UV) || { test -x $(VPY) || $(PYTHON) -m venv $(VENV); $(VPY) -m pip install --quiet --disable-pip-version-check uv==$(UV_VERSION); }
 	@if [ -f requirements.lock ]; then cp requirements.lock requirements.lock.tmp; fi
 	$(UV) pip compile pyproject.toml --extra book --extra test --python-version 3.11 \
 	  --no-header --quiet $(UV_ARGS) -o requirements.lock.tmp
@@ -71,7 +78,7 @@ lock:
 notebooks: $(STAMP)
 	@set -e; \
 	nbs="$(NOTEBOOKS)"; \
-	if [ -z "$$nbs" ]; then echo "notebooks: no notebooks/*.ipynb yet, nothing to execute"; exit 0; fi; \
+	if [ -z "$$nbs" ]; then echo "notebooks: no chapter in _toc.yml has a notebooks/<name>.ipynb yet; nothing to execute"; exit 0; fi; \
 	mkdir -p book; \
 	for nb in $$nbs; do \
 	  name=$$(basename "$$nb" .ipynb); \

@@ -104,7 +104,7 @@ def check_support(
             rel = ">" if lower_open else ">="
             raise DataError(
                 f"`{name}` has {int(bad.sum())} {word} of {model} (first: position {i}, value "
-                f"{x[i]!r}); {model} needs {name} {rel} {lower}. Transform or remove those records."
+                f"{float(x[i])!r}); {model} needs {name} {rel} {lower}. Transform or remove those records."
             )
     if upper is not None:
         bad = x >= upper if upper_open else x > upper
@@ -113,14 +113,14 @@ def check_support(
             rel = "<" if upper_open else "<="
             raise DataError(
                 f"`{name}` has {int(bad.sum())} values above the support of {model} (first: position "
-                f"{i}, value {x[i]!r}); {model} needs {name} {rel} {upper}. Rescale or remove them."
+                f"{i}, value {float(x[i])!r}); {model} needs {name} {rel} {upper}. Rescale or remove them."
             )
     if integer:
         bad = x != np.round(x)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             raise DataError(
-                f"`{name}` must hold whole-number counts for {model}; position {i} is {x[i]!r}."
+                f"`{name}` must hold whole-number counts for {model}; position {i} is {float(x[i])!r}."
             )
 
 
@@ -151,7 +151,7 @@ def as_weights(w: Any, n: int, name: str = "weights") -> np.ndarray:
     if (arr < 0).any() or (arr > 1).any():
         i = int(np.flatnonzero((arr < 0) | (arr > 1))[0])
         raise DataError(
-            f"`{name}` must lie in [0, 1]; position {i} is {arr[i]!r}. Rescale the weights "
+            f"`{name}` must lie in [0, 1]; position {i} is {float(arr[i])!r}. Rescale the weights "
             f"(e.g. divide by their maximum) instead of passing values outside [0, 1]."
         )
     return arr.copy()
@@ -184,7 +184,10 @@ def check_positive(value: Any, name: str, *, allow_zero: bool = False) -> float:
 
 def check_probability(value: Any, name: str, *, open_low: bool = True) -> float:
     """Return ``value`` as float after checking it lies in (0, 1] (or [0, 1])."""
-    val = float(value)
+    try:
+        val = float(value)
+    except (TypeError, ValueError) as err:
+        raise DataError(f"`{name}` must be a probability (a number); got {value!r}.") from err
     low_bad = val <= 0 if open_low else val < 0
     if not np.isfinite(val) or low_bad or val > 1:
         rng = "(0, 1]" if open_low else "[0, 1]"

@@ -1,0 +1,378 @@
+"""Build the Jupyter Book and load its pages in headless Chromium.
+
+The book is built from a temporary copy of its sources (``_config.yml``,
+``_toc.yml``, ``*.bib`` and ``book/``) into a temporary directory, with warnings
+turned into errors, exactly as ``make book`` does. Chapters listed in ``_toc.yml``
+whose executed copy ``book/<name>.ipynb`` has not been produced yet (by
+``make notebooks``) are built from their unexecuted source
+``notebooks/<name>.ipynb``: execution is off, so the page builds, without outputs.
+
+The built HTML is then served on 127.0.0.1 and opened in headless Chromium, which
+must render the pages without JavaScript errors. Chromium is installed by
+``.ci/run``; the browser test is skipped with a reason when it is missing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+BOOK_TITLE = "Differentially private Bayesian data synthesis"
+PAGE_SUFFIXES = (".md", ".ipynb", ".rst", ".myst")
+
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+    # Only the local server is reachable: anything else (e.g. the MathJax CDN)
+    # fails at once instead of waiting for a network that is not there.
+    "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
+    # Let scripts run and the root index.html redirect before the DOM is dumped.
+    "--virtual-time-budget=10000",
+    # Console messages, including uncaught JavaScript errors, go to stderr.
+    "--enable-logging=stderr",
+    "--v=0",
+]
+
+
+# --------------------------------------------------------------------------
+# helpers
+# --------------------------------------------------------------------------
+
+
+def toc_files(toc: dict) -> list[str]:
+    """Return every document named in a ``_toc.yml`` mapping (root first).
+
+    Parameters
+    ----------
+    toc : dict
+        The parsed ``_toc.yml`` (jb-book or jb-article format).
+
+    Returns
+    -------
+    list of str
+        Document paths without suffix, e.g. ``["book/intro", "book/api"]``.
+    """
+    found: list[str] = []
+
+    def walk(node) -> None:
+        if isinstance(node, dict):
+            for key in ("root", "file"):
+                if isinstance(node.get(key), str):
+                    found.append(node[key])
+            for value in node.values():
+                if isinstance(value, (dict, list)):
+                    walk(value)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+
+    walk(toc)
+    return list(dict.fromkeys(found))
+
+
+def _strip_suffix(doc: str) -> str:
+    for suffix in PAGE_SUFFIXES:
+        if doc.endswith(suffix):
+            return doc[: -len(suffix)]
+    return doc
+
+
+def prepare_book_source(repo: Path, dest: Path) -> list[str]:
+    """Copy what the book build reads from ``repo`` into ``dest``.
+
+    Every ``book/<name>`` entry of ``_toc.yml`` that has no page in ``book/``
+    but has a source notebook ``notebooks/<name>.ipynb`` gets that unexecuted
+    notebook copied to ``book/<name>.ipynb`` (execution is off at build time).
+
+    Parameters
+    ----------
+    repo : Path
+        The repository root.
+    dest : Path
+        An empty or missing directory to copy into.
+
+    Returns
+    -------
+    list of str
+        The toc entries that were filled from ``notebooks/``.
+    """
+    dest.mkdir(parents=True, exist_ok=True)
+    for name in ("_config.yml", "_toc.yml"):
+        shutil.copy2(repo / name, dest / name)
+    for bib in repo.glob("*.bib"):
+        shutil.copy2(bib, dest / bib.name)
+    shutil.copytree(
+        repo / "book",
+        dest / "book",
+        ignore=shutil.ignore_patterns("__pycache__", ".ipynb_checkpoints"),
+    )
+
+    toc = yaml.safe_load((repo / "_toc.yml").read_text(encoding="utf-8"))
+    filled = []
+    for doc in toc_files(toc):
+        doc = _strip_suffix(doc)
+        if any((dest / f"{doc}{suffix}").exists() for suffix in PAGE_SUFFIXES):
+            continue
+        parts = Path(doc).parts
+        if len(parts) == 2 and parts[0] == "book":
+            source = repo / "notebooks" / f"{parts[1]}.ipynb"
+            if source.exists():
+                shutil.copy2(source, dest / f"{doc}.ipynb")
+                filled.append(doc)
+    return filled
+
+
+def _jupyter_book_command() -> list[str]:
+    script = Path(sys.executable).with_name("jupyter-book")
+    if script.exists():
+        return [str(script)]
+    found = shutil.which("jupyter-book")
+    if found:
+        return [found]
+    return [sys.executable, "-c", "from jupyter_book.cli.main import main; main()"]
+
+
+def _find_chromium() -> str | None:
+    if os.access("/usr/bin/chromium", os.X_OK):
+        return "/usr/bin/chromium"
+    for name in ("chromium", "chromium-browser"):
+        found = shutil.which(name)
+        if found:
+            return found
+    return None
+
+
+def _free_port() -> int:
+    with contextlib.closing(socket.socket(socket.AF_INET, socket.SOCK_STREAM)) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _console_lines(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if ":CONSOLE" in line or "Uncaught" in line]
+
+
+# --------------------------------------------------------------------------
+# fixtures
+# --------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def built_book(tmp_path_factory):
+    """Build the book once per module; return (html_dir, build log)."""
+    source = tmp_path_factory.mktemp("book-src")
+    output = tmp_path_factory.mktemp("book-out")
+    prepare_book_source(REPO, source)
+
+    env = dict(os.environ)
+    # autodoc imports dpsynth from this repository even if it is not installed.
+    env["PYTHONPATH"] = os.pathsep.join(
+        p for p in (str(REPO / "src"), env.get("PYTHONPATH", "")) if p
+    )
+    env.setdefault("MPLBACKEND", "Agg")
+    cmd = _jupyter_book_command() + [
+        "build",
+        str(source),
+        "--path-output",
+        str(output),
+        "--warningiserror",
+        "--keep-going",
+    ]
+    proc = subprocess.run(
+        cmd, capture_output=True, text=True, env=env, timeout=1800, check=False
+    )
+    log = proc.stdout + "\n" + proc.stderr
+    return proc.returncode, output / "_build" / "html", log
+
+
+@pytest.fixture(scope="module")
+def server(built_book):
+    """Serve the built HTML on 127.0.0.1; yield the base URL."""
+    returncode, html_dir, log = built_book
+    if returncode != 0 or not (html_dir / "index.html").exists():
+        pytest.fail(f"the book did not build, so it cannot be served:\n{log[-5000:]}")
+    port = _free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1",
+         "--directory", str(html_dir)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                with urllib.request.urlopen(f"{base}/index.html", timeout=2) as resp:
+                    if resp.status == 200:
+                        break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail("the local http.server did not start")
+                time.sleep(0.2)
+        yield base
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+@pytest.fixture(scope="module")
+def chromium():
+    path = _find_chromium()
+    if path is None:
+        pytest.skip(
+            "headless Chromium is not installed (Debian: apt-get install chromium; "
+            ".ci/run installs it before running the tests)"
+        )
+    return path
+
+
+@pytest.fixture
+def browse(chromium, tmp_path):
+    """Return a function that loads a URL in headless Chromium -> (dom, console lines)."""
+
+    def load(url: str) -> tuple[str, list[str]]:
+        profile = tmp_path / f"profile-{len(list(tmp_path.iterdir()))}"
+        proc = subprocess.run(
+            [chromium, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", "--dump-dom", url],
+            capture_output=True,
+            text=True,
+            timeout=180,
+            check=False,
+        )
+        assert proc.returncode == 0, f"chromium failed on {url}:\n{proc.stderr[-3000:]}"
+        return proc.stdout, _console_lines(proc.stderr)
+
+    return load
+
+
+# --------------------------------------------------------------------------
+# tests
+# --------------------------------------------------------------------------
+
+
+def test_toc_files_walks_nested_entries():
+    toc = {
+        "format": "jb-book",
+        "root": "book/intro",
+        "parts": [{"caption": "Studies", "chapters": [
+            {"file": "book/censoring", "sections": [{"file": "book/censoring_extra"}]},
+        ]}],
+        "chapters": [{"file": "book/api.md"}, {"url": "https://example.org", "title": "x"}],
+    }
+    assert toc_files(toc) == [
+        "book/intro", "book/censoring", "book/censoring_extra", "book/api.md",
+    ]
+
+
+def test_prepare_book_source_fills_missing_chapters_from_notebooks(tmp_path):
+    repo = tmp_path / "repo"
+    (repo / "book").mkdir(parents=True)
+    (repo / "notebooks").mkdir()
+    (repo / "_config.yml").write_text("title: t\n")
+    (repo / "_toc.yml").write_text(
+        "format: jb-book\nroot: book/intro\nchapters:\n"
+        "- file: book/censoring\n- file: book/tutorial\n- file: book/api\n"
+    )
+    (repo / "refs.bib").write_text("")
+    (repo / "book" / "intro.md").write_text("# Intro\n")
+    (repo / "book" / "api.md").write_text("# API\n")
+    (repo / "book" / "tutorial.ipynb").write_text('{"executed": true}')
+    (repo / "notebooks" / "tutorial.ipynb").write_text('{"executed": false}')
+    (repo / "notebooks" / "censoring.ipynb").write_text('{"source": true}')
+
+    dest = tmp_path / "dest"
+    filled = prepare_book_source(repo, dest)
+
+    assert filled == ["book/censoring"]
+    assert (dest / "book" / "censoring.ipynb").read_text() == '{"source": true}'
+    # an executed copy is never replaced by its source
+    assert (dest / "book" / "tutorial.ipynb").read_text() == '{"executed": true}'
+    assert (dest / "refs.bib").exists() and (dest / "_config.yml").exists()
+
+
+def test_toc_lists_only_existing_sources():
+    """Every toc entry has a page in book/ or a source notebook in notebooks/."""
+    toc = yaml.safe_load((REPO / "_toc.yml").read_text(encoding="utf-8"))
+    docs = toc_files(toc)
+    assert docs[0] == "book/intro"
+    for doc in map(_strip_suffix, docs):
+        name = Path(doc).name
+        candidates = [REPO / f"{doc}{suffix}" for suffix in PAGE_SUFFIXES]
+        candidates.append(REPO / "notebooks" / f"{name}.ipynb")
+        assert any(c.exists() for c in candidates), f"{doc} in _toc.yml has no source"
+
+
+@pytest.mark.slow
+def test_book_builds_without_warnings(built_book):
+    returncode, html_dir, log = built_book
+    assert returncode == 0, f"jupyter-book build failed:\n{log[-8000:]}"
+    warnings = [line for line in log.splitlines() if "WARNING" in line]
+    assert not warnings, "the book build gave warnings:\n" + "\n".join(warnings)
+    assert (html_dir / "index.html").exists()
+    assert (html_dir / "book" / "intro.html").exists()
+    assert (html_dir / "book" / "api.html").exists()
+
+
+@pytest.mark.slow
+def test_javascript_errors_are_detected(server, browse, built_book):
+    """Guard for the console check below: a page that throws must be caught."""
+    _, html_dir, _ = built_book
+    (html_dir / "_canary.html").write_text(
+        "<!doctype html><html><head><title>canary</title></head>"
+        "<body><script>notDefinedAnywhere();</script></body></html>",
+        encoding="utf-8",
+    )
+    try:
+        _, console = browse(f"{server}/_canary.html")
+    finally:
+        (html_dir / "_canary.html").unlink()
+    assert any("Uncaught" in line for line in console), console
+
+
+@pytest.mark.slow
+def test_index_renders_in_chromium(server, browse):
+    dom, console = browse(f"{server}/index.html")
+    # the root index.html redirects to the root page of the toc
+    assert f"<title>{BOOK_TITLE}" in dom
+    assert re.search(r"<h1[^>]*>\s*" + re.escape(BOOK_TITLE), dom), "missing h1"
+    for text in ("The mechanisms", "Censor_w", "Weighted-e", "References", "Dimitrakakis"):
+        assert text in dom, f"{text!r} not on the intro page"
+    assert "Reproducing and re-running" in dom  # navigation to the other pages
+    assert not [line for line in console if "Uncaught" in line], console
+
+
+@pytest.mark.slow
+def test_api_page_renders_in_chromium(server, browse):
+    dom, console = browse(f"{server}/book/api.html")
+    assert "<title>API reference" in dom
+    modules = re.findall(
+        r"^\.\. automodule:: (\S+)", (REPO / "book" / "api.md").read_text(), flags=re.M
+    )
+    assert "dpsynth.privacy" in modules
+    for module in modules:
+        assert f'id="module-{module}"' in dom, f"{module} is not documented"
+    assert 'class="sig sig-object py"' in dom, "no function or class was documented"
+    assert not [line for line in console if "Uncaught" in line], console
