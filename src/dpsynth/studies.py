@@ -12,6 +12,7 @@ parameters.
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 import os
 import tempfile
@@ -28,7 +29,7 @@ from tqdm import tqdm
 from . import __version__
 from .seeds import stream
 
-__all__ = ["run_study", "study_key", "study_path", "rows_to_dataset", "ReplicateFn"]
+__all__ = ["run_study", "study_key", "study_path", "code_fingerprint", "rows_to_dataset", "ReplicateFn"]
 
 ReplicateFn = Callable[[int, np.random.SeedSequence, Mapping], xr.Dataset]
 
@@ -45,18 +46,33 @@ def _jsonable(obj):
     return str(obj)
 
 
-def study_key(name: str, params: Mapping, replicates: int, seed: int) -> str:
-    """Hash of everything that determines a study's results."""
+def code_fingerprint(fn: Callable) -> str:
+    """Hash of the source file that defines ``fn`` (empty if it cannot be read).
+
+    Part of the cache key, so editing a chapter's replicate code invalidates its cached results.
+    """
+    try:
+        src = Path(inspect.getsourcefile(fn)).read_bytes()
+    except (TypeError, OSError):
+        return ""
+    return hashlib.sha256(src).hexdigest()[:16]
+
+
+def study_key(name: str, params: Mapping, replicates: int, seed: int, code: str = "") -> str:
+    """Hash of everything that determines a study's results (``code``: see :func:`code_fingerprint`)."""
     blob = json.dumps(
-        {"name": name, "params": params, "replicates": replicates, "seed": seed, "version": __version__},
+        {"name": name, "params": params, "replicates": replicates, "seed": seed, "version": __version__,
+         "code": code},
         sort_keys=True, default=_jsonable,
     )
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
-def study_path(name: str, params: Mapping, replicates: int, seed: int, cache_dir: str | os.PathLike) -> Path:
+def study_path(
+    name: str, params: Mapping, replicates: int, seed: int, cache_dir: str | os.PathLike, code: str = ""
+) -> Path:
     """Cache file of a study."""
-    return Path(cache_dir) / f"{name}-{study_key(name, params, replicates, seed)}.nc"
+    return Path(cache_dir) / f"{name}-{study_key(name, params, replicates, seed, code)}.nc"
 
 
 def rows_to_dataset(rows: Sequence[Mapping], index: Sequence[str]) -> xr.Dataset:
@@ -127,15 +143,18 @@ def run_study(
     -------
     xarray.Dataset
         Results with a leading ``replicate`` dimension; attributes record the parameters, seed,
-        cache key and the elapsed wall time of the computation.
+        cache key, the elapsed wall time of the computation (``elapsed_seconds``, kept when loaded
+        from the cache) and whether this call loaded it from the cache (``from_cache``).
     """
     if not isinstance(replicates, (int, np.integer)) or replicates < 1:
         raise ValueError(f"`replicates` must be a positive integer; got {replicates!r}.")
     if not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ValueError(f"`seed` must be a non-negative integer; got {seed!r}.")
-    path = study_path(name, params, replicates, seed, cache_dir)
+    path = study_path(name, params, replicates, seed, cache_dir, code_fingerprint(replicate_fn))
     if path.exists() and not force:
-        return xr.load_dataset(path, engine="h5netcdf")
+        ds = xr.load_dataset(path, engine="h5netcdf")
+        ds.attrs["from_cache"] = 1
+        return ds
 
     t0 = time.perf_counter()
     results: dict[int, xr.Dataset] = {}
@@ -176,4 +195,5 @@ def run_study(
         dpsynth_version=__version__,
     )
     _write_atomic(ds, path)
+    ds.attrs["from_cache"] = 0
     return ds
