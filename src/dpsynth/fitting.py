@@ -79,7 +79,7 @@ class SamplerConfig:
     def __post_init__(self) -> None:
         for name in ("draws", "tune", "chains"):
             val = getattr(self, name)
-            if not isinstance(val, (int, np.integer)) or val < (0 if name == "tune" else 1):
+            if not isinstance(val, (int, np.integer)) or val < 1:
                 raise DataError(f"`{name}` must be a positive integer; got {val!r}.")
         check_probability(self.draw_quantile, "draw_quantile")
 

@@ -138,6 +138,8 @@ def perturbed_histogram(
         )
     if mode not in MODES:
         raise DataError(f"`mode` must be one of {MODES}; got {mode!r}.")
+    if mode == "release" and seed is not None:
+        raise DataError("release mode draws from OpenDP's secure randomness and cannot be seeded; pass seed=None.")
     m = bin_count(xv.size, bins)
     edges = np.linspace(lo, hi, m + 1)
     counts = np.histogram(xv, bins=edges)[0].astype(float)

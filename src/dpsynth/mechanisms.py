@@ -185,7 +185,8 @@ def reweighted(
     (0, 1], starting at ``k0``, until the refit's Delta is at most the original Delta and within
     ``tol * Delta`` of it. If no ``k`` tried meets both, the best refit not above the original is
     returned; if none is below it, the starting weights are kept (``converged=False``). The
-    result never has a Delta above the original.
+    result never has a Delta above the original. A censored start is refitted with the same
+    censoring bound, so its strict guarantee carries over.
 
     Returns
     -------
@@ -197,13 +198,15 @@ def reweighted(
     check_positive(tol, "tol")
     name = name or f"{start.name}_final"
     D = start.privacy.delta
+    bound = start.fit.bound if start.fit.censored else None  # a censored start stays censored
     lo, hi, k = 0.0, 1.0, k0
     best = None  # (delta, fit, k)
     converged = False
     n_fits = 0
     for it in range(max_iter):
         w = reweight(start.weights, start.bounds.delta_i, D, k)
-        fit = cm.fit(start.fit.x, covariates=start.fit.covariates, weights=w, sampler=sampler, seed=stream(seed, it))
+        fit = cm.fit(start.fit.x, covariates=start.fit.covariates, weights=w, bound=bound, sampler=sampler,
+                     seed=stream(seed, it))
         n_fits += 1
         d = fit.bounds.delta
         if d <= D:

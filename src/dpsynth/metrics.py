@@ -72,6 +72,8 @@ def bootstrap_interval(x, stat: str = "mean", *, level: float = 0.95, n_boot: in
 def interval_over_sets(values, *, level: float = 0.95) -> tuple[float, float]:
     """Percentile interval of a statistic over synthetic data sets (or replicates)."""
     v = as_data(values, "values")
+    if not 0 < level < 1:
+        raise DataError(f"`level` must be in (0, 1); got {level!r}.")
     a = (1 - level) / 2
     lo, hi = np.quantile(v, [a, 1 - a])
     return float(lo), float(hi)

@@ -101,7 +101,7 @@ def privacy_report(bounds: RecordBounds, bound: float | None = None, **extra) ->
     """
     censored = bound is not None and np.isfinite(bound)
     delta = bounds.delta
-    if censored and delta > bound + CENSOR_TOL:
+    if censored and not delta <= bound + CENSOR_TOL:
         raise AssertionError(f"censored fit has Delta={delta} > M={bound}; the censoring is broken")
     return PrivacyReport(
         delta=delta,
@@ -161,6 +161,8 @@ def record_bounds(
             L = np.asarray(log_range_prob, dtype=float)
             if L.shape != F.shape:
                 raise DataError(f"`log_range_prob` has shape {L.shape}, `loglik` has {F.shape}.")
+            if np.isnan(L).any():
+                raise DataError("`log_range_prob` has NaN entries; check the family's logcdf/logsf.")
             g = g - L
     absg = np.abs(g)
     del g
@@ -205,7 +207,7 @@ def log_interval_prob(
         Log probability of the range (``-inf`` only if it is exactly empty).
     """
     with np.errstate(divide="ignore", invalid="ignore"):
-        via_cdf = logcdf_hi + np.log1p(-np.exp(logcdf_lo - logcdf_hi))
-        via_sf = logsf_lo + np.log1p(-np.exp(logsf_hi - logsf_lo))
+        via_cdf = np.where(np.isneginf(logcdf_hi), -np.inf, logcdf_hi + np.log1p(-np.exp(logcdf_lo - logcdf_hi)))
+        via_sf = np.where(np.isneginf(logsf_lo), -np.inf, logsf_lo + np.log1p(-np.exp(logsf_hi - logsf_lo)))
     use_sf = logsf_lo < logcdf_lo  # lower end above the median: upper-tail form is accurate
     return np.where(use_sf, via_sf, via_cdf)

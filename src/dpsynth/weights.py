@@ -137,8 +137,13 @@ def reweight(weights, delta_i, delta: float, k: float) -> np.ndarray:
     w = as_weights(weights, d.size)
     D = check_positive(delta, "delta")
     kk = check_positive(k, "k")
-    ratio = np.divide(D, d, out=np.ones_like(d), where=d > 0)
-    return np.clip(kk * w * ratio, 0.0, 1.0)
+    # alpha_i / Delta_i first: it is never NaN (0 / d = 0; overflow gives inf, clipped to 1),
+    # whereas Delta / Delta_i can overflow and then meet a zero (or underflowing) weight
+    pos = d > 0
+    out = kk * w  # Delta_i = 0: ratio taken as 1
+    with np.errstate(over="ignore"):
+        out[pos] = kk * D * (w[pos] / d[pos])
+    return np.clip(out, 0.0, 1.0)
 
 
 def knowledge_weights(weights, lam) -> np.ndarray:

@@ -1,0 +1,284 @@
+"""Replicate functions of the SDR application chapter (Section 5 of both papers).
+
+The confidential data are one fixed sample (the user's SDR file or the seeded stand-in, see
+:mod:`dpsynth.sdr`); a *replicate* repeats everything random that follows the data (MCMC,
+weights computed from the draws, synthetic data, the PH noise) with its own stream, so the
+spread over replicates shows how much the single-run numbers of the papers can move.
+
+* :func:`censoring_replicate` (censoring paper, Section 5): beta regression of scaled salary on
+  gender, age group and weeks worked; Unweighted, Weighted (aDP), Weighted-e (aDP), Censor_w
+  (DP), Censor_uw (DP) and the perturbed histogram PH (DP) at one ``eps``; one synthetic data
+  set per synthesizer; privacy and utility summaries in dollars (Table 2, Figure 9).
+* :func:`reweighting_replicate` (re-weighting paper, Section 5): negative binomial synthesizer
+  of salary in dollars on an ``n = 1000`` sample; Unweighted, LW, CW, SW, LW_final and CW_final
+  (Figures 8-11 and appendix Figure 13).
+
+Both are module-level so :func:`dpsynth.studies.run_study` can run them on other processes;
+both (re)load the data from ``params`` themselves, so the cache key covers the data source.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import xarray as xr
+
+from .. import mechanisms, metrics, models, sdr
+from ..fitting import SamplerConfig, compiled_model
+from ..histogram import perturbed_histogram
+from ..seeds import generator, stream
+from ..synthesis import synthesize
+from .reweighting import match_cw_radius
+
+__all__ = [
+    "PART1_SYNTHESIZERS",
+    "PART1_ROWS",
+    "PART2_SYNTHESIZERS",
+    "sampler_from",
+    "data_part1",
+    "data_part2",
+    "censoring_replicate",
+    "reweighting_replicate",
+]
+
+#: Fits of Part 1 (censoring paper), in fitting order; PH is added without a fit.
+PART1_SYNTHESIZERS = ("Unweighted", "Weighted", "Weighted-e", "Censor_w", "Censor_uw")
+#: Rows of Part 1's results: the data, the fits and PH.
+PART1_ROWS = ("Data",) + PART1_SYNTHESIZERS + ("PH",)
+#: Fits of Part 2 (re-weighting paper), in fitting order.
+PART2_SYNTHESIZERS = ("Unweighted", "LW", "CW", "SW", "LW_final", "CW_final")
+
+STATS = metrics.STAT_NAMES  # ("mean", "median", "q15", "q90")
+
+
+def sampler_from(params: Mapping) -> SamplerConfig:
+    """The study's :class:`~dpsynth.fitting.SamplerConfig` from ``draws``, ``tune``, ``chains``."""
+    return SamplerConfig(draws=int(params["draws"]), tune=int(params["tune"]), chains=int(params.get("chains", 2)))
+
+
+def _check(params: Mapping, keys) -> None:
+    missing = [k for k in keys if k not in params]
+    if missing:
+        raise KeyError(f"missing parameters: {missing}")
+
+
+def _columns(params: Mapping) -> sdr.SDRColumns:
+    return sdr.SDRColumns(**dict(params.get("columns") or {}))
+
+
+def data_part1(params: Mapping) -> sdr.SDRData:
+    """The censoring-paper sample: the user's file (``sdr_path``) or the stand-in.
+
+    Parameters used: ``sdr_path`` ("" = stand-in), ``n1`` (stand-in size; for a file, a simple
+    random sample of that size if ``n1`` > 0 and smaller than the filtered file), ``data_seed``,
+    ``columns``, ``filters1``, ``salary_bound``, ``age_levels``.
+    """
+    path = str(params.get("sdr_path") or "")
+    n1 = int(params.get("n1", 0))
+    seed = int(params.get("data_seed", 2017))
+    if not path:
+        return sdr.standin_censoring(n1 or 1000, seed)
+    data = sdr.load_sdr(path, columns=_columns(params), filters=params.get("filters1") or None,
+                        salary_bound=float(params.get("salary_bound", sdr.PUBLIC_SALARY_BOUND)),
+                        age_levels=tuple(params.get("age_levels") or sdr.AGE_LEVELS))
+    return sdr.subsample(data, n1, seed) if n1 > 0 else data
+
+
+def data_part2(params: Mapping) -> sdr.SDRData:
+    """The re-weighting-paper salary sample of ``n2`` records (file or stand-in)."""
+    path = str(params.get("sdr_path") or "")
+    n2 = int(params.get("n2", 1000))
+    seed = int(params.get("data_seed", 2017))
+    if not path:
+        return sdr.standin_reweighting(n2, seed)
+    data = sdr.load_sdr(path, columns=_columns(params), variables=("salary",),
+                        filters=params.get("filters2") or None,
+                        salary_bound=float(params.get("salary_bound", sdr.PUBLIC_SALARY_BOUND)))
+    return sdr.subsample(data, n2, seed)
+
+
+def censoring_replicate(replicate: int, seed: np.random.SeedSequence, params: Mapping) -> xr.Dataset:
+    """Part 1: the five synthesizers of the censoring paper's Section 5 on the SDR sample.
+
+    Parameters
+    ----------
+    replicate : int
+        Replicate index.
+    seed : numpy.random.SeedSequence
+        This replicate's stream.
+    params : mapping
+        ``eps``, ``draws``, ``tune``, ``chains``, ``salary_bound`` (public bound U, dollars),
+        ``ph_mode`` ("research" or "release"), ``keep_records`` (replicates that keep their
+        synthetic salaries for the density figure) and the data parameters of :func:`data_part1`.
+
+    Returns
+    -------
+    xarray.Dataset
+        Per row ("Data", the five fits, "PH"): ``delta``, ``eps``, ``n_censored``,
+        ``n_truncated``, ``converged`` (NaN where no fit), ``max_ecdf``, ``avg_ecdf``, ``mean``,
+        ``median``, ``q15``, ``q90`` (dollars); per row and record: ``salary`` (the data row and
+        one synthetic data set per synthesizer, NaN for replicates not kept); per coefficient:
+        ``coef_unweighted`` (posterior mean of the Unweighted fit).
+    """
+    _check(params, ("eps", "draws", "tune", "salary_bound"))
+    eps = float(params["eps"])
+    U = float(params["salary_bound"])
+    cfg = sampler_from(params)
+    data = data_part1(params)
+    s = data.salary
+    n = s.size
+    y = sdr.scale_salary(s, U)
+    levels = tuple(params.get("age_levels") or sdr.AGE_LEVELS)
+    X = sdr.design_matrix(data.frame, levels)
+    cm = compiled_model(models.BetaRegression(n_coef=X.shape[1]), y, X)
+
+    res = {}
+    res["Unweighted"] = mechanisms.unweighted(cm, y, covariates=X, sampler=cfg, seed=stream(seed, "Unweighted"))
+    res["Weighted"] = mechanisms.lipschitz_weighted(cm, res["Unweighted"].fit, sampler=cfg,
+                                                    seed=stream(seed, "Weighted"), name="Weighted")
+    res["Weighted-e"] = mechanisms.weighted_e(cm, res["Weighted"], eps, sampler=cfg, seed=stream(seed, "Weighted-e"))
+    res["Censor_w"] = mechanisms.censored(cm, y, eps, weights=res["Weighted"].weights, covariates=X, sampler=cfg,
+                                          seed=stream(seed, "Censor_w"))
+    res["Censor_uw"] = mechanisms.censored(cm, y, eps, covariates=X, sampler=cfg, seed=stream(seed, "Censor_uw"))
+
+    mode = str(params.get("ph_mode", "research"))
+    ph = perturbed_histogram(s, eps, upper=U, mode=mode, seed=stream(seed, "PH") if mode == "research" else None)
+
+    keep = replicate < int(params.get("keep_records", 1))
+    rows = list(PART1_ROWS)
+    nan = float("nan")
+    out = {k: np.full(len(rows), nan) for k in ("delta", "eps", "n_censored", "n_truncated", "converged",
+                                                 "max_ecdf", "avg_ecdf", *STATS)}
+    salary = np.full((len(rows), n), nan, dtype=float)
+    for i, row in enumerate(rows):
+        if row == "Data":
+            syn = s
+        elif row == "PH":
+            syn = ph.synthetic
+            out["eps"][i] = ph.eps
+        else:
+            r = res[row]
+            syn = sdr.unscale_salary(synthesize(r.fit, stream(seed, "synthetic", row)), U)
+            out["delta"][i] = r.privacy.delta
+            out["eps"][i] = r.privacy.eps
+            out["n_censored"][i] = r.privacy.n_censored
+            out["n_truncated"][i] = float(r.extra.get("n_truncated", 0))
+            out["converged"][i] = float(r.fit.diagnostics.ok)
+        if row != "Data":
+            d = metrics.ecdf_distances(s, syn)
+            out["max_ecdf"][i], out["avg_ecdf"][i] = d.max_ecdf, d.avg_ecdf
+        for k, v in metrics.summary_stats(syn).items():
+            out[k][i] = v
+        if keep:
+            salary[i] = syn
+    coef = res["Unweighted"].fit.draws["beta"].mean(axis=0)
+    names = sdr.design_names(levels)
+    ds = xr.Dataset(
+        {**{k: ("synthesizer", v) for k, v in out.items()},
+         "salary": (("synthesizer", "record"), salary),
+         "coef_unweighted": ("coef", coef),
+         "kappa_unweighted": float(res["Unweighted"].fit.draws["kappa"].mean())},
+        coords={"synthesizer": rows, "record": np.arange(n), "coef": names},
+    )
+    ds.attrs.update(source=data.source, ph_mode=mode, n=n)
+    return ds
+
+
+def reweighting_replicate(replicate: int, seed: np.random.SeedSequence, params: Mapping) -> xr.Dataset:
+    """Part 2: LW, CW, SW, LW_final and CW_final with the NB salary synthesizer.
+
+    Parameters
+    ----------
+    params : mapping
+        ``draws``, ``tune``, ``chains``, ``cw_radius``, ``cw_kind``, ``cw_match``, ``k0``, ``tol``,
+        ``n_syn`` (synthetic data sets per synthesizer), ``keep_records`` and the data parameters
+        of :func:`data_part2`.
+
+    Returns
+    -------
+    xarray.Dataset
+        Per synthesizer: ``delta``, ``eps``, ``converged``, ``k``, ``n_fits``, ``mean_weight``,
+        ``min_weight``, ``mu_mean``; per synthesizer and record: ``delta_i``, ``weight``,
+        ``synthetic`` (one synthetic data set; NaN for replicates not kept); per synthesizer and
+        draw: ``mu_draw`` (200 thinned draws of the NB mean ``exp(beta)``, dollars); per source
+        ("Data" and the synthesizers) and set: ``mean``, ``median``, ``q15``, ``q90``,
+        ``max_ecdf``, ``avg_ecdf`` (bootstrap resamples for "Data").
+    """
+    _check(params, ("draws", "tune", "cw_radius", "cw_kind", "k0", "tol", "n_syn"))
+    cfg = sampler_from(params)
+    x = data_part2(params).salary
+    n = x.size
+    n_syn = int(params["n_syn"])
+    cm = compiled_model(models.NegBinomialRegression(), x)
+
+    res = {}
+    res["Unweighted"] = mechanisms.unweighted(cm, x, sampler=cfg, seed=stream(seed, "Unweighted"))
+    res["LW"] = mechanisms.lipschitz_weighted(cm, res["Unweighted"].fit, sampler=cfg, seed=stream(seed, "LW"))
+    res["CW"], cw_radius, cw_fits = match_cw_radius(
+        cm, x, res["LW"].privacy.delta, radius=float(params["cw_radius"]), kind=str(params["cw_kind"]),
+        match=bool(params.get("cw_match", True)), tol=float(params["tol"]), sampler=cfg, seed=stream(seed, "CW"),
+    )
+    res["SW"] = mechanisms.scalar_weighted(cm, res["Unweighted"].fit, res["LW"].privacy.delta, sampler=cfg,
+                                           seed=stream(seed, "SW"))
+    for start in ("LW", "CW"):
+        res[f"{start}_final"] = mechanisms.reweighted(cm, res[start], k0=float(params["k0"]), tol=float(params["tol"]),
+                                                      sampler=cfg, seed=stream(seed, f"{start}_final"))
+
+    names = list(PART2_SYNTHESIZERS)
+    nan = float("nan")
+    scal = {k: [] for k in ("delta", "eps", "converged", "k", "n_fits", "search_converged", "mean_weight",
+                            "min_weight", "mu_mean")}
+    for nm in names:
+        r = res[nm]
+        scal["delta"].append(r.privacy.delta)
+        scal["eps"].append(r.privacy.eps)
+        scal["converged"].append(float(r.fit.diagnostics.ok))
+        scal["k"].append(float(r.extra.get("k", nan)))
+        scal["n_fits"].append(float(r.extra.get("n_fits", cw_fits if nm == "CW" else 1)))
+        scal["search_converged"].append(float(r.extra.get("converged", True)))
+        w = np.broadcast_to(r.weights, (n,))
+        scal["mean_weight"].append(float(w.mean()))
+        scal["min_weight"].append(float(w.min()))
+        scal["mu_mean"].append(float(np.exp(r.fit.draws["beta"][:, 0]).mean()))
+
+    keep = replicate < int(params.get("keep_records", 1))
+    sources = ["Data"] + names
+    stats = {k: np.empty((len(sources), n_syn)) for k in (*STATS, "max_ecdf", "avg_ecdf")}
+    one_syn = np.full((len(names), n), nan)
+    rng_boot = generator(stream(seed, "bootstrap"))
+    for j in range(n_syn):
+        xb = x[rng_boot.integers(n, size=n)]
+        for k, v in metrics.summary_stats(xb).items():
+            stats[k][0, j] = v
+        d = metrics.ecdf_distances(x, xb)
+        stats["max_ecdf"][0, j], stats["avg_ecdf"][0, j] = d.max_ecdf, d.avg_ecdf
+    for a, nm in enumerate(names, start=1):
+        for j in range(n_syn):
+            xs = synthesize(res[nm].fit, stream(seed, "synthetic", nm, j))
+            if j == 0 and keep:
+                one_syn[a - 1] = xs
+            for k, v in metrics.summary_stats(xs).items():
+                stats[k][a, j] = v
+            d = metrics.ecdf_distances(x, xs)
+            stats["max_ecdf"][a, j], stats["avg_ecdf"][a, j] = d.max_ecdf, d.avg_ecdf
+
+    n_keep = 200
+    mu = []
+    for nm in names:
+        draws = np.exp(res[nm].fit.draws["beta"][:, 0])
+        idx = np.linspace(0, draws.size - 1, n_keep).round().astype(int)
+        mu.append(draws[idx])
+    rec = lambda f: np.stack([np.broadcast_to(f(res[nm]), (n,)) for nm in names]) if keep else np.full((len(names), n), nan)  # noqa: E731
+    ds = xr.Dataset(
+        {**{k: ("synthesizer", np.asarray(v, dtype=float)) for k, v in scal.items()},
+         "delta_i": (("synthesizer", "record"), rec(lambda r: r.bounds.delta_i)),
+         "weight": (("synthesizer", "record"), rec(lambda r: r.weights)),
+         "synthetic": (("synthesizer", "record"), one_syn),
+         "mu_draw": (("synthesizer", "draw"), np.stack(mu)),
+         **{k: (("source", "syn_set"), v) for k, v in stats.items()},
+         "cw_radius": float(cw_radius)},
+        coords={"synthesizer": names, "source": sources, "record": np.arange(n), "draw": np.arange(n_keep),
+                "syn_set": np.arange(n_syn)},
+    )
+    return ds

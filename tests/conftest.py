@@ -1,0 +1,156 @@
+"""Shared fixtures of the core test suite.
+
+Compiled models are session-scoped: each family is compiled once (via
+:func:`dpsynth.fitting.compiled_model`, the same process-wide cache the package uses) and
+refitted by every test that needs it. MCMC settings are kept small (:data:`SMALL`).
+
+The study replicate functions live here, at module level, because
+:func:`dpsynth.studies.run_study` ships them to Dask workers and to spawned processes, which
+import them by name (this module is importable as ``conftest`` from the ``tests`` folder).
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+
+os.environ.setdefault("PYTENSOR_FLAGS", "blas__ldflags=")
+
+import matplotlib  # noqa: E402
+
+matplotlib.use("Agg")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+import dpsynth  # noqa: E402,F401  (sets PyTensor flags before pymc is imported)
+from dpsynth import datasets, fitting, models, seeds, studies, synthesis  # noqa: E402
+from dpsynth.fitting import ConvergenceWarning, Diagnostics, Fit, SamplerConfig  # noqa: E402
+from dpsynth.privacy import record_bounds  # noqa: E402
+
+#: Small MCMC settings used by most fitting tests.
+SMALL = SamplerConfig(draws=300, tune=300, chains=2)
+#: Even smaller, for property tests that fit many data sets.
+TINY = SamplerConfig(draws=100, tune=150, chains=2)
+
+
+# --------------------------------------------------------------------------------------------
+# compiled models (one compilation per family for the whole session)
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def small_sampler() -> SamplerConfig:
+    return SMALL
+
+
+@pytest.fixture(scope="session")
+def poisson_cm():
+    return fitting.compiled_model(models.PoissonRegression(), datasets.poisson_data(50, 0))
+
+
+@pytest.fixture(scope="session")
+def negbin_cm():
+    return fitting.compiled_model(models.NegBinomialRegression(), datasets.poisson_data(50, 0))
+
+
+@pytest.fixture(scope="session")
+def beta_cm():
+    return fitting.compiled_model(models.BetaFamily(), datasets.beta_data(50, 0))
+
+
+@pytest.fixture(scope="session")
+def lognormal_cm():
+    return fitting.compiled_model(models.LognormalFamily(), datasets.lognormal_data(50, 0))
+
+
+def betareg_design(n: int, seed: int = 0) -> np.ndarray:
+    """Intercept plus one binary covariate."""
+    rng = np.random.default_rng(seed)
+    return np.column_stack([np.ones(n), rng.integers(0, 2, size=n).astype(float)])
+
+
+@pytest.fixture(scope="session")
+def betareg_cm():
+    X = betareg_design(50)
+    return fitting.compiled_model(models.BetaRegression(n_coef=2), np.full(50, 0.5), X)
+
+
+# --------------------------------------------------------------------------------------------
+# fits built from given draws (no MCMC), for exact checks of the post-fit formulas
+# --------------------------------------------------------------------------------------------
+
+
+def fit_from_draws(cm, x, draws, *, covariates=None, weights=None, bound=None) -> Fit:
+    """A :class:`Fit` whose posterior draws are given (not sampled).
+
+    The by-record bounds are computed from the compiled model's record log-likelihood, exactly
+    as :meth:`CompiledModel.fit` does after sampling.
+    """
+    xv = np.asarray(x, dtype=float)
+    draws = {k: np.asarray(v, dtype=float) for k, v in draws.items()}
+    w = np.ones(xv.size) if weights is None else np.asarray(weights, dtype=float)
+    F = cm.record_loglik(draws, xv, covariates)
+    b = record_bounds(F, w, bound)
+    return Fit(
+        family=cm.family, x=xv, covariates=covariates, weights=w,
+        bound=float("inf") if bound is None else float(bound), draws=draws, bounds=b,
+        diagnostics=Diagnostics(rhat={}, ess_bulk={}), compiled=cm,
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# study replicate functions (module level: they run on Dask workers and spawned processes)
+# --------------------------------------------------------------------------------------------
+
+#: Replicates computed by :func:`counting_replicate` in this process.
+CALLS: list[int] = []
+
+
+def counting_replicate(r, ss, params):
+    """Cheap replicate (no MCMC) that records that it ran."""
+    CALLS.append(r)
+    v = seeds.generator(ss).normal(params.get("loc", 0.0), 1.0, size=3)
+    return studies.rows_to_dataset(
+        [{"stat": s, "value": float(val)} for s, val in zip(("a", "b", "c"), v)], ["stat"]
+    )
+
+
+def failing_replicate(r, ss, params):
+    """Replicate that fails on replicate 1."""
+    if r == 1:
+        raise RuntimeError("replicate 1 failed on purpose")
+    return counting_replicate(r, ss, params)
+
+
+def unwritable_replicate(r, ss, params):
+    """Replicate whose result cannot be written to netCDF (an object-dtype variable)."""
+    import xarray as xr
+
+    return xr.Dataset({"bad": ("stat", np.array([{"a": 1}, {"b": 2}], dtype=object))})
+
+
+def mcmc_replicate(r, ss, params):
+    """A small real study replicate: simulate Poisson data, fit, censor, synthesize."""
+    from dpsynth import mechanisms, metrics
+
+    x = datasets.poisson_data(params["n"], seeds.stream(ss, "data"), mu=params["mu"])
+    cm = fitting.compiled_model(models.PoissonRegression(), x)
+    cfg = SamplerConfig(draws=params["draws"], tune=params["tune"], chains=2, cores=1)
+    rows = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        res = {
+            "Unweighted": mechanisms.unweighted(cm, x, sampler=cfg, seed=seeds.stream(ss, "Unweighted")),
+            "Censor_uw": mechanisms.censored(cm, x, params["eps"], sampler=cfg, seed=seeds.stream(ss, "Censor_uw")),
+        }
+    for name, m in res.items():
+        syn = synthesis.synthesize(m.fit, seeds.stream(ss, name, "syn"))
+        rows.append({
+            "synth": name,
+            "delta": m.privacy.delta,
+            "n_censored": m.privacy.n_censored,
+            "beta_mean": float(m.fit.draws["beta"].mean()),
+            "max_ecdf": metrics.ecdf_distances(x, syn).max_ecdf,
+        })
+    return studies.rows_to_dataset(rows, ["synth"])

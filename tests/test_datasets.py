@@ -1,0 +1,72 @@
+"""Simulators of the seeds' data-generating processes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dpsynth import datasets
+
+
+def test_beta_data():
+    x = datasets.beta_data(20000, 1)
+    assert x.shape == (20000,)
+    assert ((x > 0) & (x < 1)).all()
+    assert x.mean() == pytest.approx(0.5 / 3.5, abs=0.005)
+
+
+def test_beta_data_redraws_values_that_round_to_zero():
+    # Beta(0.005, 3) draws underflow to exactly 0 about 2% of the time
+    raw = np.random.default_rng(0).beta(0.005, 3.0, size=2000)
+    assert (raw == 0).any()
+    x = datasets.beta_data(2000, 2, a=0.005, b=3.0)
+    assert ((x > 0) & (x < 1)).all()
+
+
+def test_poisson_data():
+    x = datasets.poisson_data(20000, 3)
+    assert x.dtype == float and (x == np.round(x)).all() and (x >= 0).all()
+    assert x.mean() == pytest.approx(100.0, abs=5 * 10 / np.sqrt(20000))
+    assert x.var() == pytest.approx(100.0, rel=0.05)
+
+
+def test_nb_draw_mean_variance():
+    x = datasets.nb_draw(np.random.default_rng(4), 100.0, 5.0, 40000)
+    assert x.mean() == pytest.approx(100.0, abs=5 * np.sqrt(2100 / 40000))
+    assert x.var() == pytest.approx(100 + 100**2 / 5, rel=0.05)
+
+
+def test_nb_mixture_data_moments():
+    # Var = mu + mu^2 E[1/phi] = 100 + 10000 (0.2/5 + 0.8/20) = 900
+    x = datasets.nb_mixture_data(40000, 5)
+    assert x.shape == (40000,) and (x == np.round(x)).all() and (x >= 0).all()
+    assert x.mean() == pytest.approx(100.0, abs=5 * 30 / np.sqrt(40000))
+    assert x.var() == pytest.approx(900.0, rel=0.06)
+
+
+def test_lognormal_data():
+    x = datasets.lognormal_data(20000, 6, meanlog=1.0, sdlog=0.5)
+    assert (x > 0).all()
+    assert np.log(x).mean() == pytest.approx(1.0, abs=0.02)
+    assert np.log(x).std() == pytest.approx(0.5, rel=0.03)
+
+
+@pytest.mark.parametrize("fn", [datasets.beta_data, datasets.poisson_data, datasets.nb_mixture_data, datasets.lognormal_data])
+def test_reproducible_by_seed(fn):
+    np.testing.assert_array_equal(fn(50, 7), fn(50, 7))
+    assert not np.array_equal(fn(50, 7), fn(50, 8))
+
+
+@pytest.mark.parametrize("n", [0, -3, 2.5])
+def test_bad_n(n):
+    with pytest.raises(ValueError, match=r"`n` must be a positive integer"):
+        datasets.poisson_data(n, 1)
+
+
+def test_bad_parameters():
+    with pytest.raises(ValueError, match=r"`mu` must be finite and > 0"):
+        datasets.poisson_data(10, 1, mu=-1.0)
+    with pytest.raises(ValueError, match=r"`sdlog` must be finite and > 0"):
+        datasets.lognormal_data(10, 1, sdlog=0.0)
+    with pytest.raises(ValueError, match=r"`a` must be finite and > 0"):
+        datasets.beta_data(10, 1, a=0.0)

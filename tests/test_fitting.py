@@ -1,0 +1,230 @@
+"""Fitting with model reuse, the post-fit reductions, and convergence warnings."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+from dpsynth import datasets, fitting, models
+from dpsynth.fitting import ConvergenceWarning, SamplerConfig, compile_count, compiled_model, eps_to_bound
+from dpsynth.privacy import record_bounds
+
+from conftest import SMALL
+
+pytestmark = pytest.mark.filterwarnings("ignore::dpsynth.fitting.ConvergenceWarning")
+
+# --------------------------------------------------------------------------------------------
+# sampler configuration
+# --------------------------------------------------------------------------------------------
+
+
+def test_sampler_config_defaults():
+    cfg = SamplerConfig()
+    assert (cfg.draws, cfg.tune, cfg.chains, cfg.draw_quantile) == (1000, 1000, 2, 1.0)
+    assert cfg.ess_threshold == 200.0
+    assert SamplerConfig(chains=4).ess_threshold == 400.0
+    assert SamplerConfig(ess_min=50).ess_threshold == 50.0
+
+
+def test_sampler_config_rejects_tune_zero():
+    # nutpie cannot sample without a tuning step: with tune=0 it panics (pyo3 PanicException,
+    # a BaseException) in the middle of `fit`; the configuration must refuse it up front
+    with pytest.raises(ValueError, match=r"`tune`"):
+        SamplerConfig(tune=0)
+
+
+def test_sampler_config_accepts_one_tuning_step():
+    assert SamplerConfig(tune=1).tune == 1
+
+
+def test_sampler_config_rejects_float_draws():
+    with pytest.raises(ValueError, match=r"`draws` must be a positive integer; got 10.5"):
+        SamplerConfig(draws=10.5)
+
+
+def test_eps_to_bound():
+    assert eps_to_bound(5.0) == 2.5
+    assert eps_to_bound(1) == 0.5
+
+
+def test_diagnostics_ok():
+    d = fitting.Diagnostics(rhat={"a": 1.0}, ess_bulk={"a": 500.0})
+    assert d.ok
+    assert not fitting.Diagnostics(rhat={}, ess_bulk={}, failed=("a",)).ok
+
+
+# --------------------------------------------------------------------------------------------
+# reuse: one compilation per family, refits with new data, weights, bound and n
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_compiled_model_returns_cached_object(poisson_cm):
+    before = compile_count()
+    again = compiled_model(models.PoissonRegression(), datasets.poisson_data(77, 5))
+    assert again is poisson_cm
+    assert compiled_model(models.PoissonRegression(n_coef=1), [1.0, 2.0]) is poisson_cm  # equal family
+    assert compile_count() == before
+
+
+@pytest.mark.slow
+def test_refits_do_not_compile(poisson_cm):
+    x1 = datasets.poisson_data(200, 1)
+    x2 = datasets.poisson_data(200, 2)
+    x3 = datasets.poisson_data(350, 3)  # different n
+    before = compile_count()
+    f1 = poisson_cm.fit(x1, sampler=SMALL, seed=1)
+    f2 = poisson_cm.fit(x2, sampler=SMALL, seed=1)  # new data
+    f3 = poisson_cm.fit(x2, weights=np.linspace(0.1, 1.0, 200), sampler=SMALL, seed=1)  # new weights
+    f4 = poisson_cm.fit(x2, bound=3.0, sampler=SMALL, seed=1)  # new bound
+    f5 = poisson_cm.fit(x3, weights=0.5, bound=10.0, sampler=SMALL, seed=1)  # new n
+    assert compile_count() == before
+    # ... and each refit really used its own inputs
+    assert not np.array_equal(f1.draws["beta"], f2.draws["beta"])
+    assert not np.array_equal(f2.draws["beta"], f3.draws["beta"])
+    assert f4.bound == 3.0 and f4.censored and f4.privacy.delta <= 3.0
+    assert f5.x.size == 350 and f5.bounds.delta_i.shape == (350,)
+    np.testing.assert_array_equal(f5.weights, np.full(350, 0.5))
+    np.testing.assert_array_equal(f3.weights, np.linspace(0.1, 1.0, 200))
+    # the data of each fit are the data it was given
+    np.testing.assert_array_equal(f2.x, x2)
+    np.testing.assert_array_equal(f5.x, x3)
+
+
+@pytest.mark.slow
+def test_refit_posterior_follows_new_data(poisson_cm):
+    lo = poisson_cm.fit(datasets.poisson_data(200, 4, mu=20.0), sampler=SMALL, seed=2)
+    hi = poisson_cm.fit(datasets.poisson_data(250, 5, mu=150.0), sampler=SMALL, seed=2)
+    assert np.exp(lo.draws["beta"].mean()) == pytest.approx(20.0, rel=0.1)
+    assert np.exp(hi.draws["beta"].mean()) == pytest.approx(150.0, rel=0.05)
+
+
+@pytest.mark.slow
+def test_regression_refit_does_not_compile(betareg_cm):
+    from conftest import betareg_design
+
+    before = compile_count()
+    for n, seed in [(120, 1), (180, 2)]:
+        X = betareg_design(n, seed)
+        x = np.random.default_rng(seed).beta(2.0, 5.0, size=n)
+        f = betareg_cm.fit(x, covariates=X, sampler=SMALL, seed=seed)
+        assert f.bounds.delta_i.shape == (n,)
+    assert compile_count() == before
+    assert compiled_model(models.BetaRegression(n_coef=2), x, X) is betareg_cm
+
+
+# --------------------------------------------------------------------------------------------
+# the Fit object and its reductions
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def lognormal_fit(lognormal_cm):
+    x = datasets.lognormal_data(200, 9, meanlog=0.5, sdlog=0.8)
+    w = np.linspace(0.2, 1.0, 200)
+    return lognormal_cm.fit(x, weights=w, sampler=SMALL, seed=9)
+
+
+@pytest.mark.slow
+def test_fit_pools_chains(lognormal_fit):
+    assert lognormal_fit.n_draws == SMALL.draws * SMALL.chains
+    assert lognormal_fit.draws["mu"].shape == (600,)
+    assert lognormal_fit.bounds.n_draws == 600
+    assert lognormal_fit.idata is not None
+    np.testing.assert_array_equal(
+        lognormal_fit.draws["mu"], lognormal_fit.idata.posterior["mu"].values.reshape(-1)
+    )
+
+
+@pytest.mark.slow
+def test_fit_bounds_are_the_reduced_loglik_matrix(lognormal_fit):
+    from scipy import stats
+
+    F = lognormal_fit.loglik()
+    assert F.shape == (600, 200)
+    d = lognormal_fit.draws
+    expected = stats.lognorm.logpdf(lognormal_fit.x[None, :], s=d["sigma"][:, None], scale=np.exp(d["mu"])[:, None])
+    np.testing.assert_allclose(F, expected, rtol=1e-9)
+    w = lognormal_fit.weights
+    np.testing.assert_allclose(lognormal_fit.bounds.delta_i, np.abs(w * expected).max(axis=0), rtol=1e-9)
+    np.testing.assert_allclose(lognormal_fit.bounds.abs_loglik, np.abs(expected).max(axis=0), rtol=1e-9)
+    rep = lognormal_fit.privacy
+    assert rep.guarantee == "aDP" and rep.eps == 2 * rep.delta
+    assert not lognormal_fit.censored
+
+
+@pytest.mark.slow
+def test_privacy_weights_used_for_bounds_only(lognormal_cm):
+    x = datasets.lognormal_data(150, 10)
+    pw = np.full(150, 0.25)
+    f = lognormal_cm.fit(x, weights=None, privacy_weights=pw, sampler=SMALL, seed=10)
+    np.testing.assert_array_equal(f.weights, np.ones(150))
+    np.testing.assert_allclose(f.bounds.delta_i, 0.25 * f.bounds.abs_loglik, rtol=1e-12)
+
+
+@pytest.mark.slow
+def test_draw_quantile_from_sampler_config(lognormal_cm):
+    x = datasets.lognormal_data(150, 11)
+    cfg = SamplerConfig(draws=300, tune=300, chains=2, draw_quantile=0.9)
+    f = lognormal_cm.fit(x, sampler=cfg, seed=11)
+    assert f.bounds.draw_quantile == 0.9
+    assert f.bounds.n_draws < f.n_draws
+    full = record_bounds(f.loglik(), f.weights)
+    again = record_bounds(f.loglik(), f.weights, draw_quantile=0.9)
+    np.testing.assert_allclose(f.bounds.delta_i, again.delta_i)
+    assert f.bounds.delta <= full.delta
+
+
+@pytest.mark.slow
+def test_keep_idata_false(lognormal_cm):
+    f = lognormal_cm.fit(datasets.lognormal_data(100, 12), sampler=SMALL, seed=12, keep_idata=False)
+    assert f.idata is None
+    assert f.n_draws == 600
+
+
+@pytest.mark.slow
+def test_same_seed_same_draws_other_seed_differs(lognormal_cm):
+    x = datasets.lognormal_data(120, 13)
+    a = lognormal_cm.fit(x, sampler=SMALL, seed=123)
+    b = lognormal_cm.fit(x, sampler=SMALL, seed=123)
+    c = lognormal_cm.fit(x, sampler=SMALL, seed=124)
+    for k in ("mu", "sigma"):
+        np.testing.assert_array_equal(a.draws[k], b.draws[k])
+    assert not np.array_equal(a.draws["mu"], c.draws["mu"])
+    np.testing.assert_array_equal(a.bounds.delta_i, b.bounds.delta_i)
+
+
+# --------------------------------------------------------------------------------------------
+# convergence
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+@pytest.mark.filterwarnings("default::dpsynth.fitting.ConvergenceWarning")
+@pytest.mark.filterwarnings("ignore:More chains:UserWarning")  # ArviZ, on nutpie's 1-step warm-up
+def test_bad_sampler_config_warns_and_names_parameter(beta_cm):
+    x = datasets.beta_data(300, 14)
+    cfg = SamplerConfig(draws=10, tune=1, chains=2)  # tune=0 crashes nutpie, see above
+    with pytest.warns(ConvergenceWarning, match=r"beta fit did not converge for: .*\b(phi|lam) \(R-hat") as rec:
+        f = beta_cm.fit(x, sampler=cfg, seed=14)
+    assert not f.diagnostics.ok
+    assert set(f.diagnostics.failed) <= {"phi", "lam"} and f.diagnostics.failed
+    conv = [w for w in rec if issubclass(w.category, ConvergenceWarning)]
+    assert len(conv) == 1
+    msg = str(conv[0].message)
+    for name in f.diagnostics.failed:
+        assert f"{name} (R-hat" in msg
+    assert "Increase `draws`/`tune`" in msg
+
+
+@pytest.mark.slow
+@pytest.mark.filterwarnings("error::dpsynth.fitting.ConvergenceWarning")
+def test_good_sampler_config_does_not_warn(lognormal_cm):
+    x = datasets.lognormal_data(200, 15)
+    f = lognormal_cm.fit(x, sampler=SamplerConfig(draws=1000, tune=500, chains=2), seed=15)
+    assert f.diagnostics.ok
+    assert set(f.diagnostics.rhat) == {"mu", "sigma"}
+    assert all(v <= 1.01 for v in f.diagnostics.rhat.values())
+    assert all(v >= 200 for v in f.diagnostics.ess_bulk.values())

@@ -1,0 +1,280 @@
+"""Mechanisms on real (small) fits: LW, CW, SW, Weighted-e, censoring, re-weighting, range
+restriction (A) and (B), downscaling; and the privacy properties as Hypothesis tests."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from scipy import stats
+
+from dpsynth import datasets, mechanisms
+from dpsynth.fitting import ConvergenceWarning, SamplerConfig
+from dpsynth.privacy import CENSOR_TOL
+from dpsynth.weights import count_weights, lipschitz_weights, reweight, scale_weights
+
+from conftest import SMALL, TINY, fit_from_draws
+
+pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::dpsynth.fitting.ConvergenceWarning")]
+
+
+@pytest.fixture(scope="module")
+def pois_x():
+    return datasets.poisson_data(250, 31, mu=100.0)
+
+
+@pytest.fixture(scope="module")
+def base(poisson_cm, pois_x):
+    return mechanisms.unweighted(poisson_cm, pois_x, sampler=SMALL, seed=1)
+
+
+@pytest.fixture(scope="module")
+def lw(poisson_cm, base):
+    return mechanisms.lipschitz_weighted(poisson_cm, base.fit, sampler=SMALL, seed=2)
+
+
+# --------------------------------------------------------------------------------------------
+# weighted mechanisms
+# --------------------------------------------------------------------------------------------
+
+
+def test_unweighted(base, pois_x):
+    assert base.name == "Unweighted" and base.label == "Unweighted (aDP)"
+    np.testing.assert_array_equal(base.weights, np.ones(pois_x.size))
+    assert base.privacy.delta == pytest.approx(base.bounds.abs_loglik.max())
+    assert base.privacy.n_censored == 0
+
+
+def test_lipschitz_weighted_uses_lw_formula(lw, base):
+    f = base.fit.bounds.abs_loglik
+    r = (f - f.min()) / (f.max() - f.min())
+    np.testing.assert_allclose(lw.weights, 1 - r, rtol=1e-12)
+    np.testing.assert_array_equal(lw.fit.weights, lw.weights)
+    assert lw.label == "LW (aDP)" and lw.guarantee == "aDP"
+    assert lw.privacy.extra == {"c": 1.0, "g": 0.0}
+    # the record with the largest |f| gets weight 0, so the weighted Delta is smaller
+    assert lw.weights.min() == 0.0 and lw.weights.max() == 1.0
+    assert lw.privacy.delta < base.privacy.delta
+
+
+def test_lipschitz_weighted_scale_and_shift(poisson_cm, base):
+    res = mechanisms.lipschitz_weighted(poisson_cm, base.fit, c=0.5, g=0.3, sampler=TINY, seed=3)
+    f = base.fit.bounds.abs_loglik
+    r = (f - f.min()) / (f.max() - f.min())
+    np.testing.assert_allclose(res.weights, np.clip(0.5 * (1 - r) + 0.3, 0, 1), rtol=1e-12)
+
+
+def test_count_weighted(poisson_cm, pois_x):
+    res = mechanisms.count_weighted(poisson_cm, pois_x, radius=0.1, kind="relative", sampler=TINY, seed=4)
+    np.testing.assert_array_equal(res.weights, count_weights(pois_x, 0.1, "relative"))
+    assert res.name == "CW" and res.label == "CW (aDP)"
+    assert res.privacy.extra == {"radius": 0.1, "kind": "relative"}
+
+
+def test_scalar_weighted_matches_target(poisson_cm, base, lw):
+    target = lw.privacy.delta
+    res = mechanisms.scalar_weighted(poisson_cm, base.fit, target, tol=0.05, max_iter=4, sampler=SMALL, seed=5)
+    alpha = res.privacy.extra["alpha"]
+    np.testing.assert_array_equal(res.weights, np.full(base.fit.x.size, alpha))
+    assert 0 < alpha < 1
+    assert res.label == "SW (aDP)"
+    gap = abs(res.privacy.delta - target)
+    assert gap <= 0.05 * target or res.privacy.extra["n_fits"] == 4
+    # first guess is Delta_target / Delta_unweighted: the scalar weight is in that neighbourhood
+    assert alpha == pytest.approx(target / base.privacy.delta, rel=0.3)
+
+
+def test_weighted_e_truncates_high_risk_records(poisson_cm, lw):
+    eps = 2 * float(np.quantile(lw.bounds.delta_i, 0.8))
+    res = mechanisms.weighted_e(poisson_cm, lw, eps, sampler=SMALL, seed=6)
+    hit = (lw.bounds.delta_i > eps / 2) & (lw.weights > 0)
+    assert res.privacy.extra["n_truncated"] == int(hit.sum()) > 0
+    assert (res.weights[hit] == 0).all()
+    np.testing.assert_array_equal(res.weights[~hit], lw.weights[~hit])
+    assert res.name == "Weighted-e" and res.guarantee == "aDP"
+    assert res.privacy.extra["eps_target"] == eps
+
+
+# --------------------------------------------------------------------------------------------
+# censoring
+# --------------------------------------------------------------------------------------------
+
+
+def test_censor_uw(poisson_cm, pois_x):
+    res = mechanisms.censored(poisson_cm, pois_x, 6.0, sampler=SMALL, seed=7)
+    assert res.name == "Censor_uw" and res.label == "Censor_uw (DP)"
+    assert res.privacy.delta <= 3.0 and res.privacy.bound == 3.0
+    assert res.fit.bound == 3.0
+    F = res.fit.loglik()
+    assert res.privacy.n_censored == int((np.abs(F) > 3.0).any(axis=0).sum())
+
+
+def test_censor_w(poisson_cm, pois_x, lw):
+    res = mechanisms.censored(poisson_cm, pois_x, 4.0, weights=lw.weights, sampler=SMALL, seed=8)
+    assert res.name == "Censor_w" and res.label == "Censor_w (DP)"
+    np.testing.assert_array_equal(res.weights, lw.weights)
+    assert res.privacy.delta <= 2.0
+    F = res.fit.loglik()
+    assert res.privacy.n_censored == int((np.abs(lw.weights * F) > 2.0).any(axis=0).sum())
+
+
+@settings(max_examples=5, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    x=st.lists(st.integers(0, 400), min_size=5, max_size=60),
+    eps=st.floats(0.05, 30.0),
+    weighted=st.booleans(),
+    wseed=st.integers(0, 2**16),
+)
+def test_censored_fit_bounded_for_arbitrary_data(poisson_cm, x, eps, weighted, wseed):
+    xv = np.array(x, dtype=float)
+    w = np.random.default_rng(wseed).uniform(0, 1, size=xv.size) if weighted else None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        res = mechanisms.censored(poisson_cm, xv, eps, weights=w, sampler=TINY, seed=wseed)
+    assert res.privacy.delta <= eps / 2 + CENSOR_TOL
+    assert (res.bounds.delta_i <= eps / 2 + CENSOR_TOL).all()
+    assert res.guarantee == "DP"
+    assert res.name == ("Censor_w" if weighted else "Censor_uw")
+
+
+# --------------------------------------------------------------------------------------------
+# re-weighting
+# --------------------------------------------------------------------------------------------
+
+
+def test_reweighted_lw_final(poisson_cm, lw):
+    res = mechanisms.reweighted(poisson_cm, lw, k0=0.95, tol=0.05, max_iter=5, sampler=SMALL, seed=9)
+    ex = res.privacy.extra
+    assert res.name == "LW_final" and res.label == "LW_final (aDP)"
+    assert ex["delta_before"] == lw.privacy.delta
+    assert res.privacy.delta <= lw.privacy.delta
+    if np.isfinite(ex["k"]):
+        assert ex["delta_after"] == res.privacy.delta
+        np.testing.assert_allclose(res.weights, reweight(lw.weights, lw.bounds.delta_i, lw.privacy.delta, ex["k"]))
+    if ex["converged"]:
+        assert lw.privacy.delta - res.privacy.delta <= 0.05 * lw.privacy.delta
+    # re-weighting raises low-risk weights: on average the weights go up
+    assert res.weights.mean() >= lw.weights.mean() or not np.isfinite(ex["k"])
+
+
+@settings(max_examples=4, deadline=None, suppress_health_check=list(HealthCheck))
+@given(dseed=st.integers(0, 1000), k0=st.floats(0.5, 1.0), tol=st.floats(0.01, 0.3))
+def test_reweighting_never_ends_above_original_delta(poisson_cm, dseed, k0, tol):
+    x = datasets.poisson_data(80, dseed, mu=50.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        b = mechanisms.unweighted(poisson_cm, x, sampler=TINY, seed=dseed)
+        start = mechanisms.lipschitz_weighted(poisson_cm, b.fit, sampler=TINY, seed=dseed + 1)
+        res = mechanisms.reweighted(poisson_cm, start, k0=k0, tol=tol, max_iter=3, sampler=TINY, seed=dseed + 2)
+    D = start.privacy.delta
+    assert res.privacy.delta <= D
+    assert res.privacy.extra["delta_after"] <= res.privacy.extra["delta_before"] == D
+    assert ((res.weights >= 0) & (res.weights <= 1)).all()
+    if res.privacy.extra["converged"]:
+        assert D - res.privacy.delta <= tol * D
+
+
+# --------------------------------------------------------------------------------------------
+# range restriction, on a lognormal base fit with given draws (exact checks) and real refits
+# --------------------------------------------------------------------------------------------
+
+A, B = 0.4, 1.8
+
+
+@pytest.fixture(scope="module")
+def ln_base(lognormal_cm):
+    x = datasets.lognormal_data(150, 41, meanlog=1.0, sdlog=0.6)
+    rng = np.random.default_rng(41)
+    draws = {"mu": rng.normal(1.0, 0.05, size=40), "sigma": np.abs(rng.normal(0.6, 0.03, size=40))}
+    return fit_from_draws(lognormal_cm, x, draws)
+
+
+def _range_prob(x, draws, a, b):
+    """P_theta(a x <= X <= b x) for a lognormal, by the normal CDF of the log."""
+    mu, sd = draws["mu"][:, None], draws["sigma"][:, None]
+    return stats.norm.cdf((np.log(b * x) - mu) / sd) - stats.norm.cdf((np.log(a * x) - mu) / sd)
+
+
+def _lognormal_f(x, draws):
+    return stats.lognorm.logpdf(x[None, :], s=draws["sigma"][:, None], scale=np.exp(draws["mu"])[:, None])
+
+
+def test_range_log_prob_by_hand(ln_base):
+    got = mechanisms.range_log_prob(ln_base, A, B)
+    np.testing.assert_allclose(got, np.log(_range_prob(ln_base.x, ln_base.draws, A, B)), rtol=1e-10)
+
+
+def test_range_log_prob_no_range_is_zero(ln_base):
+    got = mechanisms.range_log_prob(ln_base, -np.inf, np.inf)
+    assert got.shape == (40, 150) and (got == 0).all()
+
+
+def test_range_averaged_knowledge_weights(lognormal_cm, ln_base):
+    w = np.linspace(0.1, 1.0, ln_base.x.size)
+    res = mechanisms.range_averaged(lognormal_cm, ln_base, w, A, B, sampler=SMALL, seed=11)
+    lam = 1 - _range_prob(ln_base.x, ln_base.draws, A, B).mean(axis=0)
+    np.testing.assert_allclose(res.weights, lam + (1 - lam) * w, rtol=1e-10)
+    assert ((res.weights >= w) & (res.weights <= 1)).all()
+    # Delta = max_{s,i} |(1 - lambda_i) alpha_i f_s(x_i)| at the refit's draws
+    f = _lognormal_f(res.fit.x, res.fit.draws)
+    np.testing.assert_allclose(res.bounds.delta_i, np.abs((1 - lam) * w * f).max(axis=0), rtol=1e-8)
+    assert res.privacy.delta == pytest.approx(np.abs((1 - lam) * w * f).max(), rel=1e-8)
+    assert res.privacy.extra["mean_lambda"] == pytest.approx(lam.mean())
+    assert res.name == "A[0.4,1.8]" and res.guarantee == "aDP"
+
+
+def test_range_truncated_weights_and_delta(lognormal_cm, ln_base):
+    res = mechanisms.range_truncated(lognormal_cm, ln_base, A, B, sampler=SMALL, seed=12)
+    # LW weights from the base fit's truncated sensitivities |f - log P|
+    sens = np.abs(_lognormal_f(ln_base.x, ln_base.draws) - np.log(_range_prob(ln_base.x, ln_base.draws, A, B))).max(axis=0)
+    r = (sens - sens.min()) / (sens.max() - sens.min())
+    np.testing.assert_allclose(res.weights, 1 - r, rtol=1e-8, atol=1e-12)
+    # Delta = max_{s,i} |alpha_i f_s - log P_s(R_i)| at the refit's draws
+    d = res.fit.draws
+    g = res.weights * _lognormal_f(res.fit.x, d) - np.log(_range_prob(res.fit.x, d, A, B))
+    np.testing.assert_allclose(res.bounds.delta_i, np.abs(g).max(axis=0), rtol=1e-8)
+    assert res.name == "B[0.4,1.8]" and res.guarantee == "aDP"
+
+
+def test_range_truncated_without_range_is_lw(lognormal_cm, ln_base):
+    res = mechanisms.range_truncated(lognormal_cm, ln_base, -np.inf, np.inf, sampler=TINY, seed=13)
+    np.testing.assert_allclose(res.weights, lipschitz_weights(ln_base.bounds.abs_loglik), rtol=1e-12)
+    np.testing.assert_allclose(res.bounds.delta_i, res.fit.bounds.delta_i)
+
+
+# --------------------------------------------------------------------------------------------
+# downscaling calibrated on historical data, applied to later data with censoring
+# --------------------------------------------------------------------------------------------
+
+
+def test_calibrate_downscale_then_censor_later_data(poisson_cm):
+    hist = datasets.poisson_data(200, 51)
+    h_fit = mechanisms.unweighted(poisson_cm, hist, sampler=TINY, seed=51).fit
+    lw_h = mechanisms.lipschitz_weighted(poisson_cm, h_fit, sampler=TINY, seed=52)
+    eps = lw_h.privacy.delta  # target Delta = eps/2: half of LW's, so downscaling is needed
+    cal = mechanisms.calibrate_downscale(poisson_cm, h_fit, eps, tol=0.1, max_iter=5, sampler=TINY, seed=53)
+    assert 0 < cal.c < 1
+    assert cal.eps == eps
+    assert cal.delta <= eps / 2
+    assert (cal.c, cal.delta) in cal.trace
+    assert cal.trace[0][0] == 1.0 and cal.trace[0][1] > eps / 2
+    # the monthly-release workflow: the same c and eps, now with censoring, on later data
+    later = datasets.poisson_data(220, 54)
+    l_fit = mechanisms.unweighted(poisson_cm, later, sampler=TINY, seed=54).fit
+    w = scale_weights(lipschitz_weights(l_fit.bounds.abs_loglik), cal.c)
+    res = mechanisms.censored(poisson_cm, later, eps, weights=w, sampler=TINY, seed=55)
+    assert res.privacy.delta <= eps / 2 and res.label == "Censor_w (DP)"
+
+
+def test_range_wholly_outside_the_support_gives_minus_inf_not_nan(beta_cm):
+    # Beta records near 1 with multipliers (1.05, 1.8): the range [1.05 x, 1.8 x] lies above 1
+    # for x > 1/1.05, so P(R_i) = 0 and log P = -inf; a NaN would poison Delta and the LW weights
+    x = np.array([0.2, 0.5, 0.97, 0.99])
+    phi, lam = np.array([0.2, 0.3]), np.array([4.0, 6.0])
+    fit = fit_from_draws(beta_cm, x, {"phi": phi, "lam": lam, "a": lam * phi, "b": lam * (1 - phi)})
+    L = mechanisms.range_log_prob(fit, 1.05, 1.8)
+    assert not np.isnan(L).any()
+    assert np.isneginf(L[:, 2:]).all() and np.isfinite(L[:, :2]).all()

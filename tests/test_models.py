@@ -1,0 +1,307 @@
+"""Model families: log-likelihoods, CDFs and simulators against scipy, and parameter recovery."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from scipy import special, stats
+
+from dpsynth import datasets, models
+from dpsynth.fitting import ConvergenceWarning, SamplerConfig
+from dpsynth.likelihood import BOUND, WEIGHTS, likelihood_term
+
+from conftest import SMALL, betareg_design
+
+RNG = np.random.default_rng(2024)
+
+# --------------------------------------------------------------------------------------------
+# structure
+# --------------------------------------------------------------------------------------------
+
+
+def test_intercept_design():
+    np.testing.assert_array_equal(models.intercept_design(3), np.ones((3, 1)))
+
+
+@pytest.mark.parametrize(
+    "family",
+    [models.BetaFamily(), models.PoissonRegression(), models.NegBinomialRegression(), models.LognormalFamily(),
+     models.BetaRegression(n_coef=2)],
+)
+def test_families_are_hashable_and_equal_by_value(family):
+    twin = type(family)(**{f: getattr(family, f) for f in family.__dataclass_fields__})
+    assert twin is not family
+    assert twin == family and hash(twin) == hash(family)
+    assert {family: 1}[twin] == 1
+
+
+def test_family_parameters_change_identity():
+    assert models.LognormalFamily(mu_prior_sd=1.0) != models.LognormalFamily()
+    assert hash(models.PoissonRegression(n_coef=2)) != hash(models.PoissonRegression(n_coef=1))
+
+
+@pytest.mark.parametrize(
+    "family, x, cov",
+    [
+        (models.BetaFamily(), np.array([0.1, 0.5, 0.9]), None),
+        (models.PoissonRegression(), np.array([0.0, 3.0, 10.0]), None),
+        (models.NegBinomialRegression(), np.array([0.0, 3.0, 10.0]), None),
+        (models.LognormalFamily(), np.array([0.5, 1.0, 20.0]), None),
+        (models.BetaRegression(n_coef=2), np.array([0.1, 0.5, 0.9]), betareg_design(3)),
+    ],
+)
+def test_build_registers_weighted_likelihood(family, x, cov):
+    m = family.build(x, cov)
+    term = likelihood_term(m)
+    assert term.logp.ndim == 1
+    np.testing.assert_array_equal(m[WEIGHTS].get_value(), np.ones(x.size))
+    assert np.isposinf(m[BOUND].get_value())
+
+
+# --------------------------------------------------------------------------------------------
+# CDFs against scipy
+# --------------------------------------------------------------------------------------------
+
+
+def test_beta_logcdf_logsf_match_scipy():
+    fam = models.BetaFamily()
+    draws = {"a": np.array([0.5, 2.0, 7.0]), "b": np.array([3.0, 2.0, 1.5])}
+    q = np.array([1e-6, 0.2, 0.5, 0.97])
+    cdf = fam.logcdf(q, draws)
+    sf = fam.logsf(q, draws)
+    assert cdf.shape == sf.shape == (3, 4)
+    for s in range(3):
+        np.testing.assert_allclose(cdf[s], stats.beta(draws["a"][s], draws["b"][s]).logcdf(q), rtol=1e-12)
+        np.testing.assert_allclose(sf[s], stats.beta(draws["a"][s], draws["b"][s]).logsf(q), rtol=1e-12)
+
+
+def test_lognormal_logcdf_logsf_match_scipy():
+    fam = models.LognormalFamily()
+    draws = {"mu": np.array([0.0, 1.5, -2.0]), "sigma": np.array([1.0, 0.3, 2.0])}
+    q = np.array([0.01, 0.5, 1.0, 4.0, 50.0])
+    cdf = fam.logcdf(q, draws)
+    sf = fam.logsf(q, draws)
+    assert cdf.shape == (3, 5)
+    for s in range(3):
+        dist = stats.lognorm(s=draws["sigma"][s], scale=np.exp(draws["mu"][s]))
+        np.testing.assert_allclose(cdf[s], dist.logcdf(q), rtol=1e-10)
+        np.testing.assert_allclose(sf[s], dist.logsf(q), rtol=1e-10)
+
+
+def test_lognormal_logcdf_at_zero():
+    fam = models.LognormalFamily()
+    draws = {"mu": np.array([0.0]), "sigma": np.array([1.0])}
+    assert np.isneginf(fam.logcdf(np.array([0.0]), draws)).all()
+    assert fam.logsf(np.array([0.0]), draws)[0, 0] == 0.0
+
+
+def test_beta_regression_logcdf_logsf_match_scipy():
+    fam = models.BetaRegression(n_coef=2)
+    X = np.array([[1.0, 0.0], [1.0, 1.0], [1.0, 1.0]])
+    draws = {"beta": np.array([[-1.0, 0.5], [0.3, -0.2]]), "kappa": np.array([10.0, 40.0])}
+    q = np.array([0.1, 0.4, 0.8])
+    cdf = fam.logcdf(q, draws, X)
+    sf = fam.logsf(q, draws, X)
+    assert cdf.shape == (2, 3)
+    for s in range(2):
+        for i in range(3):
+            eta = X[i] @ draws["beta"][s]
+            mu = 1 / (1 + np.exp(-eta))
+            a, b = mu * draws["kappa"][s], (1 - mu) * draws["kappa"][s]
+            assert cdf[s, i] == pytest.approx(stats.beta.logcdf(q[i], a, b), rel=1e-10)
+            assert sf[s, i] == pytest.approx(stats.beta.logsf(q[i], a, b), rel=1e-10)
+
+
+@pytest.mark.parametrize("family", [models.PoissonRegression(), models.NegBinomialRegression()])
+def test_count_families_have_no_cdf(family):
+    with pytest.raises(NotImplementedError, match="range restriction needs one"):
+        family.logcdf(np.array([1.0]), {})
+    with pytest.raises(NotImplementedError):
+        family.logsf(np.array([1.0]), {})
+
+
+# --------------------------------------------------------------------------------------------
+# simulators: shape and support; moments against the distribution
+# --------------------------------------------------------------------------------------------
+
+N = 4000
+
+
+def test_beta_simulate():
+    fam = models.BetaFamily()
+    out = fam.simulate({"a": np.full(N, 0.5), "b": np.full(N, 3.0)}, np.random.default_rng(1))
+    assert out.shape == (N,)
+    assert ((out >= 0) & (out <= 1)).all()
+    assert out.mean() == pytest.approx(0.5 / 3.5, abs=5 * stats.beta(0.5, 3).std() / np.sqrt(N))
+
+
+def test_poisson_simulate_intercept():
+    fam = models.PoissonRegression()
+    out = fam.simulate({"beta": np.full((N, 1), np.log(20.0))}, np.random.default_rng(2))
+    assert out.shape == (N,) and out.dtype == float
+    assert (out >= 0).all() and (out == np.round(out)).all()
+    assert out.mean() == pytest.approx(20.0, abs=5 * np.sqrt(20.0 / N))
+
+
+def test_poisson_simulate_with_covariates_uses_row_i_draw_i():
+    fam = models.PoissonRegression(n_coef=2)
+    X = np.column_stack([np.ones(N), np.r_[np.zeros(N // 2), np.ones(N // 2)]])
+    beta = np.tile([np.log(5.0), np.log(8.0)], (N, 1))  # group 1 mean 40
+    out = fam.simulate({"beta": beta}, np.random.default_rng(3), X)
+    assert out[: N // 2].mean() == pytest.approx(5.0, abs=0.5)
+    assert out[N // 2:].mean() == pytest.approx(40.0, abs=1.5)
+
+
+def test_negbin_simulate_mean_and_variance():
+    fam = models.NegBinomialRegression()
+    mu, phi = 50.0, 4.0
+    out = fam.simulate({"beta": np.full((N, 1), np.log(mu)), "phi": np.full(N, phi)}, np.random.default_rng(4))
+    assert out.shape == (N,)
+    assert (out >= 0).all() and (out == np.round(out)).all()
+    var = mu + mu**2 / phi  # NB2: 675
+    assert out.mean() == pytest.approx(mu, abs=5 * np.sqrt(var / N))
+    assert out.var() == pytest.approx(var, rel=0.15)
+
+
+def test_lognormal_simulate():
+    fam = models.LognormalFamily()
+    out = fam.simulate({"mu": np.full(N, 1.0), "sigma": np.full(N, 0.5)}, np.random.default_rng(5))
+    assert out.shape == (N,) and (out > 0).all()
+    assert np.log(out).mean() == pytest.approx(1.0, abs=5 * 0.5 / np.sqrt(N))
+    assert np.log(out).std() == pytest.approx(0.5, rel=0.05)
+
+
+def test_beta_regression_simulate():
+    fam = models.BetaRegression(n_coef=2)
+    X = np.column_stack([np.ones(N), np.r_[np.zeros(N // 2), np.ones(N // 2)]])
+    draws = {"beta": np.tile([-1.0, 2.0], (N, 1)), "kappa": np.full(N, 30.0)}
+    out = fam.simulate(draws, np.random.default_rng(6), X)
+    assert out.shape == (N,) and ((out > 0) & (out < 1)).all()
+    assert out[: N // 2].mean() == pytest.approx(special.expit(-1.0), abs=0.01)
+    assert out[N // 2:].mean() == pytest.approx(special.expit(1.0), abs=0.01)
+
+
+# --------------------------------------------------------------------------------------------
+# compiled record log-likelihoods against scipy (no sampling: given parameter values)
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_beta_record_loglik_matches_scipy(beta_cm):
+    x = np.array([0.01, 0.3, 0.77, 0.999])
+    draws = {"phi": np.array([0.2, 0.5]), "lam": np.array([3.0, 12.0])}
+    F = beta_cm.record_loglik(draws, x)
+    a, b = draws["lam"] * draws["phi"], draws["lam"] * (1 - draws["phi"])
+    np.testing.assert_allclose(F, stats.beta.logpdf(x[None, :], a[:, None], b[:, None]), rtol=1e-6)
+
+
+@pytest.mark.slow
+def test_poisson_record_loglik_matches_scipy(poisson_cm):
+    x = np.array([0.0, 4.0, 95.0, 130.0, 60.0])
+    draws = {"sigma_beta": np.array([1.0, 2.0]), "beta": np.array([[np.log(100.0)], [np.log(3.0)]])}
+    F = poisson_cm.record_loglik(draws, x)
+    np.testing.assert_allclose(F, stats.poisson.logpmf(x[None, :], np.array([[100.0], [3.0]])), rtol=1e-6)
+
+
+@pytest.mark.slow
+def test_negbin_record_loglik_matches_scipy(negbin_cm):
+    x = np.array([0.0, 4.0, 95.0, 300.0])
+    inv_phi = np.array([0.2, 0.05])
+    mu = np.array([100.0, 7.0])
+    draws = {"sigma_beta": np.array([1.0, 1.0]), "beta": np.log(mu)[:, None], "inv_phi": inv_phi}
+    F = negbin_cm.record_loglik(draws, x)
+    phi = 1 / inv_phi
+    expected = stats.nbinom.logpmf(x[None, :], phi[:, None], (phi / (phi + mu))[:, None])
+    np.testing.assert_allclose(F, expected, rtol=1e-6)
+
+
+@pytest.mark.slow
+def test_lognormal_record_loglik_matches_scipy(lognormal_cm):
+    x = np.array([0.05, 1.0, 3.0, 250.0])
+    draws = {"mu": np.array([0.0, 1.2]), "sigma": np.array([1.0, 0.4])}
+    F = lognormal_cm.record_loglik(draws, x)
+    expected = stats.lognorm.logpdf(x[None, :], s=draws["sigma"][:, None], scale=np.exp(draws["mu"])[:, None])
+    np.testing.assert_allclose(F, expected, rtol=1e-9)
+
+
+@pytest.mark.slow
+def test_beta_regression_record_loglik_matches_scipy(betareg_cm):
+    X = np.array([[1.0, 0.0], [1.0, 1.0], [1.0, 0.0]])
+    x = np.array([0.2, 0.6, 0.95])
+    draws = {"beta": np.array([[-1.0, 1.5], [0.5, 0.0]]), "kappa": np.array([8.0, 25.0])}
+    F = betareg_cm.record_loglik(draws, x, X)
+    mu = special.expit(draws["beta"] @ X.T)
+    a, b = mu * draws["kappa"][:, None], (1 - mu) * draws["kappa"][:, None]
+    np.testing.assert_allclose(F, stats.beta.logpdf(x[None, :], a, b), rtol=1e-6)
+
+
+# --------------------------------------------------------------------------------------------
+# parameter recovery on small simulated data sets
+# --------------------------------------------------------------------------------------------
+
+FIT_CFG = SamplerConfig(draws=400, tune=400, chains=2)
+
+
+def _fit(cm, x, cov=None, seed=1):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return cm.fit(x, covariates=cov, sampler=FIT_CFG, seed=seed)
+
+
+@pytest.mark.slow
+def test_beta_family_recovers_parameters(beta_cm):
+    x = datasets.beta_data(500, 1, a=0.5, b=3.0)
+    f = _fit(beta_cm, x)
+    assert f.draws["a"].mean() == pytest.approx(0.5, abs=0.1)
+    assert f.draws["b"].mean() == pytest.approx(3.0, rel=0.3)
+    assert f.draws["phi"].mean() == pytest.approx(0.5 / 3.5, abs=0.03)
+
+
+@pytest.mark.slow
+def test_poisson_family_recovers_mean(poisson_cm):
+    x = datasets.poisson_data(300, 2, mu=100.0)
+    f = _fit(poisson_cm, x)
+    assert np.exp(f.draws["beta"][:, 0]).mean() == pytest.approx(100.0, abs=2.5)
+
+
+@pytest.mark.slow
+def test_poisson_regression_recovers_coefficients():
+    from dpsynth.fitting import compiled_model
+
+    rng = np.random.default_rng(3)
+    X = np.column_stack([np.ones(400), rng.normal(size=400)])
+    x = rng.poisson(np.exp(2.0 + 0.5 * X[:, 1])).astype(float)
+    cm = compiled_model(models.PoissonRegression(n_coef=2), x, X)
+    f = _fit(cm, x, X)
+    np.testing.assert_allclose(f.draws["beta"].mean(axis=0), [2.0, 0.5], atol=0.08)
+
+
+@pytest.mark.slow
+def test_negbin_family_recovers_mean_and_dispersion(negbin_cm):
+    rng = np.random.default_rng(4)
+    x = datasets.nb_draw(rng, 100.0, 10.0, 400)
+    f = _fit(negbin_cm, x)
+    assert np.exp(f.draws["beta"][:, 0]).mean() == pytest.approx(100.0, rel=0.06)
+    assert 6.0 < f.draws["phi"].mean() < 16.0
+
+
+@pytest.mark.slow
+def test_lognormal_family_recovers_parameters(lognormal_cm):
+    x = datasets.lognormal_data(400, 5, meanlog=1.0, sdlog=0.5)
+    f = _fit(lognormal_cm, x)
+    assert f.draws["mu"].mean() == pytest.approx(1.0, abs=0.1)
+    assert f.draws["sigma"].mean() == pytest.approx(0.5, abs=0.06)
+
+
+@pytest.mark.slow
+def test_beta_regression_recovers_parameters(betareg_cm):
+    n = 400
+    X = betareg_design(n, seed=6)
+    rng = np.random.default_rng(6)
+    mu = special.expit(X @ np.array([-1.0, 0.8]))
+    x = rng.beta(mu * 20.0, (1 - mu) * 20.0)
+    f = _fit(betareg_cm, x, X)
+    np.testing.assert_allclose(f.draws["beta"].mean(axis=0), [-1.0, 0.8], atol=0.25)
+    assert 12.0 < f.draws["kappa"].mean() < 30.0

@@ -1,0 +1,223 @@
+"""Monte Carlo study driver: seeding, caching, atomic writes, Dask and local processes."""
+
+from __future__ import annotations
+
+import json
+import numpy as np
+import pytest
+import xarray as xr
+
+import conftest
+from dpsynth import studies
+from dpsynth.fitting import SamplerConfig
+
+PARAMS = {"loc": 1.5}
+MCMC_PARAMS = {"n": 60, "mu": 50.0, "draws": 150, "tune": 150, "eps": 4.0}
+
+
+def _files(d):
+    return sorted(p.name for p in d.iterdir())
+
+
+# --------------------------------------------------------------------------------------------
+# keys and paths
+# --------------------------------------------------------------------------------------------
+
+
+def test_study_key_depends_on_everything_that_sets_results():
+    k = studies.study_key("s", {"a": 1}, 10, 3)
+    assert k == studies.study_key("s", {"a": 1}, 10, 3)
+    assert len(k) == 16
+    others = {
+        studies.study_key("t", {"a": 1}, 10, 3),
+        studies.study_key("s", {"a": 2}, 10, 3),
+        studies.study_key("s", {"a": 1}, 11, 3),
+        studies.study_key("s", {"a": 1}, 10, 4),
+    }
+    assert k not in others and len(others) == 4
+
+
+def test_study_key_ignores_dict_order_and_accepts_numpy_and_dataclasses():
+    a = studies.study_key("s", {"x": np.float64(1.5), "cfg": SamplerConfig(draws=5)}, 2, 1)
+    b = studies.study_key("s", {"cfg": SamplerConfig(draws=5), "x": 1.5}, 2, 1)
+    assert a == b
+    assert a != studies.study_key("s", {"x": 1.5, "cfg": SamplerConfig(draws=6)}, 2, 1)
+    assert studies.study_key("s", {"v": np.arange(3)}, 1, 1) == studies.study_key("s", {"v": [0, 1, 2]}, 1, 1)
+
+
+def test_code_fingerprint_enters_the_key(tmp_path):
+    import hashlib
+    from pathlib import Path
+
+    fp = studies.code_fingerprint(conftest.counting_replicate)
+    assert fp == hashlib.sha256(Path(conftest.__file__).read_bytes()).hexdigest()[:16]
+    assert studies.code_fingerprint(len) == ""  # built-in: no source file
+    assert studies.study_key("s", {}, 1, 1, fp) != studies.study_key("s", {}, 1, 1, "")
+    ds = _run(tmp_path)
+    assert ds.attrs["key"] == studies.study_path("study", PARAMS, 3, 1, tmp_path, fp).stem
+
+
+def test_study_path(tmp_path):
+    p = studies.study_path("censoring", {"a": 1}, 3, 7, tmp_path)
+    assert p.parent == tmp_path
+    assert p.name == f"censoring-{studies.study_key('censoring', {'a': 1}, 3, 7)}.nc"
+
+
+def test_rows_to_dataset():
+    ds = studies.rows_to_dataset(
+        [{"synth": "LW", "eps": 1.0, "delta": 0.4}, {"synth": "LW", "eps": 2.0, "delta": 0.9},
+         {"synth": "Censor_w", "eps": 1.0, "delta": 0.5}],
+        ["synth", "eps"],
+    )
+    assert set(ds.dims) == {"synth", "eps"}
+    assert float(ds.delta.sel(synth="LW", eps=2.0)) == 0.9
+    assert np.isnan(float(ds.delta.sel(synth="Censor_w", eps=2.0)))
+
+
+# --------------------------------------------------------------------------------------------
+# seeding, cache and atomic writes (cheap replicate function)
+# --------------------------------------------------------------------------------------------
+
+
+def _run(tmp_path, fn=conftest.counting_replicate, seed=1, params=PARAMS, replicates=3, **kw):
+    return studies.run_study("study", fn, params, replicates=replicates, seed=seed, cache_dir=tmp_path,
+                             progress=False, **kw)
+
+
+def test_result_layout_and_attrs(tmp_path):
+    ds = _run(tmp_path)
+    assert ds.value.dims == ("replicate", "stat")
+    assert ds.replicate.values.tolist() == [0, 1, 2]
+    assert ds.attrs["seed"] == 1 and ds.attrs["replicates"] == 3 and ds.attrs["study"] == "study"
+    assert json.loads(ds.attrs["params"]) == PARAMS
+    assert ds.attrs["elapsed_seconds"] >= 0
+    assert _files(tmp_path) == [ds.attrs["key"] + ".nc"]
+
+
+def test_replicate_r_gets_stream_r(tmp_path):
+    from dpsynth.seeds import generator, stream
+
+    ds = _run(tmp_path, seed=9)
+    for r in range(3):
+        expected = generator(stream(9, r)).normal(1.5, 1.0, size=3)
+        np.testing.assert_array_equal(ds.value.sel(replicate=r).values, expected)
+
+
+def test_same_seed_same_results_other_seed_differs(tmp_path):
+    a = _run(tmp_path, seed=1, force=True)
+    b = _run(tmp_path, seed=1, force=True)
+    c = _run(tmp_path, seed=2, force=True)
+    xr.testing.assert_equal(a, b)
+    assert not np.allclose(a.value.values, c.value.values)
+
+
+def test_cache_used_on_second_call(tmp_path):
+    conftest.CALLS.clear()
+    first = _run(tmp_path, params={"loc": 2.0})
+    assert conftest.CALLS == [0, 1, 2]
+    second = _run(tmp_path, params={"loc": 2.0})
+    assert conftest.CALLS == [0, 1, 2]  # loaded, not recomputed
+    assert first.attrs["from_cache"] == 0 and second.attrs["from_cache"] == 1
+    for ds in (first, second):
+        del ds.attrs["from_cache"]
+    xr.testing.assert_identical(first, second)  # including elapsed_seconds of the computation
+    # other parameters: a new computation and a second file
+    _run(tmp_path, params={"loc": 3.0})
+    assert conftest.CALLS == [0, 1, 2] * 2
+    assert len(_files(tmp_path)) == 2
+    # force recomputes
+    _run(tmp_path, params={"loc": 2.0}, force=True)
+    assert len(conftest.CALLS) == 9
+
+
+def test_failing_replicate_leaves_nothing(tmp_path):
+    with pytest.raises(RuntimeError, match="replicate 1 failed on purpose"):
+        _run(tmp_path, fn=conftest.failing_replicate)
+    assert _files(tmp_path) == []
+
+
+def test_failed_write_leaves_no_file_and_no_temp(tmp_path):
+    with pytest.raises(ValueError, match="cannot serialize"):
+        _run(tmp_path, fn=conftest.unwritable_replicate, replicates=1)
+    assert _files(tmp_path) == []
+
+
+def test_write_interrupted_half_way_leaves_no_file_and_no_temp(tmp_path, monkeypatch):
+    written = []
+
+    def half_write(self, path, *args, **kwargs):
+        with open(path, "wb") as fh:  # a partial file exists when the failure happens
+            fh.write(b"\x89HDF partial")
+        written.append(path)
+        raise OSError("disk full")
+
+    monkeypatch.setattr(xr.Dataset, "to_netcdf", half_write)
+    with pytest.raises(OSError, match="disk full"):
+        _run(tmp_path)
+    assert len(written) == 1 and str(written[0]).startswith(str(tmp_path))
+    assert _files(tmp_path) == []
+
+
+def test_failed_write_keeps_an_existing_result(tmp_path):
+    _run(tmp_path, seed=5)
+    before = _files(tmp_path)
+    path = tmp_path / before[0]
+    content = path.read_bytes()
+
+    # same key (same name, params, replicates, seed), but this time the computed result cannot
+    # be written: the earlier file must survive intact, and no temporary file remain
+    with pytest.raises(ValueError, match="cannot serialize"):
+        studies.run_study("study", conftest.unwritable_replicate, PARAMS, replicates=3, seed=5,
+                          cache_dir=tmp_path, progress=False, force=True)
+    assert _files(tmp_path) == before
+    assert path.read_bytes() == content
+
+
+# --------------------------------------------------------------------------------------------
+# real replicate function (fits a small model): seeds, Dask and local processes
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def mcmc_reference(tmp_path_factory, poisson_cm):
+    d = tmp_path_factory.mktemp("mcmc_ref")
+    return studies.run_study("mcmc", conftest.mcmc_replicate, MCMC_PARAMS, replicates=2, seed=11,
+                             cache_dir=d, progress=False, force=True)
+
+
+def _values_equal(a, b):
+    xr.testing.assert_equal(a, b)
+
+
+@pytest.mark.slow
+def test_mcmc_study_reproducible(tmp_path, mcmc_reference):
+    ref = mcmc_reference
+    assert set(ref.synth.values) == {"Unweighted", "Censor_uw"}
+    assert float(ref.delta.sel(synth="Censor_uw").max()) <= MCMC_PARAMS["eps"] / 2
+    again = studies.run_study("mcmc", conftest.mcmc_replicate, MCMC_PARAMS, replicates=2, seed=11,
+                              cache_dir=tmp_path, progress=False, force=True)
+    _values_equal(ref, again)
+    other = studies.run_study("mcmc", conftest.mcmc_replicate, MCMC_PARAMS, replicates=2, seed=12,
+                              cache_dir=tmp_path, progress=False, force=True)
+    assert not np.allclose(ref.beta_mean.values, other.beta_mean.values)
+    # replicates differ from each other too (own streams)
+    assert not np.allclose(ref.beta_mean.sel(replicate=0).values, ref.beta_mean.sel(replicate=1).values)
+
+
+@pytest.mark.slow
+def test_mcmc_study_on_dask_cluster_matches_local(tmp_path, mcmc_reference):
+    from distributed import LocalCluster
+
+    with LocalCluster(n_workers=1, processes=False, threads_per_worker=1, host="127.0.0.1", protocol="tcp",
+                      dashboard_address=":0") as cluster:
+        ds = studies.run_study("mcmc", conftest.mcmc_replicate, MCMC_PARAMS, replicates=2, seed=11,
+                               cache_dir=tmp_path, progress=False, force=True, scheduler=cluster.scheduler_address)
+    _values_equal(mcmc_reference, ds)
+    assert len(_files(tmp_path)) == 1
+
+
+@pytest.mark.slow
+def test_mcmc_study_on_local_processes_matches_in_process(tmp_path, mcmc_reference):
+    ds = studies.run_study("mcmc", conftest.mcmc_replicate, MCMC_PARAMS, replicates=2, seed=11,
+                           cache_dir=tmp_path, progress=False, force=True, workers=2)
+    _values_equal(mcmc_reference, ds)

@@ -1,0 +1,572 @@
+"""Bad input raises a clear error that names the offending argument.
+
+One test per case. Most cases go through the public function a user would call; the checks
+that need a compiled model are marked slow (they compile, but raise before any sampling).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dpsynth import histogram, mechanisms, metrics, models, privacy, studies, synthesis, weights
+from dpsynth.fitting import SamplerConfig, eps_to_bound
+from dpsynth.validation import (
+    DataError,
+    PublicBoundError,
+    as_data,
+    as_weights,
+    check_eps,
+    check_positive,
+    check_probability,
+    check_same_length,
+    check_support,
+)
+
+from conftest import betareg_design, fit_from_draws
+
+# --------------------------------------------------------------------------------------------
+# the helpers themselves
+# --------------------------------------------------------------------------------------------
+
+
+def test_as_data_returns_float_copy():
+    src = [1, 2, 3]
+    out = as_data(src, "x")
+    assert out.dtype == float and out.tolist() == [1.0, 2.0, 3.0]
+    arr = np.array([1.0, 2.0])
+    out2 = as_data(arr)
+    out2[0] = 99.0
+    assert arr[0] == 1.0  # a copy, the caller's data are never modified
+
+
+def test_as_data_nan_names_argument_and_position():
+    with pytest.raises(DataError, match=r"`salary` has 1 non-finite value\(s\) \(NaN or infinite\), first at position 2"):
+        as_data([1.0, 2.0, np.nan], "salary")
+
+
+def test_as_data_infinite():
+    with pytest.raises(DataError, match=r"`x` has 2 non-finite value\(s\).*first at position 0"):
+        as_data([np.inf, 1.0, -np.inf], "x")
+
+
+def test_as_data_empty():
+    with pytest.raises(DataError, match=r"`x` is empty"):
+        as_data([], "x")
+
+
+def test_as_data_wrong_ndim():
+    with pytest.raises(DataError, match=r"`x` must be 1-dimensional; got shape \(2, 2\)"):
+        as_data([[1.0, 2.0], [3.0, 4.0]], "x")
+
+
+def test_as_data_non_numeric():
+    with pytest.raises(DataError, match=r"`x` must be numeric"):
+        as_data(["a", "b"], "x")
+
+
+def test_as_data_nan_in_matrix_reports_row():
+    X = np.ones((4, 2))
+    X[3, 1] = np.nan
+    with pytest.raises(DataError, match=r"`covariates` has 1 non-finite.*position 3"):
+        as_data(X, "covariates", ndim=2)
+
+
+def test_as_weights_none_and_scalar():
+    assert as_weights(None, 3).tolist() == [1.0, 1.0, 1.0]
+    assert as_weights(0.25, 2).tolist() == [0.25, 0.25]
+
+
+def test_as_weights_above_one():
+    with pytest.raises(DataError, match=r"`weights` must lie in \[0, 1\]; position 1 is 1.5"):
+        as_weights([0.5, 1.5], 2)
+
+
+def test_as_weights_negative():
+    with pytest.raises(DataError, match=r"`alpha` must lie in \[0, 1\]; position 0 is -0.1"):
+        as_weights([-0.1, 0.5], 2, "alpha")
+
+
+def test_as_weights_nan():
+    with pytest.raises(DataError, match=r"`weights` has NaN or infinite entries"):
+        as_weights([np.nan, 0.5], 2)
+
+
+def test_as_weights_length_mismatch():
+    with pytest.raises(DataError, match=r"`weights` has length 2 but the data have 3 records"):
+        as_weights([0.5, 0.5], 3)
+
+
+@pytest.mark.parametrize("eps", [0, -1.0, np.nan, np.inf])
+def test_check_eps_rejects(eps):
+    with pytest.raises(DataError, match=r"`eps` must be a finite privacy budget > 0"):
+        check_eps(eps)
+
+
+def test_check_eps_non_number():
+    with pytest.raises(DataError, match=r"`eps` must be a positive number; got 'five'"):
+        check_eps("five")
+
+
+def test_check_positive_zero():
+    with pytest.raises(DataError, match=r"`radius` must be finite and > 0"):
+        check_positive(0.0, "radius")
+    assert check_positive(0.0, "radius", allow_zero=True) == 0.0
+
+
+@pytest.mark.parametrize("q", [0.0, -0.2, 1.5, np.nan])
+def test_check_probability_rejects(q):
+    with pytest.raises(DataError, match=r"`draw_quantile` must lie in \(0, 1\]"):
+        check_probability(q, "draw_quantile")
+
+
+def test_check_probability_non_number_names_argument():
+    with pytest.raises(DataError, match=r"`draw_quantile`"):
+        check_probability("high", "draw_quantile")
+
+
+def test_check_same_length():
+    assert check_same_length(x=[1, 2], covariates=np.ones((2, 3))) == 2
+    with pytest.raises(DataError, match=r"mismatched lengths: `x` has 2, `covariates` has 3"):
+        check_same_length(x=[1, 2], covariates=np.ones((3, 3)))
+
+
+def test_check_support_messages():
+    with pytest.raises(DataError, match=r"`y` has 1 values above the support of M \(first: position 1, value 3.0\)"):
+        check_support(np.array([1.0, 3.0]), "y", upper=2.0, model="M")
+    with pytest.raises(DataError, match=r"needs y > 0.0"):
+        check_support(np.array([0.0, 3.0]), "y", lower=0.0, lower_open=True, model="M")
+    check_support(np.array([0.0, 3.0]), "y", lower=0.0, upper=3.0)  # closed bounds are allowed
+
+
+# --------------------------------------------------------------------------------------------
+# data outside the model's support (families validate before building or fitting)
+# --------------------------------------------------------------------------------------------
+
+
+def test_nan_data_rejected_by_family():
+    with pytest.raises(DataError, match=r"`x` has 1 non-finite value.*position 1"):
+        models.BetaFamily().check_data([0.2, np.nan, 0.3])
+
+
+def test_infinite_data_rejected_by_family():
+    with pytest.raises(DataError, match=r"`x` has 1 non-finite value.*position 2"):
+        models.LognormalFamily().check_data([1.0, 2.0, np.inf])
+
+
+def test_empty_data_rejected_by_family():
+    with pytest.raises(DataError, match=r"`x` is empty"):
+        models.PoissonRegression().check_data([])
+
+
+def test_beta_data_at_zero():
+    with pytest.raises(DataError, match=r"`x` has 1 values below the support of the Beta model.*needs x > 0"):
+        models.BetaFamily().check_data([0.0, 0.5])
+
+
+def test_beta_data_at_one_point_two():
+    with pytest.raises(DataError, match=r"`x` has 1 values above the support of the Beta model.*value 1.2.*needs x < 1"):
+        models.BetaFamily().check_data([0.5, 1.2])
+
+
+def test_beta_data_at_one():
+    with pytest.raises(DataError, match=r"above the support of the Beta model"):
+        models.BetaFamily().check_data([0.5, 1.0])
+
+
+def test_beta_regression_data_outside_unit_interval():
+    X = betareg_design(2)
+    with pytest.raises(DataError, match=r"`x`.*the beta regression"):
+        models.BetaRegression(n_coef=2).check_data([0.5, 1.2], X)
+
+
+def test_lognormal_data_zero():
+    with pytest.raises(DataError, match=r"`x` has 1 values below the support of the lognormal model.*needs x > 0"):
+        models.LognormalFamily().check_data([1.0, 0.0])
+
+
+def test_lognormal_data_negative():
+    with pytest.raises(DataError, match=r"`x` has 1 values below the support of the lognormal model.*-2.0"):
+        models.LognormalFamily().check_data([-2.0, 1.0])
+
+
+def test_negative_counts_poisson():
+    with pytest.raises(DataError, match=r"`x` has 1 negative counts of the Poisson model \(first: position 2"):
+        models.PoissonRegression().check_data([3, 4, -1])
+
+
+def test_negative_counts_negbin():
+    with pytest.raises(DataError, match=r"`x` has 2 negative counts of the negative binomial model"):
+        models.NegBinomialRegression().check_data([-3, 4, -1])
+
+
+def test_non_integer_counts_poisson():
+    with pytest.raises(DataError, match=r"`x` must hold whole-number counts for the Poisson model; position 1 is 2.5"):
+        models.PoissonRegression().check_data([3, 2.5])
+
+
+def test_non_integer_counts_negbin():
+    with pytest.raises(DataError, match=r"`x` must hold whole-number counts for the negative binomial model"):
+        models.NegBinomialRegression().check_data([3, 0.1])
+
+
+def test_covariates_length_mismatch():
+    with pytest.raises(DataError, match=r"mismatched lengths: `x` has 3, `covariates` has 2"):
+        models.BetaRegression(n_coef=2).check_data([0.2, 0.3, 0.4], betareg_design(2))
+
+
+def test_covariates_missing_for_regression():
+    with pytest.raises(DataError, match=r"needs `covariates`"):
+        models.BetaRegression(n_coef=2).check_data([0.2, 0.3])
+
+
+def test_covariates_wrong_number_of_columns():
+    with pytest.raises(DataError, match=r"`covariates` has 2 column\(s\).*n_coef=1"):
+        models.PoissonRegression(n_coef=1).check_data([1, 2], np.ones((2, 2)))
+
+
+def test_covariates_with_nan():
+    X = betareg_design(3)
+    X[1, 1] = np.nan
+    with pytest.raises(DataError, match=r"`covariates` has 1 non-finite"):
+        models.BetaRegression(n_coef=2).check_data([0.2, 0.3, 0.4], X)
+
+
+# --------------------------------------------------------------------------------------------
+# privacy budget, weights, quantile rule, radii and ranges in the public functions
+# --------------------------------------------------------------------------------------------
+
+
+def test_eps_zero_in_weighted_e_truncation():
+    with pytest.raises(DataError, match=r"`eps` must be a finite privacy budget > 0; got 0"):
+        weights.truncate_weights([1.0], [1.0], eps=0)
+
+
+def test_eps_negative_in_bound():
+    with pytest.raises(DataError, match=r"`eps` must be a finite privacy budget > 0; got -2"):
+        eps_to_bound(-2)
+
+
+def test_eps_nan_in_perturbed_histogram():
+    with pytest.raises(DataError, match=r"`eps` must be a finite privacy budget > 0; got nan"):
+        histogram.perturbed_histogram([0.1, 0.2], np.nan, upper=1.0)
+
+
+def test_eps_zero_in_perturbed_histogram():
+    with pytest.raises(DataError, match=r"`eps`"):
+        histogram.perturbed_histogram([0.1, 0.2], 0.0, upper=1.0)
+
+
+def test_weights_outside_unit_interval_in_record_bounds():
+    with pytest.raises(DataError, match=r"`weights` must lie in \[0, 1\]; position 1 is 2.0"):
+        privacy.record_bounds(np.zeros((2, 2)), [0.5, 2.0])
+
+
+def test_weights_length_mismatch_in_record_bounds():
+    with pytest.raises(DataError, match=r"`weights` has length 3 but the data have 2 records"):
+        privacy.record_bounds(np.zeros((2, 2)), [0.5, 0.5, 0.5])
+
+
+def test_weights_outside_unit_interval_in_knowledge_weights():
+    with pytest.raises(DataError, match=r"`weights` must lie in \[0, 1\]"):
+        weights.knowledge_weights([1.1, 0.5], [0.2, 0.2])
+
+
+def test_lambda_outside_unit_interval_in_knowledge_weights():
+    with pytest.raises(DataError, match=r"`lam` must hold probabilities in \[0, 1\]"):
+        weights.knowledge_weights([0.5, 0.5], [0.2, 1.2])
+
+
+def test_weights_outside_unit_interval_in_reweight():
+    with pytest.raises(DataError, match=r"`weights` must lie in \[0, 1\]"):
+        weights.reweight([1.0, -0.5], [1.0, 2.0], delta=2.0, k=0.95)
+
+
+def test_weights_length_mismatch_in_truncate():
+    with pytest.raises(DataError, match=r"`weights` has length 3 but the data have 2 records"):
+        weights.truncate_weights([1.0, 1.0, 1.0], [1.0, 2.0], eps=2.0)
+
+
+def test_weights_too_large_in_scale_weights():
+    with pytest.raises(DataError, match=r"`weights` must lie in \[0, 1\]"):
+        weights.scale_weights([0.5, 3.0], 0.5)
+
+
+@pytest.mark.parametrize("q", [0.0, 1.01, -1.0, np.nan])
+def test_bad_draw_quantile_in_record_bounds(q):
+    with pytest.raises(DataError, match=r"`draw_quantile` must lie in \(0, 1\]"):
+        privacy.record_bounds(np.zeros((3, 2)), draw_quantile=q)
+
+
+@pytest.mark.parametrize("q", [0.0, 2.0])
+def test_bad_draw_quantile_in_sampler_config(q):
+    with pytest.raises(DataError, match=r"`draw_quantile` must lie in \(0, 1\]"):
+        SamplerConfig(draw_quantile=q)
+
+
+@pytest.mark.parametrize("field", ["draws", "chains"])
+def test_bad_sampler_sizes(field):
+    with pytest.raises(DataError, match=rf"`{field}` must be a positive integer"):
+        SamplerConfig(**{field: 0})
+
+
+def test_bad_sampler_tune_negative():
+    with pytest.raises(DataError, match=r"`tune` must be a positive integer"):
+        SamplerConfig(tune=-1)
+
+
+def test_bad_kind_for_count_weights():
+    with pytest.raises(DataError, match=r"`kind` must be 'absolute' or 'relative'; got 'euclidean'"):
+        weights.count_weights([1.0, 2.0], radius=1.0, kind="euclidean")
+
+
+def test_negative_radius_for_count_weights():
+    with pytest.raises(DataError, match=r"`radius` must be finite and >= 0"):
+        weights.isolation_rate([1.0, 2.0], radius=-1.0)
+
+
+@pytest.mark.parametrize("c, g", [(np.nan, 0.0), (1.0, np.inf)])
+def test_non_finite_scale_or_shift(c, g):
+    with pytest.raises(DataError, match=r"scale `c` and shift `g` must be finite"):
+        weights.lipschitz_weights([1.0, 2.0], c=c, g=g)
+
+
+def test_lipschitz_weights_rejects_negative_abs_loglik():
+    with pytest.raises(DataError, match=r"`abs_loglik` must be absolute values"):
+        weights.lipschitz_weights([1.0, -2.0])
+
+
+def test_lipschitz_weights_rejects_nan():
+    with pytest.raises(DataError, match=r"`abs_loglik` has NaN"):
+        weights.lipschitz_weights([1.0, np.nan])
+
+
+def test_downscale_factor_above_one():
+    with pytest.raises(DataError, match=r"downscaling factor `c` must be in \(0, 1\]"):
+        weights.scale_weights([0.5], 1.5)
+
+
+def test_reweight_negative_delta_i():
+    with pytest.raises(DataError, match=r"`delta_i` must be >= 0"):
+        weights.reweight([1.0], [-1.0], delta=1.0, k=0.9)
+
+
+def test_scalar_weight_zero_target():
+    with pytest.raises(DataError, match=r"`delta_target` must be finite and > 0"):
+        weights.scalar_weight(0.0, 3.0)
+
+
+def test_record_bounds_nan_loglik():
+    with pytest.raises(DataError, match=r"`loglik` has NaN"):
+        privacy.record_bounds(np.array([[np.nan, 1.0]]))
+
+
+def test_record_bounds_bad_shape():
+    with pytest.raises(DataError, match=r"`loglik` must be a non-empty \(draws x records\) matrix"):
+        privacy.record_bounds(np.zeros(3))
+
+
+def test_record_bounds_bad_bound():
+    with pytest.raises(DataError, match=r"`bound` must be finite and > 0"):
+        privacy.record_bounds(np.zeros((2, 2)), bound=-1.0)
+
+
+def test_record_bounds_range_shape_mismatch():
+    with pytest.raises(DataError, match=r"`log_range_prob` has shape \(2, 3\)"):
+        privacy.record_bounds(np.zeros((2, 2)), log_range_prob=np.zeros((2, 3)))
+
+
+# --------------------------------------------------------------------------------------------
+# perturbed histogram: public bounds
+# --------------------------------------------------------------------------------------------
+
+
+def test_ph_upper_bound_from_private_data():
+    x = np.array([0.1, 0.4, 0.73])
+    with pytest.raises(PublicBoundError, match=r"`upper`/`lower` equal the data's own maximum"):
+        histogram.perturbed_histogram(x, 1.0, upper=x.max(), seed=1)
+
+
+def test_ph_lower_bound_from_private_data():
+    x = np.array([2.5, 3.0, 4.0])
+    with pytest.raises(PublicBoundError, match=r"`upper`/`lower`"):
+        histogram.perturbed_histogram(x, 1.0, lower=x.min(), upper=10.0, seed=1)
+
+
+def test_ph_data_above_public_bound_not_clipped():
+    with pytest.raises(DataError, match=r"1 value\(s\) of `x` lie outside the public bounds \[0.0, 1.0\] \(first at position 2\)"):
+        histogram.perturbed_histogram([0.1, 0.5, 1.5, 0.2], 1.0, upper=1.0, seed=1)
+
+
+def test_ph_data_below_public_bound_not_clipped():
+    with pytest.raises(DataError, match=r"`x` lie outside the public bounds"):
+        histogram.perturbed_histogram([-0.1, 0.5], 1.0, upper=1.0, seed=1)
+
+
+def test_ph_bounds_inverted():
+    with pytest.raises(DataError, match=r"public bounds must be finite with upper > lower"):
+        histogram.perturbed_histogram([0.1, 0.5], 1.0, lower=2.0, upper=1.0)
+
+
+def test_ph_bad_bins():
+    with pytest.raises(DataError, match=r"`bins` must be >= 1"):
+        histogram.perturbed_histogram([0.1, 0.5], 1.0, upper=1.0, bins=0)
+    with pytest.raises(DataError, match=r"`bins` must be 'sqrt', 'log' or a positive int; got 'many'"):
+        histogram.bin_count(10, "many")
+
+
+def test_ph_bad_mode():
+    with pytest.raises(DataError, match=r"`mode` must be one of"):
+        histogram.perturbed_histogram([0.1, 0.5], 1.0, upper=1.0, mode="fast")
+
+
+# --------------------------------------------------------------------------------------------
+# metrics, synthesis, studies
+# --------------------------------------------------------------------------------------------
+
+
+def test_ecdf_distances_nan_synthetic():
+    with pytest.raises(DataError, match=r"`x_syn` has 1 non-finite"):
+        metrics.ecdf_distances([1.0, 2.0], [1.0, np.nan])
+
+
+def test_bootstrap_interval_bad_stat():
+    with pytest.raises(DataError, match=r"`stat` must be one of"):
+        metrics.bootstrap_interval([1.0, 2.0], "mode")
+
+
+def test_bootstrap_interval_bad_level():
+    with pytest.raises(DataError, match=r"`level` must be in \(0, 1\)"):
+        metrics.bootstrap_interval([1.0, 2.0], level=95)
+
+
+def test_interval_over_sets_bad_level():
+    with pytest.raises(DataError, match=r"`level`"):
+        metrics.interval_over_sets([1.0, 2.0, 3.0], level=95)
+
+
+def test_composed_eps_bad_m():
+    with pytest.raises(ValueError, match=r"`m` must be >= 1"):
+        synthesis.composed_eps(1.0, 0)
+
+
+def test_run_study_bad_replicates(tmp_path):
+    with pytest.raises(ValueError, match=r"`replicates` must be a positive integer"):
+        studies.run_study("s", lambda r, s, p: None, {}, replicates=0, seed=1, cache_dir=tmp_path)
+
+
+def test_run_study_bad_seed(tmp_path):
+    with pytest.raises(ValueError, match=r"`seed` must be a non-negative integer"):
+        studies.run_study("s", lambda r, s, p: None, {}, replicates=1, seed=-3, cache_dir=tmp_path)
+
+
+def test_rows_to_dataset_empty():
+    with pytest.raises(ValueError, match=r"`rows` is empty"):
+        studies.rows_to_dataset([], ["synth"])
+
+
+# --------------------------------------------------------------------------------------------
+# through the fitting and mechanism entry points (need a compiled model; no sampling happens)
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_fit_rejects_nan_data(poisson_cm):
+    with pytest.raises(DataError, match=r"`x` has 1 non-finite value.*position 1"):
+        poisson_cm.fit([1.0, np.nan, 3.0])
+
+
+@pytest.mark.slow
+def test_fit_rejects_infinite_data(lognormal_cm):
+    with pytest.raises(DataError, match=r"`x` has 1 non-finite value"):
+        lognormal_cm.fit([1.0, np.inf])
+
+
+@pytest.mark.slow
+def test_fit_rejects_empty_data(beta_cm):
+    with pytest.raises(DataError, match=r"`x` is empty"):
+        beta_cm.fit([])
+
+
+@pytest.mark.slow
+def test_fit_rejects_beta_data_outside_support(beta_cm):
+    with pytest.raises(DataError, match=r"`x` has 1 values above the support of the Beta model"):
+        beta_cm.fit([0.3, 1.2])
+
+
+@pytest.mark.slow
+def test_fit_rejects_negative_counts(negbin_cm):
+    with pytest.raises(DataError, match=r"`x` has 1 negative counts of the negative binomial model"):
+        negbin_cm.fit([3.0, -2.0])
+
+
+@pytest.mark.slow
+def test_fit_rejects_weights_outside_unit_interval(poisson_cm):
+    with pytest.raises(DataError, match=r"`weights` must lie in \[0, 1\]; position 2 is 1.5"):
+        poisson_cm.fit([1.0, 2.0, 3.0], weights=[1.0, 0.5, 1.5])
+
+
+@pytest.mark.slow
+def test_fit_rejects_weights_length_mismatch(poisson_cm):
+    with pytest.raises(DataError, match=r"`weights` has length 2 but the data have 3 records"):
+        poisson_cm.fit([1.0, 2.0, 3.0], weights=[1.0, 0.5])
+
+
+@pytest.mark.slow
+def test_fit_rejects_privacy_weights_outside_unit_interval(poisson_cm):
+    with pytest.raises(DataError, match=r"`privacy_weights` must lie in \[0, 1\]"):
+        poisson_cm.fit([1.0, 2.0], privacy_weights=[1.0, 7.0])
+
+
+@pytest.mark.slow
+def test_fit_rejects_covariates_length_mismatch(betareg_cm):
+    with pytest.raises(DataError, match=r"mismatched lengths: `x` has 3, `covariates` has 4"):
+        betareg_cm.fit([0.2, 0.3, 0.4], covariates=betareg_design(4))
+
+
+@pytest.mark.slow
+def test_fit_rejects_bad_bound(poisson_cm):
+    with pytest.raises(DataError, match=r"`bound` must be finite and > 0"):
+        poisson_cm.fit([1.0, 2.0], bound=0.0)
+
+
+@pytest.mark.slow
+def test_censored_rejects_eps_zero(poisson_cm):
+    with pytest.raises(DataError, match=r"`eps` must be a finite privacy budget > 0; got 0"):
+        mechanisms.censored(poisson_cm, [1.0, 2.0], eps=0)
+
+
+@pytest.mark.slow
+def test_censored_rejects_eps_nan(poisson_cm):
+    with pytest.raises(DataError, match=r"`eps` must be a finite privacy budget > 0; got nan"):
+        mechanisms.censored(poisson_cm, [1.0, 2.0], eps=float("nan"))
+
+
+@pytest.mark.slow
+def test_count_weighted_rejects_bad_kind(poisson_cm):
+    with pytest.raises(DataError, match=r"`kind` must be 'absolute' or 'relative'"):
+        mechanisms.count_weighted(poisson_cm, [1.0, 2.0], radius=1.0, kind="ball")
+
+
+@pytest.mark.slow
+def test_reweighted_rejects_bad_k0(poisson_cm):
+    with pytest.raises(DataError, match=r"`k0` must be in \(0, 1\]"):
+        mechanisms.reweighted(poisson_cm, None, k0=1.5)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "a, b",
+    [(1.8, 0.4), (1.0, 1.0), (-0.5, 1.2), (np.nan, 1.2), (0.4, np.nan), (-np.inf, 1.8), (0.4, -np.inf)],
+)
+def test_bad_range_multipliers(lognormal_cm, a, b):
+    fit = fit_from_draws(lognormal_cm, [1.0, 2.0], {"mu": [0.0, 0.1], "sigma": [1.0, 1.1]})
+    with pytest.raises(DataError, match=r"range multipliers must satisfy 0 <= a < b"):
+        mechanisms.range_log_prob(fit, a, b)
+
+
+@pytest.mark.slow
+def test_bad_range_multipliers_in_range_averaged(lognormal_cm):
+    fit = fit_from_draws(lognormal_cm, [1.0, 2.0], {"mu": [0.0, 0.1], "sigma": [1.0, 1.1]})
+    with pytest.raises(DataError, match=r"range multipliers must satisfy 0 <= a < b.*a=1.2, b=0.6"):
+        mechanisms.range_averaged(lognormal_cm, fit, None, 1.2, 0.6)
