@@ -107,3 +107,11 @@ def test_violins_without_reference_line():
 
 def test_stand_in_note_names_the_stand_in():
     assert "stand-in" in plots.STAND_IN_NOTE
+
+
+def test_range_variants_get_one_colour_family_each_and_distinct_shades():
+    names = ["LW", "A[0.4,1.8]", "B[0.4,1.8]", "B'[0.4,1.8]", "A[0.6,1.2]", "B[0.6,1.2]", "B'[0.6,1.2]"]
+    cols = [plots.color(n, names) for n in names]
+    assert len(set(cols)) == len(cols)
+    assert plots.color("A[0.4,1.8]", names) != plots.color("A[0.6,1.2]", names)
+    assert plots.color("LW", names) not in cols[1:]

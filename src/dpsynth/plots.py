@@ -65,12 +65,31 @@ def order(names: Sequence[str]) -> list[str]:
     return known + [n for n in names if n not in _INDEX]
 
 
+#: Colour families of the range-restriction variants, by name prefix (one shade per range).
+_PREFIX_COLOURS = {
+    "B'[": ("#e6550d", "#fdae6b", "#a63603"),
+    "A[": ("#31a354", "#a1d99b", "#006d2c"),
+    "B[": ("#756bb1", "#bcbddc", "#54278f"),
+}
+
+
 def color(name: str, names: Sequence[str] | None = None) -> str:
-    """Colour of a synthesizer; names not in :data:`SYNTHESIZERS` get a stable extra colour."""
+    """Colour of a synthesizer.
+
+    Names in :data:`SYNTHESIZERS` have fixed colours; range-restriction variants (``A[a,b]``,
+    ``B[a,b]``, ``B'[a,b]``) get shades of one colour family per variant, in the order the
+    ranges appear in ``names``; any other name gets a stable extra colour.
+    """
     if name in _INDEX:
         return SYNTHESIZERS[_INDEX[name]][2]
-    pool = [n for n in (names or [name]) if n not in _INDEX]
-    i = pool.index(name) if name in pool else 0
+    pool = list(names or [name])
+    for prefix, shades in _PREFIX_COLOURS.items():
+        if name.startswith(prefix):
+            same = [n for n in pool if n.startswith(prefix)] or [name]
+            i = same.index(name) if name in same else 0
+            return shades[i % len(shades)]
+    rest = [n for n in pool if n not in _INDEX and not n.startswith(tuple(_PREFIX_COLOURS))]
+    i = rest.index(name) if name in rest else 0
     return _EXTRA[i % len(_EXTRA)]
 
 

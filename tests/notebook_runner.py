@@ -1,0 +1,62 @@
+"""Run a chapter notebook through papermill and collect its outputs (for the smoke tests)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+import papermill
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@dataclass
+class ExecutedNotebook:
+    """Outputs of an executed notebook, grouped by kind."""
+
+    outputs: list
+
+    def _data(self, mime: str) -> str:
+        return "\n".join(
+            "".join(o["data"].get(mime, "")) for o in self.outputs if "data" in o
+        )
+
+    @property
+    def stream_text(self) -> str:
+        return "\n".join("".join(o.get("text", "")) for o in self.outputs if o["output_type"] == "stream")
+
+    @property
+    def markdown(self) -> str:
+        return self._data("text/markdown")
+
+    @property
+    def html(self) -> str:
+        return self._data("text/html")
+
+    @property
+    def plain(self) -> str:
+        return self._data("text/plain")
+
+    @property
+    def n_images(self) -> int:
+        return sum("image/png" in o.get("data", {}) for o in self.outputs)
+
+
+def run_notebook(name: str, tmp_path: Path, *, use_cache: bool = True, **parameters) -> ExecutedNotebook:
+    """Execute ``notebooks/<name>.ipynb`` with ``parameters`` into ``tmp_path``.
+
+    With ``use_cache`` the study cache goes to ``tmp_path/cache`` unless ``cache_dir`` is given.
+    Raises if a cell fails (papermill) and asserts that no output is an error.
+    """
+    if use_cache:
+        parameters.setdefault("cache_dir", str(tmp_path / "cache"))
+    out = tmp_path / f"{name}.ipynb"
+    papermill.execute_notebook(
+        str(REPO / "notebooks" / f"{name}.ipynb"), str(out), parameters=parameters,
+        kernel_name="python3", cwd=str(REPO), progress_bar=False,
+    )
+    nb = nbformat.read(out, as_version=4)
+    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
+    assert not [o for o in outputs if o["output_type"] == "error"]
+    return ExecutedNotebook(outputs)
