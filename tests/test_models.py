@@ -305,3 +305,19 @@ def test_beta_regression_recovers_parameters(betareg_cm):
     f = _fit(betareg_cm, x, X)
     np.testing.assert_allclose(f.draws["beta"].mean(axis=0), [-1.0, 0.8], atol=0.25)
     assert 12.0 < f.draws["kappa"].mean() < 30.0
+
+
+def test_lognormal_log_interval_prob_matches_the_generic_form_and_stays_finite_in_the_tails():
+    from dpsynth.models import LognormalFamily, ModelFamily
+
+    fam = LognormalFamily()
+    rng = np.random.default_rng(5)
+    draws = {"mu": rng.normal(1.0, 0.05, 50), "sigma": rng.uniform(0.9, 1.1, 50)}
+    x = np.exp(rng.normal(1.0, 1.5, 40))
+    x[:2] = [np.exp(41.0), np.exp(-39.0)]  # about 40 sd above and below the mean
+    for a, b in [(0.4, 1.8), (0.6, 1.2), (0.0, 2.0)]:
+        fast = fam.log_interval_prob(a * x, b * x, draws)
+        generic = ModelFamily.log_interval_prob(fam, a * x, b * x, draws)
+        np.testing.assert_allclose(fast, generic, rtol=1e-10, atol=1e-12)
+        assert np.isfinite(fast).all()
+        assert (fast <= 0).all()

@@ -23,7 +23,7 @@ from pytensor.graph.replace import vectorize_graph
 
 from .likelihood import BOUND, WEIGHTS, likelihood_term
 from .models import ModelFamily
-from .privacy import PrivacyReport, RecordBounds, log_interval_prob, privacy_report, record_bounds
+from .privacy import PrivacyReport, RecordBounds, privacy_report, record_bounds
 from .seeds import SeedLike, int_seed
 from .validation import DataError, as_weights, check_eps, check_positive, check_probability
 
@@ -177,11 +177,7 @@ class Fit:
 
     def log_range_prob(self, lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
         """``log P_{theta_s}(R_i)`` for ranges ``R_i = [lower_i, upper_i]``, shape ``(S, n)``."""
-        fam, cov = self.family, self.covariates
-        return log_interval_prob(
-            fam.logcdf(lower, self.draws, cov), fam.logcdf(upper, self.draws, cov),
-            fam.logsf(lower, self.draws, cov), fam.logsf(upper, self.draws, cov),
-        )
+        return self.family.log_interval_prob(lower, upper, self.draws, self.covariates)
 
 
 class CompiledModel:
