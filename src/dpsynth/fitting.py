@@ -83,6 +83,11 @@ class SamplerConfig:
                 raise DataError(f"`{name}` must be a positive integer; got {val!r}.")
         check_probability(self.draw_quantile, "draw_quantile")
 
+    @classmethod
+    def from_params(cls, params: Mapping) -> "SamplerConfig":
+        """Build from a study's parameters: ``draws``, ``tune`` and optionally ``chains``."""
+        return cls(draws=int(params["draws"]), tune=int(params["tune"]), chains=int(params.get("chains", 2)))
+
     @property
     def ess_threshold(self) -> float:
         """The bulk-ESS threshold in force."""

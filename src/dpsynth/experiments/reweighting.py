@@ -24,6 +24,7 @@ import numpy as np
 import xarray as xr
 
 from .. import datasets, mechanisms, metrics, models
+from . import require
 from ..fitting import SamplerConfig, compiled_model
 from ..seeds import generator, stream
 from ..synthesis import synthesize
@@ -33,7 +34,6 @@ __all__ = [
     "SYNTHESIZERS",
     "family_for",
     "simulate_data",
-    "sampler_from",
     "match_cw_radius",
     "synthesizers_replicate",
     "contraction_replicate",
@@ -66,15 +66,6 @@ def simulate_data(data_model: str, n: int, seed) -> np.ndarray:
     raise ValueError(f"`data_model` must be one of {DATA_MODELS}; got {data_model!r}.")
 
 
-def sampler_from(params: Mapping) -> SamplerConfig:
-    """The study's :class:`~dpsynth.fitting.SamplerConfig` from ``draws``, ``tune``, ``chains``."""
-    return SamplerConfig(draws=int(params["draws"]), tune=int(params["tune"]), chains=int(params.get("chains", 2)))
-
-
-def _check(params: Mapping, keys) -> None:
-    missing = [k for k in keys if k not in params]
-    if missing:
-        raise KeyError(f"missing parameters: {missing}")
 
 
 def match_cw_radius(cm, x, delta_target: float, *, radius: float, kind: str, match: bool = True,
@@ -141,11 +132,11 @@ def synthesizers_replicate(replicate: int, seed: np.random.SeedSequence, params:
         per record: ``x``; per synthesizer and draw: ``mu_draw``; per source ("Data" and the
         synthesizers) and synthetic set: ``mean``, ``median``, ``q15``, ``q90``, ``max_ecdf``.
     """
-    _check(params, ("data_model", "n", "draws", "tune", "cw_radius", "cw_kind", "k0", "tol", "n_syn"))
+    require(params, ("data_model", "n", "draws", "tune", "cw_radius", "cw_kind", "k0", "tol", "n_syn"))
     dm = params["data_model"]
     n = int(params["n"])
     n_syn = int(params["n_syn"])
-    cfg = sampler_from(params)
+    cfg = SamplerConfig.from_params(params)
     x = simulate_data(dm, n, stream(seed, "data"))
     cm = compiled_model(family_for(dm), x)
 
@@ -253,10 +244,10 @@ def contraction_replicate(replicate: int, seed: np.random.SeedSequence, params: 
         ("Unweighted", "LW"), and, for the
         statistics, ``source`` ("Data", "Unweighted", "LW").
     """
-    _check(params, ("data_models", "ns", "draws", "tune"))
+    require(params, ("data_models", "ns", "draws", "tune"))
     dms = list(params["data_models"])
     ns = [int(v) for v in params["ns"]]
-    cfg = sampler_from(params)
+    cfg = SamplerConfig.from_params(params)
     syn = ["Unweighted", "LW"]
     src = ["Data"] + syn
     shape = (len(dms), len(ns), len(syn))

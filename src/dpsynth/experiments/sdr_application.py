@@ -25,6 +25,7 @@ import numpy as np
 import xarray as xr
 
 from .. import mechanisms, metrics, models, sdr
+from . import require
 from ..fitting import SamplerConfig, compiled_model
 from ..histogram import perturbed_histogram
 from ..seeds import generator, stream
@@ -35,7 +36,6 @@ __all__ = [
     "PART1_SYNTHESIZERS",
     "PART1_ROWS",
     "PART2_SYNTHESIZERS",
-    "sampler_from",
     "data_part1",
     "data_part2",
     "censoring_replicate",
@@ -52,15 +52,6 @@ PART2_SYNTHESIZERS = ("Unweighted", "LW", "CW", "SW", "LW_final", "CW_final")
 STATS = metrics.STAT_NAMES  # ("mean", "median", "q15", "q90")
 
 
-def sampler_from(params: Mapping) -> SamplerConfig:
-    """The study's :class:`~dpsynth.fitting.SamplerConfig` from ``draws``, ``tune``, ``chains``."""
-    return SamplerConfig(draws=int(params["draws"]), tune=int(params["tune"]), chains=int(params.get("chains", 2)))
-
-
-def _check(params: Mapping, keys) -> None:
-    missing = [k for k in keys if k not in params]
-    if missing:
-        raise KeyError(f"missing parameters: {missing}")
 
 
 def _columns(params: Mapping) -> sdr.SDRColumns:
@@ -121,10 +112,10 @@ def censoring_replicate(replicate: int, seed: np.random.SeedSequence, params: Ma
         one synthetic data set per synthesizer, NaN for replicates not kept); per coefficient:
         ``coef_unweighted`` (posterior mean of the Unweighted fit).
     """
-    _check(params, ("eps", "draws", "tune", "salary_bound"))
+    require(params, ("eps", "draws", "tune", "salary_bound"))
     eps = float(params["eps"])
     U = float(params["salary_bound"])
-    cfg = sampler_from(params)
+    cfg = SamplerConfig.from_params(params)
     data = data_part1(params)
     s = data.salary
     n = s.size
@@ -205,8 +196,8 @@ def reweighting_replicate(replicate: int, seed: np.random.SeedSequence, params: 
         ("Data" and the synthesizers) and set: ``mean``, ``median``, ``q15``, ``q90``,
         ``max_ecdf``, ``avg_ecdf`` (bootstrap resamples for "Data").
     """
-    _check(params, ("draws", "tune", "cw_radius", "cw_kind", "k0", "tol", "n_syn"))
-    cfg = sampler_from(params)
+    require(params, ("draws", "tune", "cw_radius", "cw_kind", "k0", "tol", "n_syn"))
+    cfg = SamplerConfig.from_params(params)
     x = data_part2(params).salary
     n = x.size
     n_syn = int(params["n_syn"])
