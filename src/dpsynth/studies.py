@@ -88,6 +88,7 @@ def _write_atomic(ds: xr.Dataset, path: Path) -> None:
     os.close(fd)
     try:
         ds.to_netcdf(tmp, engine="h5netcdf")
+        os.chmod(tmp, 0o644)  # mkstemp creates 0600; the cache is ordinary shared output
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
