@@ -83,8 +83,10 @@ notebooks: $(STAMP)
 	for nb in $$nbs; do \
 	  name=$$(basename "$$nb" .ipynb); \
 	  echo "papermill $$nb -> book/$$name.ipynb (scale=$(SCALE))"; \
+	  start=$$SECONDS; \
 	  $(VENV)/bin/papermill "$$nb" "book/$$name.ipynb" -p scale "$(SCALE)" \
 	    --kernel python3 $(PAPERMILL_ARGS); \
+	  echo "book/$$name.ipynb: executed in $$((SECONDS - start)) s"; \
 	done
 
 book: $(STAMP) notebooks
