@@ -50,8 +50,12 @@ def test_code_fingerprint_enters_the_key(tmp_path):
     from pathlib import Path
 
     fp = studies.code_fingerprint(conftest.counting_replicate)
-    assert fp == hashlib.sha256(Path(conftest.__file__).read_bytes()).hexdigest()[:16]
-    assert studies.code_fingerprint(len) == ""  # built-in: no source file
+    pkg = sorted(Path(studies.__file__).resolve().parent.rglob("*.py"))
+    h = hashlib.sha256()
+    for f in pkg + [Path(conftest.__file__).resolve()]:
+        h.update(f.read_bytes())
+    assert fp == h.hexdigest()[:16]  # the package's modules and the replicate's own file
+    assert studies.code_fingerprint(len) != fp  # built-in: no source file, package code only
     assert studies.study_key("s", {}, 1, 1, fp) != studies.study_key("s", {}, 1, 1, "")
     ds = _run(tmp_path)
     assert ds.attrs["key"] == studies.study_path("study", PARAMS, 3, 1, tmp_path, fp).stem

@@ -47,15 +47,24 @@ def _jsonable(obj):
 
 
 def code_fingerprint(fn: Callable) -> str:
-    """Hash of the source file that defines ``fn`` (empty if it cannot be read).
+    """Hash of the code behind a study: ``fn``'s source file and every module of ``dpsynth``.
 
-    Part of the cache key, so editing a chapter's replicate code invalidates its cached results.
+    Part of the cache key, so editing a chapter's replicate code, or any package module it relies
+    on (a mechanism, a model, a metric), invalidates the cached results instead of reusing stale
+    ones.
     """
+    h = hashlib.sha256()
+    files = sorted(Path(__file__).resolve().parent.rglob("*.py"))
     try:
-        src = Path(inspect.getsourcefile(fn)).read_bytes()
-    except (TypeError, OSError):
-        return ""
-    return hashlib.sha256(src).hexdigest()[:16]
+        files.append(Path(inspect.getsourcefile(fn)).resolve())
+    except TypeError:
+        pass
+    for f in files:
+        try:
+            h.update(f.read_bytes())
+        except OSError:
+            continue
+    return h.hexdigest()[:16]
 
 
 def study_key(name: str, params: Mapping, replicates: int, seed: int, code: str = "") -> str:
