@@ -35,6 +35,7 @@ __all__ = [
     "censored",
     "reweighted",
     "range_log_prob",
+    "knowledge_lambda",
     "range_averaged",
     "range_truncated",
     "DownscaleCalibration",
@@ -249,41 +250,70 @@ def range_log_prob(fit: Fit, a: float, b: float) -> np.ndarray:
     return fit.log_range_prob(*ends)
 
 
+def knowledge_lambda(base: Fit, a: float, b: float, *, log_prob: np.ndarray | None = None) -> np.ndarray:
+    """Knowledge probabilities of range restriction (A), one per record.
+
+    ``lambda_i = Pr(x*_i not in [a x_i, b x_i]) = 1 - mean_s P_{theta_s}(R_i)`` under the base
+    fit's posterior predictive, from the family's vectorised CDF (no simulation).
+
+    Parameters
+    ----------
+    base : Fit
+        The step-1 (unweighted) fit.
+    a, b : float
+        Range multipliers, ``0 <= a < b``; ``(-inf, inf)`` gives ``lambda = 0``.
+    log_prob : numpy.ndarray, optional
+        ``range_log_prob(base, a, b)`` if already computed (it is not computed again).
+    """
+    L = range_log_prob(base, a, b) if log_prob is None else log_prob
+    # the clip guards rounding only: a mean of probabilities lies in [0, 1]
+    return np.clip(1.0 - np.exp(L).mean(axis=0), 0.0, 1.0)
+
+
 def range_averaged(
     cm: CompiledModel, base: Fit, weights, a: float, b: float, *, sampler: SamplerConfig | None = None,
-    seed: SeedLike = None, name: str | None = None,
+    seed: SeedLike = None, name: str | None = None, base_log_prob: np.ndarray | None = None,
 ) -> MechanismResult:
     """Range restriction (A), "averaged" knowledge weights.
 
-    ``lambda_i = 1 - mean_s P_{theta_s}(R_i)`` from the base (unweighted) fit's predictive
+    ``lambda_i`` (:func:`knowledge_lambda`) from the base (unweighted) fit's predictive
     distribution; the fit uses ``alpha*_i = lambda_i + (1 - lambda_i) alpha_i`` and the reported
-    bound is ``max_{s,i} |(1 - lambda_i) alpha_i f_{theta_s}(x_i)|``.
+    bound is ``max_{s,i} |(1 - lambda_i) alpha_i f_{theta_s}(x_i)|``. ``base_log_prob`` passes
+    ``range_log_prob(base, a, b)`` when the caller already has it. The result's ``extra`` holds
+    ``lambda`` (per record) and the privacy weights ``privacy_weights = (1 - lambda) alpha``.
     """
     w = as_weights(weights, base.x.size)
-    lam = 1.0 - np.exp(range_log_prob(base, a, b)).mean(axis=0)
-    lam = np.clip(lam, 0.0, 1.0)  # guards rounding only: mean of probabilities lies in [0, 1]
+    lam = knowledge_lambda(base, a, b, log_prob=base_log_prob)
     alpha_star = knowledge_weights(w, lam)
-    fit = cm.fit(base.x, covariates=base.covariates, weights=alpha_star, privacy_weights=(1.0 - lam) * w,
+    pw = (1.0 - lam) * w
+    fit = cm.fit(base.x, covariates=base.covariates, weights=alpha_star, privacy_weights=pw,
                  sampler=sampler, seed=seed)
-    return _result(name or f"A[{a:g},{b:g}]", fit, a=a, b=b, mean_lambda=float(lam.mean()))
+    res = _result(name or f"A[{a:g},{b:g}]", fit, a=a, b=b, mean_lambda=float(lam.mean()))
+    res.extra.update(**{"lambda": lam, "privacy_weights": pw})
+    return res
 
 
 def range_truncated(
     cm: CompiledModel, base: Fit, a: float, b: float, *, c: float = 1.0, g: float = 0.0,
     sampler: SamplerConfig | None = None, seed: SeedLike = None, name: str | None = None,
-    draw_quantile: float = 1.0,
+    draw_quantile: float = 1.0, base_log_prob: np.ndarray | None = None,
 ) -> MechanismResult:
     """Range restriction (B), range-truncated likelihood.
 
     Record sensitivity ``|alpha_i f_theta(x_i) - log P_theta(R_i)|``. LW weights are computed
     from the unweighted fit's truncated sensitivities, the weighted model is refitted and
-    ``Delta = max_{s,i} |alpha_i f_{theta_s}(x_i) - log P_{theta_s}(R_i)|``.
+    ``Delta = max_{s,i} |alpha_i f_{theta_s}(x_i) - log P_{theta_s}(R_i)|``. ``base_log_prob``
+    passes ``range_log_prob(base, a, b)`` when the caller already has it. The result's ``extra``
+    holds ``delta_trunc_unweighted``, the largest unweighted truncated sensitivity.
     """
-    base_b = record_bounds(base.loglik(), None, log_range_prob=range_log_prob(base, a, b), draw_quantile=draw_quantile)
+    L_base = range_log_prob(base, a, b) if base_log_prob is None else base_log_prob
+    base_b = record_bounds(base.loglik(), None, log_range_prob=L_base, draw_quantile=draw_quantile)
     w = lipschitz_weights(base_b.delta_i, c=c, g=g)
     fit = cm.fit(base.x, covariates=base.covariates, weights=w, sampler=sampler, seed=seed)
     bounds = record_bounds(fit.loglik(), w, log_range_prob=range_log_prob(fit, a, b), draw_quantile=draw_quantile)
-    return _result(name or f"B[{a:g},{b:g}]", fit, bounds, a=a, b=b)
+    res = _result(name or f"B[{a:g},{b:g}]", fit, bounds, a=a, b=b)
+    res.extra["delta_trunc_unweighted"] = base_b.delta
+    return res
 
 
 @dataclass(frozen=True)

@@ -14,8 +14,9 @@ i.e. the record's contribution is the weighted truncated likelihood
 accounting differs, so :func:`whole_term_truncated` re-accounts an existing (B) result instead of
 refitting.
 
-It also exposes the knowledge probabilities ``lambda_i`` of (A) and a decomposition of the (B)
-bound that explains which record and which term attain it.
+It also gives a decomposition of the (B) bound that explains which record and which term attain
+it. (The knowledge probabilities ``lambda_i`` of (A) are
+:func:`dpsynth.mechanisms.knowledge_lambda`, also importable from here.)
 """
 
 from __future__ import annotations
@@ -23,44 +24,25 @@ from __future__ import annotations
 import numpy as np
 
 from .fitting import Fit
-from .mechanisms import MechanismResult, range_log_prob
+from .mechanisms import MechanismResult, knowledge_lambda, range_log_prob  # noqa: F401 (re-export)
 from .privacy import RecordBounds, privacy_report, record_bounds
 from .validation import DataError, as_weights
 
 __all__ = [
-    "knowledge_lambda",
     "truncated_bounds",
     "whole_term_truncated",
     "truncation_decomposition",
 ]
 
 
-def knowledge_lambda(fit: Fit, a: float, b: float) -> np.ndarray:
-    """Knowledge probabilities of range restriction (A), one per record.
-
-    ``lambda_i = Pr(x*_i not in [a x_i, b x_i])`` under the fit's posterior predictive
-    distribution, computed without simulation as ``1 - mean_s P_{theta_s}(R_i)``, where each
-    ``P_{theta_s}(R_i)`` comes from the family's vectorised log CDF / log survival function
-    (:func:`dpsynth.mechanisms.range_log_prob`). This is the quantity
-    :func:`dpsynth.mechanisms.range_averaged` uses.
-
-    Parameters
-    ----------
-    fit : Fit
-        The step-1 (unweighted) fit.
-    a, b : float
-        Range multipliers, ``0 <= a < b``; ``(-inf, inf)`` gives ``lambda = 0``.
-
-    Returns
-    -------
-    numpy.ndarray
-        ``lambda``, shape ``(n,)``, in [0, 1].
-    """
-    logp = range_log_prob(fit, a, b)
-    return np.clip(1.0 - np.exp(logp).mean(axis=0), 0.0, 1.0)
+def _matrices(fit: Fit, a: float, b: float, matrices) -> tuple[np.ndarray, np.ndarray]:
+    """``(F, log P)`` of a fit: the given pair, or computed now."""
+    return matrices if matrices is not None else (fit.loglik(), range_log_prob(fit, a, b))
 
 
-def truncated_bounds(fit: Fit, weights, a: float, b: float, *, draw_quantile: float = 1.0) -> RecordBounds:
+def truncated_bounds(
+    fit: Fit, weights, a: float, b: float, *, draw_quantile: float = 1.0, matrices=None
+) -> RecordBounds:
     """By-record bounds of the whole-term reading (B'): ``max_s |alpha_i (f - log P)|``.
 
     Parameters
@@ -74,6 +56,8 @@ def truncated_bounds(fit: Fit, weights, a: float, b: float, *, draw_quantile: fl
         Range multipliers.
     draw_quantile : float
         Draw-dropping rule (1.0 keeps every draw).
+    matrices : tuple, optional
+        ``(fit.loglik(), range_log_prob(fit, a, b))`` if the caller already has them.
 
     Returns
     -------
@@ -81,7 +65,8 @@ def truncated_bounds(fit: Fit, weights, a: float, b: float, *, draw_quantile: fl
         ``delta_i`` of the reading; ``abs_loglik`` holds ``max_s |f - log P|`` (unweighted).
     """
     w = as_weights(weights, fit.x.size)
-    G = fit.loglik() - range_log_prob(fit, a, b)
+    F, L = _matrices(fit, a, b, matrices)
+    G = F - L
     if np.isnan(G).any():
         raise DataError("the truncated log-likelihood has NaN entries (an empty range?).")
     out = record_bounds(G, w, draw_quantile=draw_quantile)
@@ -102,21 +87,26 @@ def whole_term_truncated(result_b: MechanismResult, *, name: str | None = None) 
     Returns
     -------
     MechanismResult
-        Same fit and weights as ``result_b``; bounds ``max_s |alpha_i (f - log P)|``.
+        Same fit and weights as ``result_b``; bounds ``max_s |alpha_i (f - log P)|``; ``extra``
+        also holds the :func:`truncation_decomposition` of the (B) bound, from the same matrices.
     """
     try:
         a, b = float(result_b.extra["a"]), float(result_b.extra["b"])
     except KeyError as exc:
         raise DataError("`result_b` must come from `mechanisms.range_truncated` (needs extra a, b).") from exc
-    bounds = truncated_bounds(result_b.fit, result_b.weights, a, b, draw_quantile=result_b.bounds.draw_quantile)
+    matrices = _matrices(result_b.fit, a, b, None)  # computed once for both reductions below
+    bounds = truncated_bounds(result_b.fit, result_b.weights, a, b, draw_quantile=result_b.bounds.draw_quantile,
+                              matrices=matrices)
+    decomposition = truncation_decomposition(result_b.fit, result_b.weights, a, b, matrices=matrices)
+    del matrices
     rep = privacy_report(bounds, None, a=a, b=b, reading="whole-term")
     return MechanismResult(
         name=name or f"B'[{a:g},{b:g}]", fit=result_b.fit, weights=result_b.weights, bounds=bounds,
-        privacy=rep, extra={"a": a, "b": b, "reading": "whole-term"},
+        privacy=rep, extra={"a": a, "b": b, "reading": "whole-term", "decomposition": decomposition},
     )
 
 
-def truncation_decomposition(fit: Fit, weights, a: float, b: float) -> dict:
+def truncation_decomposition(fit: Fit, weights, a: float, b: float, *, matrices=None) -> dict:
     """Which record and which term attain the (B) bound ``max |alpha f - log P|``.
 
     Returns
@@ -126,10 +116,10 @@ def truncation_decomposition(fit: Fit, weights, a: float, b: float) -> dict:
         ``weighted_loglik``: ``alpha f`` at the attaining draw; ``log_prob``: ``log P`` there;
         ``max_neg_log_prob``: ``max_{s,i} -log P_{theta_s}(R_i)`` (a lower bound on the (B) Delta
         for any record with weight 0); ``n_zero_weight``: records with ``alpha = 0``.
+        ``matrices`` as in :func:`truncated_bounds`.
     """
     w = as_weights(weights, fit.x.size)
-    F = fit.loglik()
-    L = range_log_prob(fit, a, b)
+    F, L = _matrices(fit, a, b, matrices)
     G = np.where(w[None, :] == 0.0, 0.0, w[None, :] * F)
     absg = np.abs(G - L)
     s, i = np.unravel_index(int(np.argmax(absg)), absg.shape)

@@ -126,17 +126,20 @@ def replicate(replicate: int, seed: np.random.SeedSequence, params: Mapping) -> 
         info: dict[str, dict] = {}
         for a, b in ranges:
             t = _range_tag(a, b)
+            # log P of the base fit is computed once and shared by (A) and (B)
+            base_lp = mechanisms.range_log_prob(base, a, b)
             resA = mechanisms.range_averaged(cm, base, results["LW"].weights, a, b, sampler=cfg,
-                                             seed=stream(seed, n, f"A{t}"), name=f"A{t}")
+                                             seed=stream(seed, n, f"A{t}"), name=f"A{t}", base_log_prob=base_lp)
             resB = mechanisms.range_truncated(cm, base, a, b, c=float(p["lw_c"]), g=float(p["lw_g"]), sampler=cfg,
-                                              seed=stream(seed, n, f"B{t}"), name=f"B{t}")
+                                              seed=stream(seed, n, f"B{t}"), name=f"B{t}", base_log_prob=base_lp)
+            del base_lp
             resB2 = range_readings.whole_term_truncated(resB, name=f"B'{t}")
             results[f"A{t}"], results[f"B{t}"], results[f"B'{t}"] = resA, resB, resB2
             info[f"A{t}"] = {"mean_lambda": float(resA.privacy.extra["mean_lambda"])}
-            dec = range_readings.truncation_decomposition(resB.fit, resB.weights, a, b)
+            dec = resB2.extra["decomposition"]
             info[f"B{t}"] = {"max_neg_log_prob": dec["max_neg_log_prob"], "neg_log_prob_at_max": -dec["log_prob"]}
-            unw = range_readings.truncated_bounds(base, 1.0, a, b)
-            range_rows.append({"n_obs": n, "range": t, "delta_trunc_unweighted": unw.delta})
+            # with weight 1 both readings of (B) coincide: max_s |f - log P| of the base fit
+            range_rows.append({"n_obs": n, "range": t, "delta_trunc_unweighted": resB.extra["delta_trunc_unweighted"]})
 
         for name in names:
             res = results[name]
@@ -145,9 +148,7 @@ def replicate(replicate: int, seed: np.random.SeedSequence, params: Mapping) -> 
             pw = res.weights
             if name.startswith("A["):
                 # privacy weights of (A) are (1 - lambda) alpha; the likelihood uses alpha*
-                a, b = res.extra["a"], res.extra["b"]
-                lam = range_readings.knowledge_lambda(base, a, b)
-                pw = (1.0 - lam) * results["LW"].weights
+                pw = res.extra["privacy_weights"]
             # B' shares B's fit, so it shares B's synthetic data set too
             syn = synthesis.synthesize(res.fit, stream(seed, n, name.replace("B'", "B"), "synthetic"))
             dist = metrics.ecdf_distances(x, syn)
