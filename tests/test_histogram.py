@@ -197,3 +197,87 @@ def test_lower_bound_zero_equal_to_data_minimum_is_allowed():
     # 0 as a lower bound is a property of the variable (e.g. salaries), not read off the data
     r = perturbed_histogram(np.array([0.0, 2.0, 3.0]), 1.0, lower=0.0, upper=10.0, seed=1)
     assert r.synthetic.size == 3
+
+
+# --------------------------------------------------------------------------------------------
+# top-coded data, seeds, neighbour relations, limits
+# --------------------------------------------------------------------------------------------
+
+
+def test_top_coded_value_equal_to_public_upper_bound_is_accepted():
+    # salaries top-coded at the public bound U: x == U lies in [lower, U]
+    x = np.array([10.0, 250.0, 500.0, 500.0])
+    r = perturbed_histogram(x, 1.0, upper=500.0, seed=3)
+    assert r.synthetic.size == 4 and r.synthetic.max() <= 500.0
+
+
+def test_value_above_public_upper_bound_still_refused():
+    with pytest.raises(DataError, match=r"`x` lie outside the public bounds"):
+        perturbed_histogram(np.array([10.0, 500.5]), 1.0, upper=500.0, seed=3)
+
+
+def test_seed_sequence_is_not_mutated_and_gives_the_same_result():
+    x = np.random.default_rng(4).uniform(0, 1, size=200)
+    ss = np.random.SeedSequence(123)
+    a = perturbed_histogram(x, 1.0, upper=1.0, seed=ss)
+    b = perturbed_histogram(x, 1.0, upper=1.0, seed=ss)
+    assert ss.n_children_spawned == 0
+    np.testing.assert_array_equal(a.noisy_counts, b.noisy_counts)
+    np.testing.assert_array_equal(a.synthetic, b.synthetic)
+    # an equal fresh SeedSequence gives the same result too
+    c = perturbed_histogram(x, 1.0, upper=1.0, seed=np.random.SeedSequence(123))
+    np.testing.assert_array_equal(a.synthetic, c.synthetic)
+
+
+@pytest.mark.parametrize(("neighbours", "scale"), [("replace", 2.0 / 0.5), ("remove", 1.0 / 0.5)])
+def test_neighbour_relation_sets_noise_scale(monkeypatch, neighbours, scale):
+    fake = _fixed_noise([0.0] * 4)
+    monkeypatch.setattr(histogram, "laplace_noise", fake)
+    r = perturbed_histogram(np.array([0.5, 1.5, 2.5]), 0.5, upper=4.0, bins=4, seed=1, neighbours=neighbours)
+    assert fake.scale == pytest.approx(scale)
+    assert r.noise_scale == pytest.approx(scale)
+    assert r.eps == 0.5 and r.neighbours == neighbours
+    assert r.eps_remove == pytest.approx(1.0 / scale)
+    assert r.eps_replace == pytest.approx(2.0 / scale)
+
+
+def test_neighbour_relation_default_is_replace_and_eps_fields():
+    r = perturbed_histogram(np.array([0.2, 0.4]), 2.0, upper=1.0, seed=1)
+    assert r.neighbours == "replace" and r.noise_scale == 1.0
+    assert r.eps_replace == 2.0 and r.eps_remove == 1.0
+    r2 = perturbed_histogram(np.array([0.2, 0.4]), 2.0, upper=1.0, seed=1, neighbours="remove")
+    assert r2.noise_scale == 0.5 and r2.eps_remove == 2.0 and r2.eps_replace == 4.0
+
+
+def test_bad_neighbour_relation():
+    with pytest.raises(DataError, match=r"`neighbours` must be 'replace'.*got 'swap'"):
+        perturbed_histogram(np.array([0.2, 0.4]), 1.0, upper=1.0, neighbours="swap")
+
+
+@pytest.mark.parametrize("n", [0, -3, 2.5, True, "10"])
+def test_bin_count_bad_n(n):
+    with pytest.raises(DataError, match=r"`n` must be a positive integer"):
+        bin_count(n, "log")
+
+
+def test_bins_above_maximum():
+    with pytest.raises(DataError, match=r"`bins` gives 1,000,000,000 bins, above the maximum MAX_BINS"):
+        perturbed_histogram(np.array([0.2, 0.4]), 1.0, upper=1.0, bins=10**9)
+    assert bin_count(10, histogram.MAX_BINS) == histogram.MAX_BINS
+
+
+def test_bins_bool_refused():
+    with pytest.raises(DataError, match=r"`bins` must be 'sqrt', 'log' or a positive int"):
+        bin_count(10, True)
+
+
+@pytest.mark.parametrize("eps", [1e-320, 1e-13])
+def test_ph_eps_too_small(eps):
+    with pytest.raises(DataError, match=r"`eps` must be >= MIN_EPS=1e-12"):
+        perturbed_histogram(np.array([0.2, 0.4]), eps, upper=1.0, seed=1)
+
+
+@pytest.mark.parametrize("k", [-1, 0, 2.7, True, "5"])
+def test_ph_bad_n_synthetic(k):
+    with pytest.raises(DataError, match=r"`n_synthetic` must be a positive integer"):
+        perturbed_histogram(np.array([0.2, 0.4]), 1.0, upper=1.0, n_synthetic=k, seed=1)

@@ -13,7 +13,6 @@ from dpsynth import histogram, mechanisms, metrics, models, privacy, studies, sy
 from dpsynth.fitting import SamplerConfig, eps_to_bound
 from dpsynth.validation import (
     DataError,
-    PublicBoundError,
     as_data,
     as_weights,
     check_eps,
@@ -381,16 +380,17 @@ def test_record_bounds_range_shape_mismatch():
 # --------------------------------------------------------------------------------------------
 
 
-def test_ph_upper_bound_from_private_data():
-    x = np.array([0.1, 0.4, 0.73])
-    with pytest.raises(PublicBoundError, match=r"`upper`/`lower` equal the data's own maximum"):
-        histogram.perturbed_histogram(x, 1.0, upper=x.max(), seed=1)
+def test_ph_accepts_top_coded_data_at_the_public_upper_bound():
+    # survey salaries are top-coded AT the public bound: a value equal to `upper` is inside
+    x = np.array([0.1, 0.4, 1.0, 1.0])
+    r = histogram.perturbed_histogram(x, 1.0, upper=1.0, seed=1)
+    assert r.synthetic.size == 4 and ((r.synthetic >= 0) & (r.synthetic <= 1)).all()
 
 
-def test_ph_lower_bound_from_private_data():
+def test_ph_accepts_data_at_the_public_lower_bound():
     x = np.array([2.5, 3.0, 4.0])
-    with pytest.raises(PublicBoundError, match=r"`upper`/`lower`"):
-        histogram.perturbed_histogram(x, 1.0, lower=x.min(), upper=10.0, seed=1)
+    r = histogram.perturbed_histogram(x, 1.0, lower=2.5, upper=10.0, seed=1)
+    assert ((r.synthetic >= 2.5) & (r.synthetic <= 10.0)).all()
 
 
 def test_ph_data_above_public_bound_not_clipped():

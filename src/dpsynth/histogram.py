@@ -1,9 +1,21 @@
 """The perturbed histogram (PH) synthesizer, the non-model DP baseline.
 
 Data bounded in a *public* interval ``[lower, upper]`` are binned into ``m`` equal bins chosen
-without looking at the data values; each count gets Laplace noise of scale ``2 / eps`` (the
-histogram's replace-one sensitivity is 2); negative noisy counts are set to 0 and the counts
-normalised; synthetic records are a multinomial draw of bins and a uniform draw within the bin.
+without looking at the data values; each count gets Laplace noise of scale ``Delta_1 / eps``;
+negative noisy counts are set to 0 and the counts normalised; synthetic records are a multinomial
+draw of bins and a uniform draw within the bin.
+
+Neighbour relations. The histogram's L1 sensitivity ``Delta_1`` depends on what "neighbouring
+data sets" means: it is 1 when neighbours differ by *removing or adding* one record (one count
+changes by 1) and 2 when they differ by *replacing* one record (one count goes down by 1 and
+another up by 1). ``perturbed_histogram(..., neighbours="replace")`` (the default, the papers'
+calibration) uses scale ``2 / eps``; ``neighbours="remove"`` uses scale ``1 / eps``. Either way
+the result reports both readings of the same noise (:attr:`PHResult.eps_remove` and
+:attr:`PHResult.eps_replace`).
+
+Limits. A bin count above :data:`MAX_BINS` (100,000) is refused (``10**9`` bins needed tens of
+gigabytes before failing), as is ``eps`` below :data:`MIN_EPS` (``1e-12``), whose noise scale
+is astronomically large (and for subnormal ``eps`` overflows to infinity).
 
 Two modes:
 
@@ -20,12 +32,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .seeds import SeedLike, generator
-from .validation import DataError, PublicBoundError, as_data, check_eps
+from .seeds import SeedLike, as_seed_sequence, generator, stream
+from .validation import DataError, as_data, check_eps
 
-__all__ = ["PHResult", "perturbed_histogram", "bin_count", "laplace_noise"]
+__all__ = ["PHResult", "perturbed_histogram", "bin_count", "laplace_noise", "MAX_BINS", "MIN_EPS", "NEIGHBOURS"]
 
 MODES = ("research", "release")
+#: Largest number of histogram bins accepted (a bin count above it is almost surely a mistake).
+MAX_BINS = 100_000
+#: Smallest privacy budget accepted by :func:`perturbed_histogram` (below it the Laplace noise
+#: scale is astronomically large, or infinite for subnormal ``eps``).
+MIN_EPS = 1e-12
+#: Neighbour relations under which ``eps`` can be calibrated, with the histogram's L1 sensitivity.
+NEIGHBOURS = {"replace": 2.0, "remove": 1.0}
 
 
 @dataclass(frozen=True)
@@ -41,9 +60,17 @@ class PHResult:
     noisy_counts : numpy.ndarray
         Counts after noise and setting negatives to 0.
     eps : float
-        Privacy budget.
+        Privacy budget requested, under the ``neighbours`` relation.
     mode : str
         ``"research"`` or ``"release"``.
+    noise_scale : float
+        Scale ``b`` of the Laplace noise added to each count.
+    eps_remove : float
+        The guarantee under remove/add-one neighbours, ``1 / b`` (L1 sensitivity 1).
+    eps_replace : float
+        The guarantee under replace-one neighbours, ``2 / b`` (L1 sensitivity 2).
+    neighbours : str
+        Relation ``eps`` was calibrated under: ``"replace"`` or ``"remove"``.
     guarantee : str
         Always ``"DP"``.
     """
@@ -53,20 +80,50 @@ class PHResult:
     noisy_counts: np.ndarray
     eps: float
     mode: str
+    noise_scale: float
+    eps_remove: float
+    eps_replace: float
+    neighbours: str
     guarantee: str = "DP"
 
 
+def _is_int(value) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
 def bin_count(n: int, rule: str | int = "sqrt") -> int:
-    """Number of bins from the record count only: ``"sqrt"`` (ceil sqrt n), ``"log"`` (ceil ln n) or an int."""
-    if isinstance(rule, (int, np.integer)):
+    """Number of bins from the record count only.
+
+    Parameters
+    ----------
+    n : int
+        Number of records (a positive integer).
+    rule : {"sqrt", "log"} or int
+        ``"sqrt"`` (ceil sqrt n), ``"log"`` (ceil ln n) or a number of bins in
+        ``[1, MAX_BINS]``.
+
+    Returns
+    -------
+    int
+    """
+    if not _is_int(n) or n < 1:
+        raise DataError(f"`n` must be a positive integer (the number of records); got {n!r}.")
+    if _is_int(rule):
         if rule < 1:
             raise DataError(f"`bins` must be >= 1; got {rule}.")
-        return int(rule)
-    if rule == "sqrt":
-        return max(1, math.ceil(math.sqrt(n)))
-    if rule == "log":
-        return max(1, math.ceil(math.log(n)))
-    raise DataError(f"`bins` must be 'sqrt', 'log' or a positive int; got {rule!r}.")
+        m = int(rule)
+    elif isinstance(rule, str) and rule == "sqrt":
+        m = max(1, math.ceil(math.sqrt(n)))
+    elif isinstance(rule, str) and rule == "log":
+        m = max(1, math.ceil(math.log(n)))
+    else:
+        raise DataError(f"`bins` must be 'sqrt', 'log' or a positive int; got {rule!r}.")
+    if m > MAX_BINS:
+        raise DataError(
+            f"`bins` gives {m:,} bins, above the maximum MAX_BINS={MAX_BINS:,}; pass a smaller number of "
+            f"bins (or the 'sqrt'/'log' rule)."
+        )
+    return m
 
 
 def laplace_noise(size: int, scale: float, *, mode: str = "research", seed: SeedLike = None) -> np.ndarray:
@@ -95,6 +152,7 @@ def perturbed_histogram(
     n_synthetic: int | None = None,
     mode: str = "research",
     seed: SeedLike = None,
+    neighbours: str = "replace",
 ) -> PHResult:
     """Perturbed-histogram synthetic data with an ``eps``-DP guarantee.
 
@@ -103,18 +161,26 @@ def perturbed_histogram(
     x : array_like
         Confidential univariate data, all within ``[lower, upper]``.
     eps : float
-        Privacy budget (> 0).
+        Privacy budget (``>= MIN_EPS``), under the ``neighbours`` relation.
     upper, lower : float
-        Public bounds of the data space. They must come from public knowledge, never from the
-        data: a bound equal to the data's maximum (or minimum) is refused.
+        Public bounds of the data space, from public knowledge (a published cap, a top-code, the
+        variable's definition), never from the data. Values equal to a bound are inside
+        ``[lower, upper]`` and accepted (top-coded data sit at the bound); values outside are an
+        error, never clipped.
     bins : {"sqrt", "log"} or int
-        Bin rule (uses only n) or number of bins.
+        Bin rule (uses only n) or number of bins (at most :data:`MAX_BINS`).
     n_synthetic : int, optional
-        Synthetic records to draw (default n).
+        Synthetic records to draw, a positive integer (default n).
     mode : {"research", "release"}
         Noise source; see module docs.
     seed : int or SeedSequence, optional
-        Seed (research mode only).
+        Seed (research mode only). A SeedSequence is not modified: the noise and the sampling use
+        streams addressed from it (:func:`dpsynth.seeds.stream`), so the same seed gives the same
+        result every time.
+    neighbours : {"replace", "remove"}
+        Neighbour relation ``eps`` is calibrated under. The histogram's L1 sensitivity is 2 when
+        one record is replaced (``"replace"``, the papers' calibration: noise scale ``2 / eps``)
+        and 1 when one record is removed or added (``"remove"``: noise scale ``1 / eps``).
 
     Returns
     -------
@@ -122,14 +188,27 @@ def perturbed_histogram(
     """
     xv = as_data(x, "x")
     e = check_eps(eps)
+    if not isinstance(neighbours, str) or neighbours not in NEIGHBOURS:
+        raise DataError(
+            f"`neighbours` must be 'replace' (one record replaced, L1 sensitivity 2) or 'remove' (one "
+            f"record removed or added, sensitivity 1); got {neighbours!r}."
+        )
+    if e < MIN_EPS:
+        raise DataError(
+            f"`eps` must be >= MIN_EPS={MIN_EPS:g} for the perturbed histogram; got {eps!r}, whose Laplace "
+            f"noise scale {NEIGHBOURS[neighbours]}/eps is astronomically large or infinite. Use a larger eps."
+        )
+    scale = NEIGHBOURS[neighbours] / e
+    if not np.isfinite(scale):  # pragma: no cover - excluded by MIN_EPS
+        raise DataError(f"`eps`={eps!r} gives an infinite noise scale; use a larger eps.")
+    if n_synthetic is not None and (not _is_int(n_synthetic) or n_synthetic < 1):
+        raise DataError(
+            f"`n_synthetic` must be a positive integer (number of synthetic records) or None for n; "
+            f"got {n_synthetic!r}."
+        )
     lo, hi = float(lower), float(upper)
     if not (np.isfinite(lo) and np.isfinite(hi)) or hi <= lo:
         raise DataError(f"public bounds must be finite with upper > lower; got lower={lower!r}, upper={upper!r}.")
-    if hi == xv.max() or lo == xv.min() and lo != 0.0:
-        raise PublicBoundError(
-            "`upper`/`lower` equal the data's own maximum/minimum, which leaks it: take the bound "
-            "from public knowledge (e.g. a published cap or the variable's definition), not from x."
-        )
     out = (xv < lo) | (xv > hi)
     if out.any():
         raise DataError(
@@ -143,12 +222,18 @@ def perturbed_histogram(
     m = bin_count(xv.size, bins)
     edges = np.linspace(lo, hi, m + 1)
     counts = np.histogram(xv, bins=edges)[0].astype(float)
-    rng = generator(seed if mode == "research" else None)
-    noise_seed = rng.bit_generator.seed_seq.spawn(1)[0] if mode == "research" else None
-    noisy = np.maximum(counts + laplace_noise(m, 2.0 / e, mode=mode, seed=noise_seed), 0.0)
+    if mode == "research":
+        base = as_seed_sequence(seed)  # never spawned from: the caller's SeedSequence is not modified
+        noise_seed, rng = stream(base, "noise"), generator(stream(base, "sample"))
+    else:
+        noise_seed, rng = None, generator(None)
+    noisy = np.maximum(counts + laplace_noise(m, scale, mode=mode, seed=noise_seed), 0.0)
     total = noisy.sum()
     probs = np.full(m, 1.0 / m) if total <= 0 else noisy / total
     k = xv.size if n_synthetic is None else int(n_synthetic)
     which = rng.choice(m, size=k, p=probs)
     synthetic = rng.uniform(edges[which], edges[which + 1])
-    return PHResult(synthetic=synthetic, edges=edges, noisy_counts=noisy, eps=e, mode=mode)
+    return PHResult(
+        synthetic=synthetic, edges=edges, noisy_counts=noisy, eps=e, mode=mode, noise_scale=float(scale),
+        eps_remove=float(1.0 / scale), eps_replace=float(2.0 / scale), neighbours=neighbours,
+    )
