@@ -570,3 +570,83 @@ def test_bad_range_multipliers_in_range_averaged(lognormal_cm):
     fit = fit_from_draws(lognormal_cm, [1.0, 2.0], {"mu": [0.0, 0.1], "sigma": [1.0, 1.1]})
     with pytest.raises(DataError, match=r"range multipliers must satisfy 0 <= a < b.*a=1.2, b=0.6"):
         mechanisms.range_averaged(lognormal_cm, fit, None, 1.2, 0.6)
+
+
+# --------------------------------------------------------------------------------------------
+# no silent coercion: strings, bools and object arrays are refused, never read as numbers
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("eps", ["3", True, False, np.True_, None, [1.0]])
+def test_check_eps_refuses_str_and_bool(eps):
+    with pytest.raises(DataError, match=r"`eps` must be a positive number"):
+        check_eps(eps)
+
+
+def test_check_eps_accepts_numpy_numbers():
+    assert check_eps(np.float32(0.5)) == 0.5 and check_eps(np.int64(2)) == 2.0 and check_eps(3) == 3.0
+
+
+@pytest.mark.parametrize("value", ["0.1", True])
+def test_check_positive_refuses_str_and_bool(value):
+    with pytest.raises(DataError, match=r"`radius` must be a number"):
+        check_positive(value, "radius", allow_zero=True)
+
+
+@pytest.mark.parametrize("value", ["0.5", True])
+def test_check_probability_refuses_str_and_bool(value):
+    with pytest.raises(DataError, match=r"`draw_quantile` must be a probability"):
+        check_probability(value, "draw_quantile")
+
+
+def test_ph_eps_string_refused():
+    with pytest.raises(DataError, match=r"`eps` must be a positive number; got '3'"):
+        histogram.perturbed_histogram([0.1, 0.5], "3", upper=1.0, seed=1)
+
+
+def test_ph_eps_bool_refused():
+    with pytest.raises(DataError, match=r"`eps` must be a positive number; got True"):
+        histogram.perturbed_histogram([0.1, 0.5], True, upper=1.0, seed=1)
+
+
+def test_count_weights_radius_string_refused():
+    with pytest.raises(DataError, match=r"`radius` must be a number; got '0.1'"):
+        weights.count_weights([1.0, 2.0], "0.1")
+
+
+def test_eps_to_bound_string_refused():
+    with pytest.raises(DataError, match=r"`eps` must be a positive number"):
+        eps_to_bound("1")
+
+
+@pytest.mark.parametrize("w", [["1", "0.5"], [True, False], np.array([1, 0.5], dtype=object), "0.5", True])
+def test_as_weights_refuses_str_bool_object(w):
+    with pytest.raises(DataError, match=r"`weights` must be numeric"):
+        as_weights(w, 2)
+
+
+def test_as_weights_accepts_int_list():
+    assert as_weights([1, 0], 2).tolist() == [1.0, 0.0]
+
+
+@pytest.mark.parametrize("x", [["1.0", "2.0"], [True, False, True], np.array([1.0, None]), "12"])
+def test_as_data_refuses_str_bool_object(x):
+    with pytest.raises(DataError, match=r"`x` must be numeric"):
+        as_data(x, "x")
+
+
+def test_ph_string_data_refused():
+    with pytest.raises(DataError, match=r"`x` must be numeric"):
+        histogram.perturbed_histogram(["0.1", "0.5"], 1.0, upper=1.0, seed=1)
+
+
+def test_truncate_weights_bool_weights_refused():
+    with pytest.raises(DataError, match=r"`weights` must be numeric"):
+        weights.truncate_weights([True, True], [0.1, 0.2], 1.0)
+
+
+def test_as_weights_two_dimensional():
+    with pytest.raises(DataError, match=r"`weights` must be one-dimensional, one weight per record; got shape \(2, 2\)"):
+        as_weights(np.full((2, 2), 0.5), 2)
+    with pytest.raises(DataError, match=r"`privacy_weights` must be one-dimensional"):
+        as_weights([[0.5, 0.5]], 2, "privacy_weights")

@@ -1,7 +1,9 @@
 """Input checks shared by every public function.
 
 Each check raises :class:`ValueError` (or :class:`TypeError`) with a message that names the
-offending argument and says how to fix it. Nothing is silently dropped, clipped or coerced.
+offending argument and says how to fix it. Nothing is silently dropped, clipped or coerced: a
+string such as ``"3"`` or a boolean is never read as a number (``eps="3"``, ``eps=True``,
+``weights=["1", "0.5"]`` and data of str, bool or object dtype all raise).
 """
 
 from __future__ import annotations
@@ -31,6 +33,33 @@ class PublicBoundError(DataError):
     """Raised when a bound that must be public looks computed from the private data."""
 
 
+def _is_number(value: Any) -> bool:
+    """Whether ``value`` is a real number (int, float, numpy number or 0-d numeric array), not a bool."""
+    if isinstance(value, (bool, np.bool_)):
+        return False
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        return True
+    return isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "iuf"
+
+
+def _numeric_array(x: Any, name: str) -> np.ndarray:
+    """``x`` as an array without conversion, refusing str, bool, object and complex dtypes."""
+    if isinstance(x, (str, bytes)):
+        raise DataError(f"`{name}` must be numeric array-like; got a string {x!r}. Convert it to numbers first.")
+    try:
+        raw = np.asarray(x)
+    except (TypeError, ValueError) as err:
+        raise DataError(f"`{name}` must be numeric array-like; got {type(x).__name__} ({err}).") from err
+    if raw.dtype.kind not in "iuf" and raw.size > 0:
+        kind = {"b": "booleans", "U": "strings", "S": "bytes", "O": "Python objects (mixed or non-numeric)",
+                "c": "complex numbers"}.get(raw.dtype.kind, f"dtype {raw.dtype}")
+        raise DataError(
+            f"`{name}` must be numeric (int or float values); got {kind}. Nothing is coerced: convert the values "
+            f"to numbers yourself (e.g. with float()) before passing them."
+        )
+    return raw
+
+
 def as_data(x: Any, name: str = "x", *, ndim: int = 1, dtype: Any = float) -> np.ndarray:
     """Return ``x`` as a finite, non-empty numpy array or raise a clear error.
 
@@ -50,9 +79,10 @@ def as_data(x: Any, name: str = "x", *, ndim: int = 1, dtype: Any = float) -> np
     numpy.ndarray
         A copy of ``x`` as an array of ``dtype``.
     """
+    raw = _numeric_array(x, name)
     try:
-        arr = np.array(x, dtype=dtype)
-    except (TypeError, ValueError) as err:
+        arr = np.array(raw, dtype=dtype)
+    except (TypeError, ValueError) as err:  # pragma: no cover - numeric dtypes always convert
         raise DataError(f"`{name}` must be numeric array-like; got {type(x).__name__} ({err}).") from err
     if arr.ndim != ndim:
         raise DataError(f"`{name}` must be {ndim}-dimensional; got shape {arr.shape}.")
@@ -130,18 +160,29 @@ def as_weights(w: Any, n: int, name: str = "weights") -> np.ndarray:
     Parameters
     ----------
     w : array_like or float or None
-        Weights; ``None`` means all ones, a scalar is broadcast to every record.
+        Weights; ``None`` means all ones, a scalar is broadcast to every record. Strings,
+        booleans and object arrays are refused (never coerced).
     n : int
         Number of records.
     name : str
         Argument name for the message.
+
+    Returns
+    -------
+    numpy.ndarray
+        A float copy of the weights.
     """
     if w is None:
         return np.ones(n)
-    arr = np.asarray(w, dtype=float)
+    arr = _numeric_array(w, name).astype(float)
     if arr.ndim == 0:
         arr = np.full(n, float(arr))
-    if arr.ndim != 1 or arr.shape[0] != n:
+    if arr.ndim > 1:
+        raise DataError(
+            f"`{name}` must be one-dimensional, one weight per record; got shape {arr.shape}. Pass a vector "
+            f"of length {n} (flatten it only if it really holds one weight per record)."
+        )
+    if arr.shape[0] != n:
         raise DataError(
             f"`{name}` has length {arr.shape[0] if arr.ndim else 1} but the data have {n} records; "
             f"pass one weight per record."
@@ -158,11 +199,13 @@ def as_weights(w: Any, n: int, name: str = "weights") -> np.ndarray:
 
 
 def check_eps(eps: Any, name: str = "eps") -> float:
-    """Return ``eps`` as a float after checking it is a finite positive privacy budget."""
-    try:
-        val = float(eps)
-    except (TypeError, ValueError) as err:
-        raise DataError(f"`{name}` must be a positive number; got {eps!r}.") from err
+    """Return ``eps`` as a float after checking it is a finite positive privacy budget.
+
+    Only numbers are accepted (int, float, numpy numbers); a string or a bool raises.
+    """
+    if not _is_number(eps):
+        raise DataError(f"`{name}` must be a positive number; got {eps!r} ({type(eps).__name__}). Use e.g. {name}=1.0.")
+    val = float(eps)
     if not np.isfinite(val) or val <= 0:
         raise DataError(
             f"`{name}` must be a finite privacy budget > 0; got {eps!r}. Use e.g. {name}=1.0."
@@ -171,11 +214,10 @@ def check_eps(eps: Any, name: str = "eps") -> float:
 
 
 def check_positive(value: Any, name: str, *, allow_zero: bool = False) -> float:
-    """Return ``value`` as float after checking it is finite and positive."""
-    try:
-        val = float(value)
-    except (TypeError, ValueError) as err:
-        raise DataError(f"`{name}` must be a number; got {value!r}.") from err
+    """Return ``value`` as float after checking it is finite and positive (numbers only, no str or bool)."""
+    if not _is_number(value):
+        raise DataError(f"`{name}` must be a number; got {value!r} ({type(value).__name__}).")
+    val = float(value)
     if not np.isfinite(val) or val < 0 or (val == 0 and not allow_zero):
         need = ">= 0" if allow_zero else "> 0"
         raise DataError(f"`{name}` must be finite and {need}; got {value!r}.")
@@ -183,11 +225,10 @@ def check_positive(value: Any, name: str, *, allow_zero: bool = False) -> float:
 
 
 def check_probability(value: Any, name: str, *, open_low: bool = True) -> float:
-    """Return ``value`` as float after checking it lies in (0, 1] (or [0, 1])."""
-    try:
-        val = float(value)
-    except (TypeError, ValueError) as err:
-        raise DataError(f"`{name}` must be a probability (a number); got {value!r}.") from err
+    """Return ``value`` as float after checking it lies in (0, 1] (or [0, 1]); numbers only, no str or bool."""
+    if not _is_number(value):
+        raise DataError(f"`{name}` must be a probability (a number); got {value!r} ({type(value).__name__}).")
+    val = float(value)
     low_bad = val <= 0 if open_low else val < 0
     if not np.isfinite(val) or low_bad or val > 1:
         rng = "(0, 1]" if open_low else "[0, 1]"
