@@ -19,6 +19,7 @@ from dpsynth.weights import (
     scale_weights,
     truncate_weights,
 )
+from dpsynth.weights import UninformativeWeightsWarning
 
 inf = np.inf
 
@@ -53,14 +54,31 @@ def test_lipschitz_weights_all_non_finite():
 
 
 def test_lipschitz_weights_all_equal():
-    # max f = min f: r = 0 for everyone, alpha = clip(c + g)
-    np.testing.assert_allclose(lipschitz_weights([2.0, 2.0, 2.0]), [1.0, 1.0, 1.0])
-    np.testing.assert_allclose(lipschitz_weights([2.0, 2.0], c=0.6, g=0.1), [0.7, 0.7])
-    np.testing.assert_allclose(lipschitz_weights([7.0]), [1.0])
+    # max f = min f: r = 0 for everyone, alpha = clip(c + g), with a warning each time
+    with pytest.warns(UninformativeWeightsWarning, match=r"`abs_loglik` is the same"):
+        np.testing.assert_allclose(lipschitz_weights([2.0, 2.0, 2.0]), [1.0, 1.0, 1.0])
+    with pytest.warns(UninformativeWeightsWarning):
+        np.testing.assert_allclose(lipschitz_weights([2.0, 2.0], c=0.6, g=0.1), [0.7, 0.7])
+    with pytest.warns(UninformativeWeightsWarning):
+        np.testing.assert_allclose(lipschitz_weights([7.0]), [1.0])
+
+
+def test_lipschitz_weights_all_equal_warns_no_protection():
+    with pytest.warns(UserWarning, match=r"same weight 1: they offer no protection"):
+        lipschitz_weights([3.5, 3.5, 3.5, 3.5])
+
+
+def test_lipschitz_weights_distinct_values_do_not_warn():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        lipschitz_weights([1.0, 2.0, inf])
 
 
 def test_lipschitz_weights_all_equal_with_an_infinite_record():
-    np.testing.assert_allclose(lipschitz_weights([2.0, inf, 2.0], c=0.5), [0.5, 0.0, 0.5])
+    with pytest.warns(UninformativeWeightsWarning):
+        np.testing.assert_allclose(lipschitz_weights([2.0, inf, 2.0], c=0.5), [0.5, 0.0, 0.5])
 
 
 # --------------------------------------------------------------------------------------------
@@ -116,6 +134,34 @@ def test_isolation_rate_matches_brute_force(x, r2, kind):
     np.testing.assert_array_equal(isolation_rate(x, r, kind=kind), brute_isolation(x, r, kind))
 
 
+def test_isolation_rate_symmetric_at_floating_point_ties():
+    # 0.30000000000000004 - 0.2 == 0.10000000000000003 > 0.1, and 0.2 - 0.30000000000000004 is its
+    # negation: neither record is in the other's ball, so both get the same rate
+    np.testing.assert_array_equal(isolation_rate([0.2, 0.1 + 0.2], 0.1), [0.5, 0.5])
+    # and where the computed distance is exactly r, both are inside
+    x = [0.5, 0.75]
+    np.testing.assert_array_equal(isolation_rate(x, 0.25), [0.0, 0.0])
+
+
+ties = st.sampled_from([0.0, 0.1, 0.2, 0.3, 0.1 + 0.2, 0.7, 0.6 + 0.1, 1.0, 1.1, 0.9 + 0.2, -0.1, -0.3])
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    x=st.lists(st.one_of(ties, st.floats(-2, 2)), min_size=1, max_size=25).map(lambda v: np.array(v, dtype=float)),
+    r=st.sampled_from([0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.1 + 0.2, 1.0]) | st.floats(0, 3),
+    kind=st.sampled_from(["absolute", "relative"]),
+)
+@example(x=np.array([0.2, 0.1 + 0.2]), r=0.1, kind="absolute")
+def test_isolation_rate_is_the_computed_distance_definition(x, r, kind):
+    """IR from fl(|x_j - x_i|) <= r (or <= r|x_i|) exactly, as the O(n^2) definition computes it."""
+    np.testing.assert_array_equal(isolation_rate(x, r, kind=kind), brute_isolation(x, r, kind))
+    if kind == "absolute":
+        d = np.abs(x[:, None] - x[None, :])
+        member = d <= r
+        assert (member == member.T).all()  # membership symmetric
+
+
 @pytest.mark.parametrize("kind", ["absolute", "relative"])
 def test_isolation_rate_brute_force_continuous(kind):
     x = np.random.default_rng(1).lognormal(3.0, 1.0, size=300)
@@ -169,9 +215,17 @@ def test_reweight_by_hand():
     w = [1.0, 0.5, 0.2, 0.0, 0.8]
     d = [4.0, 2.0, 1.0, 0.0, 1.0]
     # k alpha Delta / Delta_i with Delta = 4, k = 0.9:
-    # 0.9*1*4/4 = 0.9; 0.9*0.5*4/2 = 0.9; 0.9*0.2*4/1 = 0.72; weight-0 record with Delta_i = 0 stays 0;
+    # 0.9*1*4/4 = 0.9; 0.9*0.5*4/2 = 0.9; 0.9*0.2*4/1 = 0.72; weight-0 record with Delta_i = 0 keeps 0;
     # 0.9*0.8*4/1 = 2.88 -> clipped to 1
     np.testing.assert_allclose(reweight(w, d, 4.0, 0.9), [0.9, 0.9, 0.72, 0.0, 1.0])
+
+
+def test_reweight_delta_i_zero_keeps_alpha():
+    # a record with Delta_i = 0 has no ratio Delta / Delta_i: it keeps alpha_i, not k * alpha_i
+    out = reweight([0.6, 0.3, 1.0], [0.0, 0.0, 2.0], 4.0, 0.5)
+    np.testing.assert_allclose(out, [0.6, 0.3, 1.0])  # last: 0.5 * 1 * 4 / 2 = 1.0
+    out2 = reweight([0.6, 0.5], [0.0, 1.0], 1.0, 1.5)
+    np.testing.assert_allclose(out2, [0.6, 0.75])
 
 
 def test_reweight_weight_zero_with_tiny_delta_i_stays_zero():
@@ -212,6 +266,7 @@ def in_unit(w):
     c=any_c,
     g=any_c,
 )
+@pytest.mark.filterwarnings("ignore::dpsynth.weights.UninformativeWeightsWarning")
 def test_lipschitz_weights_in_unit_interval(f, c, g):
     w = lipschitz_weights(f, c=c, g=g)
     assert w.shape == f.shape and in_unit(w)
@@ -248,6 +303,7 @@ def test_reweight_in_unit_interval(wd, D, k):
     out = reweight(w, d, D, k)
     assert in_unit(out)
     assert (out[w == 0] == 0).all()
+    np.testing.assert_array_equal(out[d == 0], w[d == 0])
 
 
 @settings(max_examples=300, deadline=None)

@@ -6,11 +6,14 @@ seeds define it; inputs outside their domain raise errors instead.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from .validation import DataError, as_data, as_weights, check_eps, check_positive
 
 __all__ = [
+    "UninformativeWeightsWarning",
     "lipschitz_weights",
     "isolation_rate",
     "count_weights",
@@ -20,6 +23,10 @@ __all__ = [
     "knowledge_weights",
     "scale_weights",
 ]
+
+
+class UninformativeWeightsWarning(UserWarning):
+    """Record weights that treat every record alike, so they offer no record-level protection."""
 
 
 def _scale_shift(risk: np.ndarray, c: float, g: float) -> np.ndarray:
@@ -33,7 +40,10 @@ def lipschitz_weights(abs_loglik, c: float = 1.0, g: float = 0.0) -> np.ndarray:
 
     ``r_i = (f_i - min f) / (max f - min f)`` and ``alpha_i = clip(c (1 - r_i) + g, 0, 1)``,
     where ``f_i = max_s |f_{theta_s}(x_i)|`` from the unweighted fit. Records with a
-    non-finite ``f_i`` get weight 0 and are left out of the min and max.
+    non-finite ``f_i`` get weight 0 and are left out of the min and max. When every finite
+    ``f_i`` is the same (``max f == min f``), ``r_i = 0`` and every such record gets the same
+    weight ``clip(c + g, 0, 1)``; an :class:`UninformativeWeightsWarning` says so, since such
+    weights downweight no record and offer no protection.
 
     Parameters
     ----------
@@ -59,6 +69,15 @@ def lipschitz_weights(abs_loglik, c: float = 1.0, g: float = 0.0) -> np.ndarray:
         lo, hi = f[finite].min(), f[finite].max()
         r = np.zeros(finite.sum()) if hi == lo else (f[finite] - lo) / (hi - lo)
         alpha[finite] = _scale_shift(r, c, g)
+        if hi == lo:
+            warnings.warn(
+                f"`abs_loglik` is the same ({float(lo):g}) for every record with a finite log-likelihood "
+                f"({int(finite.sum())} record(s)), so the Lipschitz weights give all of them the same weight "
+                f"{float(alpha[finite][0]):g}: they offer no protection to any record. Use another weighting "
+                f"(e.g. count weights) or scale the weights down explicitly.",
+                UninformativeWeightsWarning,
+                stacklevel=2,
+            )
     return alpha
 
 
@@ -79,6 +98,15 @@ def isolation_rate(x, radius: float, kind: str = "absolute") -> np.ndarray:
     -------
     numpy.ndarray
         ``IR_i = #{j : x_j outside B(x_i, r)} / n``, computed by sorting (O(n log n)).
+
+    Notes
+    -----
+    Membership is decided on the computed distance: ``x_j`` is in the ball of ``x_i`` exactly
+    when the floating-point ``|x_j - x_i| <= r`` (absolute) or ``<= r |x_i|`` (relative), as the
+    O(n^2) definition would compute it. Floating-point subtraction is antisymmetric, so absolute
+    membership is symmetric even at ties such as ``0.1 + 0.2`` (comparing ``x_j`` with
+    ``x_i + r`` instead would not be). Because ``x_j - x_i`` rounds monotonically in ``x_j``,
+    each ball is a contiguous run of the sorted data, found by a vectorised binary search.
     """
     xv = as_data(x, "x")
     r = check_positive(radius, "radius", allow_zero=True)
@@ -89,8 +117,29 @@ def isolation_rate(x, radius: float, kind: str = "absolute") -> np.ndarray:
     else:
         raise DataError(f"`kind` must be 'absolute' or 'relative'; got {kind!r}.")
     s = np.sort(xv)
-    inside = np.searchsorted(s, xv + half, side="right") - np.searchsorted(s, xv - half, side="left")
+    with np.errstate(over="ignore", invalid="ignore"):
+        inside = _count_diff(s, xv, half, strict=False) - _count_diff(s, xv, -half, strict=True)
     return (xv.size - inside) / xv.size
+
+
+def _count_diff(s: np.ndarray, x: np.ndarray, t: np.ndarray, *, strict: bool) -> np.ndarray:
+    """For each i, ``#{j : fl(s_j - x_i) <= t_i}`` (``< t_i`` if ``strict``), ``s`` sorted.
+
+    ``fl(s_j - x_i)`` is non-decreasing in ``s_j``, so the count is the first index where the
+    condition fails: a binary search run for all i at once (``log2 n`` vectorised steps).
+    """
+    n = s.size
+    lo = np.zeros(x.size, dtype=np.int64)
+    hi = np.full(x.size, n, dtype=np.int64)
+    while True:
+        active = lo < hi
+        if not active.any():
+            return lo
+        mid = (lo + hi) // 2
+        d = s[np.minimum(mid, n - 1)] - x
+        ok = d < t if strict else d <= t
+        lo = np.where(active & ok, mid + 1, lo)
+        hi = np.where(active & ~ok, mid, hi)
 
 
 def count_weights(x, radius: float, kind: str = "absolute", c: float = 1.0, g: float = 0.0) -> np.ndarray:
@@ -129,7 +178,24 @@ def truncate_weights(weights, delta_i, eps: float) -> tuple[np.ndarray, int]:
 def reweight(weights, delta_i, delta: float, k: float) -> np.ndarray:
     """Re-weighting (Algorithm 3): ``alpha^w_i = clip(k alpha_i Delta / Delta_i, 0, 1)``.
 
-    Records with ``Delta_i = 0`` (weight 0) keep their weight.
+    Records with ``Delta_i = 0`` (a weight-0 record, or a record whose log-likelihood is 0 under
+    every draw) have no ratio ``Delta / Delta_i`` to scale by: they keep their weight
+    ``alpha_i`` unchanged (not ``k alpha_i``).
+
+    Parameters
+    ----------
+    weights : array_like
+        Current weights ``alpha_i`` in [0, 1].
+    delta_i : array_like
+        By-record Lipschitz bounds ``Delta_i >= 0``.
+    delta : float
+        Target bound ``Delta > 0``.
+    k : float
+        Contraction factor ``k > 0``.
+
+    Returns
+    -------
+    numpy.ndarray
     """
     d = as_data(delta_i, "delta_i")
     if (d < 0).any():
@@ -140,7 +206,7 @@ def reweight(weights, delta_i, delta: float, k: float) -> np.ndarray:
     # alpha_i / Delta_i first: it is never NaN (0 / d = 0; overflow gives inf, clipped to 1),
     # whereas Delta / Delta_i can overflow and then meet a zero (or underflowing) weight
     pos = d > 0
-    out = kk * w  # Delta_i = 0: ratio taken as 1
+    out = w.copy()  # Delta_i = 0: the record keeps its weight alpha_i
     with np.errstate(over="ignore"):
         out[pos] = kk * D * (w[pos] / d[pos])
     return np.clip(out, 0.0, 1.0)
