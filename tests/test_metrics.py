@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dpsynth.metrics import STAT_NAMES, bootstrap_interval, ecdf_distances, interval_over_sets, summary_stats
+from dpsynth.validation import DataError
 
 
 def test_ecdf_overlapping_by_hand():
@@ -97,3 +98,31 @@ def test_bootstrap_interval_every_stat(stat):
     point = summary_stats(x)[stat]
     assert lo <= point <= hi
     assert hi - lo < 25
+
+
+# --------------------------------------------------------------------------------------------
+# bad arguments of the intervals
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("n_boot", [0, -5, 2.5, True, "100"])
+def test_bootstrap_interval_bad_n_boot(n_boot):
+    with pytest.raises(DataError, match=r"`n_boot` must be a positive integer"):
+        bootstrap_interval([1.0, 2.0, 3.0], n_boot=n_boot, seed=1)
+
+
+@pytest.mark.parametrize("level", [0, 1, 95, -0.5, np.nan, "0.95", True, None])
+def test_bootstrap_interval_bad_level_named(level):
+    with pytest.raises(DataError, match=r"`level` must be"):
+        bootstrap_interval([1.0, 2.0, 3.0], level=level, seed=1)
+
+
+@pytest.mark.parametrize("stat", ["mode", 3, None, ["mean"]])
+def test_bootstrap_interval_bad_stat_named(stat):
+    with pytest.raises(DataError, match=r"`stat` must be one of"):
+        bootstrap_interval([1.0, 2.0, 3.0], stat, seed=1)
+
+
+def test_interval_over_sets_string_level():
+    with pytest.raises(DataError, match=r"`level` must be a number in \(0, 1\)"):
+        interval_over_sets([1.0, 2.0, 3.0], level="0.9")

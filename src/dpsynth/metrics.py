@@ -44,6 +44,14 @@ def summary_stats(x) -> dict[str, float]:
     return {"mean": float(v.mean()), "median": float(med), "q15": float(q15), "q90": float(q90)}
 
 
+def _check_level(level) -> float:
+    if isinstance(level, (bool, np.bool_)) or not isinstance(level, (int, float, np.integer, np.floating)):
+        raise DataError(f"`level` must be a number in (0, 1), e.g. level=0.95; got {level!r} ({type(level).__name__}).")
+    if not 0 < level < 1:
+        raise DataError(f"`level` must be in (0, 1); got {level!r}. Pass e.g. level=0.95 (not 95).")
+    return float(level)
+
+
 def _stat_fn(stat: str):
     fns = {
         "mean": lambda v, axis=-1: v.mean(axis=axis),
@@ -51,20 +59,41 @@ def _stat_fn(stat: str):
         "q15": lambda v, axis=-1: np.quantile(v, 0.15, axis=axis),
         "q90": lambda v, axis=-1: np.quantile(v, 0.90, axis=axis),
     }
-    if stat not in fns:
+    if not isinstance(stat, str) or stat not in fns:
         raise DataError(f"`stat` must be one of {sorted(fns)}; got {stat!r}.")
     return fns[stat]
 
 
 def bootstrap_interval(x, stat: str = "mean", *, level: float = 0.95, n_boot: int = 2000, seed: SeedLike = None) -> tuple[float, float]:
-    """Percentile bootstrap interval of ``stat`` from resampling the records of one data set."""
+    """Percentile bootstrap interval of ``stat`` from resampling the records of one data set.
+
+    Parameters
+    ----------
+    x : array_like
+        One data set.
+    stat : {"mean", "median", "q15", "q90"}
+        Statistic.
+    level : float
+        Interval level in (0, 1).
+    n_boot : int
+        Number of bootstrap resamples (a positive integer).
+    seed : int or SeedSequence, optional
+        Seed of the resampling.
+
+    Returns
+    -------
+    (float, float)
+        Lower and upper end.
+    """
     v = as_data(x, "x")
-    if not 0 < level < 1:
-        raise DataError(f"`level` must be in (0, 1); got {level!r}.")
+    lvl = _check_level(level)
+    fn = _stat_fn(stat)
+    if isinstance(n_boot, (bool, np.bool_)) or not isinstance(n_boot, (int, np.integer)) or n_boot < 1:
+        raise DataError(f"`n_boot` must be a positive integer (number of bootstrap resamples, e.g. 2000); got {n_boot!r}.")
     rng = generator(seed)
-    idx = rng.integers(v.size, size=(n_boot, v.size))
-    reps = _stat_fn(stat)(v[idx], axis=1)
-    a = (1 - level) / 2
+    idx = rng.integers(v.size, size=(int(n_boot), v.size))
+    reps = fn(v[idx], axis=1)
+    a = (1 - lvl) / 2
     lo, hi = np.quantile(reps, [a, 1 - a])
     return float(lo), float(hi)
 
@@ -72,8 +101,6 @@ def bootstrap_interval(x, stat: str = "mean", *, level: float = 0.95, n_boot: in
 def interval_over_sets(values, *, level: float = 0.95) -> tuple[float, float]:
     """Percentile interval of a statistic over synthetic data sets (or replicates)."""
     v = as_data(values, "values")
-    if not 0 < level < 1:
-        raise DataError(f"`level` must be in (0, 1); got {level!r}.")
-    a = (1 - level) / 2
+    a = (1 - _check_level(level)) / 2
     lo, hi = np.quantile(v, [a, 1 - a])
     return float(lo), float(hi)
