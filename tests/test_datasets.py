@@ -70,3 +70,47 @@ def test_bad_parameters():
         datasets.lognormal_data(10, 1, sdlog=0.0)
     with pytest.raises(ValueError, match=r"`a` must be finite and > 0"):
         datasets.beta_data(10, 1, a=0.0)
+
+
+# --------------------------------------------------------------------------------------------
+# mixture and lognormal parameters are checked, never coerced
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("probs", "pattern"),
+    [
+        ((-0.2, 1.2), r"`probs` must hold finite mixing weights >= 0"),
+        ((np.nan, 0.8), r"`probs` must hold finite mixing weights >= 0"),
+        ((0.0, 0.0), r"`probs` must hold finite mixing weights >= 0, not all 0"),
+        ((0.2, 0.3, 0.5), r"`probs` has 3 mixing weight\(s\) but `phis` has 2 component\(s\)"),
+        (("0.2", "0.8"), r"`probs` must be a sequence of numbers"),
+    ],
+)
+def test_nb_mixture_bad_probs(probs, pattern):
+    from dpsynth.validation import DataError
+
+    with pytest.raises(DataError, match=pattern):
+        datasets.nb_mixture_data(10, 1, probs=probs)
+
+
+@pytest.mark.parametrize("phis", [(0.0, 20.0), (-5.0, 20.0), (np.nan, 20.0), (5.0, np.inf), ()])
+def test_nb_mixture_bad_phis(phis):
+    from dpsynth.validation import DataError
+
+    with pytest.raises(DataError, match=r"`phis` must"):
+        datasets.nb_mixture_data(10, 1, phis=phis, probs=(1.0,) * max(len(phis), 1))
+
+
+def test_nb_mixture_unnormalised_probs_are_normalised():
+    a = datasets.nb_mixture_data(50, 3, probs=(1.0, 4.0))
+    b = datasets.nb_mixture_data(50, 3, probs=(0.2, 0.8))
+    np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("meanlog", [np.nan, np.inf, "0", True, None])
+def test_lognormal_bad_meanlog(meanlog):
+    from dpsynth.validation import DataError
+
+    with pytest.raises(DataError, match=r"`meanlog` must be a finite number"):
+        datasets.lognormal_data(10, 1, meanlog=meanlog)
