@@ -178,6 +178,46 @@ def test_failed_write_keeps_an_existing_result(tmp_path):
 
 
 # --------------------------------------------------------------------------------------------
+# unwritable cache directory, damaged cache file
+# --------------------------------------------------------------------------------------------
+
+
+def test_unwritable_cache_dir_fails_before_any_replicate(tmp_path):
+    afile = tmp_path / "afile"
+    afile.write_text("a regular file, not a directory")
+    conftest.CALLS.clear()
+    with pytest.raises(studies.CacheDirError, match=r"`cache_dir` .*afile/cache.* cannot be used"):
+        _run(tmp_path / "afile" / "cache")
+    assert conftest.CALLS == []  # failed before computing any replicate
+    assert issubclass(studies.CacheDirError, ValueError)
+
+
+def test_cache_dir_probe_leaves_no_file(tmp_path):
+    d = tmp_path / "new" / "cache"
+    ds = _run(d)
+    assert _files(d) == [ds.attrs["key"] + ".nc"]
+
+
+def test_damaged_cache_file_is_reported_and_recomputed(tmp_path):
+    fn = conftest.counting_replicate
+    path = studies.study_path("study", PARAMS, 3, 1, tmp_path, studies.code_fingerprint(fn))
+    reference = _run(tmp_path / "reference")
+    path.write_bytes(b"\x89HDF\r\n\x1a\n truncated garbage")
+    conftest.CALLS.clear()
+    with pytest.warns(studies.DamagedCacheWarning, match=r"could not be read") as rec:
+        ds = _run(tmp_path)
+    assert any(str(path) in str(w.message) for w in rec)
+    assert conftest.CALLS == [0, 1, 2]  # recomputed
+    assert ds.attrs["from_cache"] == 0
+    np.testing.assert_array_equal(ds.value.values, reference.value.values)
+    # the file was replaced by a readable one, and no temporary file is left
+    again = xr.load_dataset(path, engine="h5netcdf")
+    np.testing.assert_array_equal(again.value.values, reference.value.values)
+    assert _files(tmp_path) == sorted([path.name, "reference"])
+    assert _run(tmp_path).attrs["from_cache"] == 1
+
+
+# --------------------------------------------------------------------------------------------
 # real replicate function (fits a small model): seeds, Dask and local processes
 # --------------------------------------------------------------------------------------------
 

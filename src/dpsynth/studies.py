@@ -7,6 +7,12 @@ so results do not depend on execution order or on where a replicate runs. Result
 concatenated along ``replicate``, written atomically to ``<cache_dir>/<name>-<hash>.nc`` where
 the hash covers the parameters, and loaded from there when the study is run again with the same
 parameters.
+
+The cache directory is checked *before* any replicate runs (it is created and a probe file is
+written and deleted), so an unwritable ``cache_dir`` fails at once with a
+:class:`CacheDirError` instead of after hours of computation. A cached file that cannot be
+read (truncated, corrupt) is reported with a :class:`DamagedCacheWarning` naming its path, and
+the study is recomputed and the file replaced atomically.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ import json
 import os
 import tempfile
 import time
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
@@ -28,8 +35,26 @@ from tqdm import tqdm
 
 from . import __version__
 from .seeds import stream
+from .validation import DataError
 
-__all__ = ["run_study", "study_key", "study_path", "code_fingerprint", "rows_to_dataset", "ReplicateFn"]
+__all__ = [
+    "run_study",
+    "study_key",
+    "study_path",
+    "code_fingerprint",
+    "rows_to_dataset",
+    "ReplicateFn",
+    "CacheDirError",
+    "DamagedCacheWarning",
+]
+
+
+class CacheDirError(DataError):
+    """The study's ``cache_dir`` cannot be created or written to."""
+
+
+class DamagedCacheWarning(UserWarning):
+    """A cached study file could not be read; the study is recomputed and the file replaced."""
 
 ReplicateFn = Callable[[int, np.random.SeedSequence, Mapping], xr.Dataset]
 
@@ -105,6 +130,39 @@ def _write_atomic(ds: xr.Dataset, path: Path) -> None:
         raise
 
 
+def _check_cache_dir(cache_dir: str | os.PathLike) -> None:
+    """Create ``cache_dir`` and write and delete a probe file there, or raise :class:`CacheDirError`."""
+    d = Path(cache_dir)
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".write-probe-", suffix=".tmp", dir=d)
+        try:
+            os.write(fd, b"probe")
+        finally:
+            os.close(fd)
+            os.unlink(probe)
+    except OSError as err:
+        raise CacheDirError(
+            f"`cache_dir` {str(d)!r} cannot be used to store the study's results ({type(err).__name__}: "
+            f"{err}); pass a `cache_dir` in a writable location (a directory you own, not a path under a "
+            f"regular file). Nothing was computed."
+        ) from err
+
+
+def _load_cached(path: Path) -> xr.Dataset | None:
+    """Load a cached result, or warn and return ``None`` if the file cannot be read."""
+    try:
+        return xr.load_dataset(path, engine="h5netcdf")
+    except Exception as err:  # truncated or corrupt files fail in h5py/h5netcdf/xarray with various types
+        warnings.warn(
+            f"cached study file {str(path)!r} could not be read ({type(err).__name__}: {err}); it looks "
+            f"truncated or corrupt. Recomputing the study and replacing the file.",
+            DamagedCacheWarning,
+            stacklevel=3,
+        )
+        return None
+
+
 def _one(fn: ReplicateFn, r: int, seed: int, params: Mapping) -> xr.Dataset:
     return fn(r, stream(seed, r), params)
 
@@ -138,7 +196,8 @@ def run_study(
     seed : int
         Master seed.
     cache_dir : path
-        Where results are cached.
+        Where results are cached. It is created if needed and must be writable; this is checked
+        before any replicate runs (:class:`CacheDirError` otherwise).
     workers : int or None
         Local worker processes; 1 runs in this process, ``None`` uses one per core.
     scheduler : str, optional
@@ -155,6 +214,16 @@ def run_study(
         Results with a leading ``replicate`` dimension; attributes record the parameters, seed,
         cache key, the elapsed wall time of the computation (``elapsed_seconds``, kept when loaded
         from the cache) and whether this call loaded it from the cache (``from_cache``).
+
+    Raises
+    ------
+    CacheDirError
+        If ``cache_dir`` cannot be created or written to (raised before computing anything).
+
+    Warns
+    -----
+    DamagedCacheWarning
+        If the cached file exists but cannot be read; the study is then recomputed.
     """
     if not isinstance(replicates, (int, np.integer)) or replicates < 1:
         raise ValueError(f"`replicates` must be a positive integer; got {replicates!r}.")
@@ -162,9 +231,11 @@ def run_study(
         raise ValueError(f"`seed` must be a non-negative integer; got {seed!r}.")
     path = study_path(name, params, replicates, seed, cache_dir, code_fingerprint(replicate_fn))
     if path.exists() and not force:
-        ds = xr.load_dataset(path, engine="h5netcdf")
-        ds.attrs["from_cache"] = 1
-        return ds
+        ds = _load_cached(path)
+        if ds is not None:
+            ds.attrs["from_cache"] = 1
+            return ds
+    _check_cache_dir(cache_dir)
 
     t0 = time.perf_counter()
     results: dict[int, xr.Dataset] = {}
