@@ -321,3 +321,58 @@ def test_lognormal_log_interval_prob_matches_the_generic_form_and_stays_finite_i
         np.testing.assert_allclose(fast, generic, rtol=1e-10, atol=1e-12)
         assert np.isfinite(fast).all()
         assert (fast <= 0).all()
+
+
+# --------------------------------------------------------------------------------------------
+# simulators at extreme posterior draws (sampler output differs across machines, so any
+# draw in the parameter space can happen): no exception, no NaN, values in the support
+# --------------------------------------------------------------------------------------------
+
+
+def test_simulate_survives_extreme_posterior_draws():
+    rng = np.random.default_rng(11)
+    n = 12
+    # negative binomial: phi 1e-30 / 1e-20 / 1e12 with mu = 0 (beta -inf), 1e-300, 1e6 and 1e30
+    log_mu = np.log([1e-300, 1e6, 1e30])
+    beta = np.r_[-np.inf, log_mu, -np.inf, log_mu, -np.inf, log_mu][:, None]
+    phi = np.repeat([1e-30, 1e-20, 1e12], 4)
+    out = models.NegBinomialRegression().simulate({"beta": beta, "phi": phi}, rng)
+    assert out.shape == (n,) and np.isfinite(out).all() and (out >= 0).all() and (out == np.round(out)).all()
+    assert (out[:8] == 0).all()  # phi <= 1e-20: P(X > 0) <= phi log(1 + mu / phi), negligible
+    assert out[11] == pytest.approx(1e30, rel=1e-4)
+
+    # Poisson: mu = 0, 1e-300, 1e19 (above numpy's limit) and 1e300
+    with np.errstate(divide="ignore"):
+        beta = np.log([[0.0], [1e-300], [1e19], [1e300]])
+    out = models.PoissonRegression().simulate({"beta": beta}, rng)
+    assert np.isfinite(out).all() and (out >= 0).all()
+    assert out[0] == 0 and out[3] == pytest.approx(1e300, rel=1e-6)
+
+    # Beta family: shapes underflowed to 0, tiny and huge
+    a = np.array([0.0, 1e-300, 1e-20, 1e300, 2.0, 1e300])
+    b = np.array([1.0, 1e-300, 1e300, 1e-20, 0.0, 1e300])
+    out = models.BetaFamily().simulate({"a": a, "b": b}, rng)
+    assert np.isfinite(out).all() and ((out >= 0) & (out <= 1)).all()
+    assert out[0] == 0 and out[2] == 0 and out[3] == 1 and out[4] == 1 and out[5] == 0.5
+
+    # beta regression: means exactly 0 or 1 after expit (eta = -+800), kappa tiny, huge, 0 and inf
+    X = np.column_stack([np.ones(8), np.r_[np.zeros(4), np.ones(4)]])
+    coef = np.array([[-800.0, 0.0], [800.0, 0.0], [0.0, 0.0], [0.0, 0.0],
+                     [0.0, 40.0], [0.0, -40.0], [-800.0, 1600.0], [0.0, 0.0]])
+    kappa = np.array([30.0, 30.0, 1e-300, 1e300, 1e-30, 1e300, 1e300, 0.0])
+    out = models.BetaRegression(n_coef=2).simulate({"beta": coef, "kappa": kappa}, rng, X)
+    assert out.shape == (8,) and np.isfinite(out).all() and ((out >= 0) & (out <= 1)).all()
+    assert out[0] == 0 and out[1] == 1 and out[3] == pytest.approx(0.5, abs=1e-12)
+    assert out[5] == pytest.approx(special.expit(-40.0), rel=1e-6, abs=0.0)  # a = 4e282: at the mean
+    assert out[6] == 1.0
+    assert out[7] in (0.0, 1.0)  # kappa -> 0 limit: Bernoulli(mu)
+    inf_kappa = models.BetaRegression(n_coef=2).simulate(
+        {"beta": np.array([[0.3, 0.0], [-800.0, 0.0]]), "kappa": np.full(2, np.inf)}, rng, X[:2])
+    np.testing.assert_allclose(inf_kappa, [special.expit(0.3), 0.0])
+
+    # lognormal: huge and tiny mu / sigma: no exception, no NaN (over/underflow give inf / 0)
+    mu = np.array([0.0, 1e300, -1e300, 0.0, 700.0])
+    sigma = np.array([1e300, 1.0, 1.0, 1e-300, 1e-300])
+    out = models.LognormalFamily().simulate({"mu": mu, "sigma": sigma}, rng)
+    assert not np.isnan(out).any() and (out >= 0).all()
+    assert np.isposinf(out[1]) and out[2] == 0 and out[3] == 1.0 and out[4] == pytest.approx(np.exp(700.0))

@@ -38,8 +38,15 @@ def poisson_data(n: int = 1000, seed: SeedLike = None, *, mu: float = 100.0) -> 
 
 
 def nb_draw(rng: np.random.Generator, mu: float, phi: float, size: int) -> np.ndarray:
-    """NB2 draws with mean ``mu`` and dispersion ``phi`` (variance ``mu + mu^2/phi``)."""
-    return rng.negative_binomial(phi, phi / (phi + mu), size=size).astype(float)
+    """NB2 draws with mean ``mu`` and dispersion ``phi`` (variance ``mu + mu^2/phi``).
+
+    Drawn with :func:`dpsynth.sampling.negative_binomial` (gamma-Poisson mixture, valid for any
+    ``mu`` and ``phi`` in ``[0, inf]``); its random stream differs from NumPy's
+    ``Generator.negative_binomial``.
+    """
+    from . import sampling
+
+    return sampling.negative_binomial(rng, mu, phi, size=size)
 
 
 def nb_mixture_data(

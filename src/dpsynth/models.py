@@ -168,7 +168,10 @@ class BetaFamily(ModelFamily):
         return (a - 1.0) * data["log_x"] + (b - 1.0) * data["log1m_x"] - log_beta_fn
 
     def simulate(self, draws: Draws, rng: np.random.Generator, covariates: np.ndarray | None = None) -> np.ndarray:
-        return rng.beta(draws["a"], draws["b"])
+        """Beta draws via :func:`dpsynth.sampling.beta` (valid for any shapes, incl. under/overflowed)."""
+        from . import sampling
+
+        return sampling.beta(rng, draws["a"], draws["b"])
 
     def logcdf(self, q: np.ndarray, draws: Draws, covariates: np.ndarray | None = None) -> np.ndarray:
         return stats.beta.logcdf(q[None, :], draws["a"][:, None], draws["b"][:, None])
@@ -208,8 +211,13 @@ class PoissonRegression(ModelFamily):
         return data["x"] * eta - pt.exp(eta) - data["lgamma_x1"]
 
     def simulate(self, draws: Draws, rng: np.random.Generator, covariates: np.ndarray | None = None) -> np.ndarray:
+        """Poisson draws via :func:`dpsynth.sampling.poisson`; a mean that overflows (``X beta > 709``) gives inf."""
+        from . import sampling
+
         n = draws["beta"].shape[0]
-        return rng.poisson(np.exp(_linear(draws["beta"], covariates, n, paired=True))).astype(float)
+        with np.errstate(over="ignore"):
+            mu = np.exp(_linear(draws["beta"], covariates, n, paired=True))
+        return sampling.poisson(rng, mu)
 
 
 def _check_n_coef(cov: np.ndarray | None, n_coef: int, name: str) -> None:
@@ -247,10 +255,16 @@ class NegBinomialRegression(PoissonRegression):
         )
 
     def simulate(self, draws: Draws, rng: np.random.Generator, covariates: np.ndarray | None = None) -> np.ndarray:
+        """NB2 draws via :func:`dpsynth.sampling.negative_binomial` (any ``phi`` in ``[0, inf]``).
+
+        A mean that overflows (``X beta > 709``) gives inf.
+        """
+        from . import sampling
+
         n = draws["beta"].shape[0]
-        mu = np.exp(_linear(draws["beta"], covariates, n, paired=True))
-        phi = draws["phi"]
-        return rng.negative_binomial(phi, phi / (phi + mu)).astype(float)
+        with np.errstate(over="ignore"):
+            mu = np.exp(_linear(draws["beta"], covariates, n, paired=True))
+        return sampling.negative_binomial(rng, mu, draws["phi"])
 
 
 @dataclass(frozen=True)
@@ -278,7 +292,14 @@ class LognormalFamily(ModelFamily):
         return -0.5 * np.log(2 * np.pi) - pt.log(sigma) - 0.5 * z**2 - data["log_x"]
 
     def simulate(self, draws: Draws, rng: np.random.Generator, covariates: np.ndarray | None = None) -> np.ndarray:
-        return np.exp(rng.normal(draws["mu"], draws["sigma"]))
+        """``exp(Normal(mu, sigma))``; never raises or gives NaN for finite ``mu`` and ``sigma >= 0``.
+
+        A log value above about 709.8 overflows to inf and one below about -745 underflows to 0:
+        these are the float64 roundings of values outside its range (data that large or small
+        could not have been fitted), so they are returned as such rather than clipped.
+        """
+        with np.errstate(over="ignore", under="ignore"):
+            return np.exp(rng.normal(draws["mu"], draws["sigma"]))
 
     def _z(self, q: np.ndarray, draws: Draws) -> np.ndarray:
         with np.errstate(divide="ignore"):
@@ -357,8 +378,26 @@ class BetaRegression(ModelFamily):
         return mu * kappa, (1.0 - mu) * kappa
 
     def simulate(self, draws: Draws, rng: np.random.Generator, covariates: np.ndarray | None = None) -> np.ndarray:
-        a, b = self._shape_params(draws, covariates, paired=True)
-        return rng.beta(a, b)
+        """Beta draws via :func:`dpsynth.sampling.beta`, shapes ``kappa expit(+-X beta)``.
+
+        The shapes are formed with ``expit(-eta)`` rather than ``1 - expit(eta)``, so a mean
+        that rounds to 1 still leaves a positive ``b``; a shape that underflows to 0 gives the
+        limit 0 or 1. Where both shapes are 0 (``kappa`` underflowed) the draw is the
+        ``kappa -> 0`` limit Bernoulli(mu); where ``kappa`` is inf it is the point mass at mu.
+        """
+        from . import sampling
+
+        eta = _linear(draws["beta"], covariates, covariates.shape[0], paired=True)
+        mu = special.expit(eta)
+        kappa = np.asarray(draws["kappa"], dtype=float)
+        with np.errstate(under="ignore", invalid="ignore"):
+            a, b = kappa * mu, kappa * special.expit(-eta)
+        zero = (a == 0) & (b == 0)
+        inf = np.isposinf(kappa)  # the kappa -> inf limit (also avoids inf * 0 where mu is 0 or 1)
+        x = sampling.beta(rng, np.where(zero | inf, 1.0, a), np.where(zero | inf, 1.0, b))
+        if zero.any():
+            x = np.where(zero, (rng.random(x.shape) < mu).astype(float), x)
+        return np.where(inf, mu, x)
 
     def logcdf(self, q: np.ndarray, draws: Draws, covariates: np.ndarray | None = None) -> np.ndarray:
         a, b = self._shape_params(draws, covariates, paired=False)
