@@ -109,7 +109,8 @@ def test_non_numeric_salary(tmp_path):
     "column, value, pattern",
     [
         ("SALARY", -5, r"'SALARY'.*negative"),
-        ("SALARY", 9_999_998, r"'SALARY'.*above the public bound.*filters"),
+        ("SALARY", 9_999_998, r"'SALARY'.*reserved survey code.*filters"),
+        ("SALARY", 1_500_000, r"'SALARY'.*above the public bound"),
         ("WKSWK", 60, r"'WKSWK'.*2-52"),
         ("WKSWK", 1, r"'WKSWK'.*2-52"),
         ("GENDER", "X", r"'GENDER'.*unknown code"),
@@ -189,3 +190,38 @@ def test_subsample():
     assert s.n == 30 and s.steps[-1]["n_after"] == 30
     pd.testing.assert_frame_equal(s.frame, sdr.subsample(d, 30, seed=2).frame)
     assert sdr.subsample(d, 500, seed=2).n == 100
+
+
+@pytest.mark.parametrize("code", sdr.RESERVED_SALARY_CODES)
+def test_reserved_salary_codes_refused_whatever_the_bound(tmp_path, code):
+    f = _fixture_frame().astype({"SALARY": object})
+    f.loc[5, "SALARY"] = code
+    path = tmp_path / "x.csv"
+    f.to_csv(path, index=False)
+    # a bound above the code must not let it in as a salary
+    with pytest.raises(sdr.SDRFileError, match=rf"column 'SALARY' \(salary\) has 1 reserved survey code\(s\) \[{code}\].*row 6.*`filters`"):
+        sdr.load_sdr(path, salary_bound=20_000_000.0)
+
+
+def test_reserved_salary_codes_can_be_filtered_out(tmp_path):
+    f = _fixture_frame()
+    f["SALARY"] = f["SALARY"].astype(object)
+    f.loc[5, "SALARY"] = 9_999_998
+    f["EMPLOYED"] = np.where(np.arange(len(f)) == 5, "N", "Y")
+    path = tmp_path / "x.csv"
+    f.to_csv(path, index=False)
+    d = sdr.load_sdr(path, variables=("salary",), filters={"EMPLOYED": ["Y"]})
+    assert d.n == len(f) - 1 and d.salary.max() < 9_999_998
+
+
+@pytest.mark.parametrize("s", [[50_000.0, np.nan], [np.inf]])
+def test_scale_salary_nan_names_s(s):
+    with pytest.raises(DataError, match=r"`s` has 1 non-finite value"):
+        sdr.scale_salary(s)
+
+
+def test_scale_salary_out_of_bound_names_s():
+    with pytest.raises(DataError, match=r"`s` must lie in \[0, 1,000,000\].*position 1"):
+        sdr.scale_salary([10.0, 2_000_000.0])
+    with pytest.raises(DataError, match=r"`bound` must be finite and > 0"):
+        sdr.scale_salary([10.0], bound=np.nan)

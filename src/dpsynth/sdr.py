@@ -33,13 +33,14 @@ import pandas as pd
 from scipy import optimize
 
 from .seeds import SeedLike, generator
-from .validation import DataError
+from .validation import DataError, as_data, check_positive
 
 __all__ = [
     "SDRFileError",
     "SDRColumns",
     "SDRData",
     "PUBLIC_SALARY_BOUND",
+    "RESERVED_SALARY_CODES",
     "SALARY_OFFSET",
     "AGE_LEVELS",
     "WEEKS_RANGE",
@@ -61,6 +62,10 @@ __all__ = [
 #: above the largest salary in the published summaries ($509,000). Used by the beta-regression
 #: scaling and by the perturbed histogram. Replace it by the PUF's top-code if your codebook gives one.
 PUBLIC_SALARY_BOUND = 1_000_000.0
+#: Reserved survey codes of the salary column, which are not salaries: 9999998 (logical skip)
+#: and 9999999 (not reported / missing). :func:`load_sdr` refuses them by code, whatever
+#: ``salary_bound``; filter those records out explicitly with ``filters``.
+RESERVED_SALARY_CODES = (9_999_998, 9_999_999)
 #: Offset h (dollars) of the scaling ``y = (s + h) / (U + 2 h)``, which keeps $0 and $U inside (0, 1).
 SALARY_OFFSET = 500.0
 #: Default age-group codes (lower end of each 5-year group): 30-34, ..., 70-74, nine groups as
@@ -293,8 +298,9 @@ def load_sdr(
     ------
     SDRFileError
         Unreadable or malformed file, missing column, missing or non-numeric value, or a value
-        out of range (negative salary, salary above ``salary_bound``, weeks outside
-        ``weeks_range``, unknown gender or age-group code). The message names the column and the fix.
+        out of range (negative salary, salary above ``salary_bound``, a reserved salary code of
+        :data:`RESERVED_SALARY_CODES` whatever ``salary_bound``, weeks outside ``weeks_range``,
+        unknown gender or age-group code). The message names the column and the fix.
     """
     p = Path(path)
     if not p.exists():
@@ -337,6 +343,16 @@ def load_sdr(
     if "salary" in variables:
         c = cols["salary"]
         s = _numeric(frame[c], "salary", c, p)
+        reserved = s.isin([float(v) for v in RESERVED_SALARY_CODES])
+        if reserved.any():
+            i = int(np.flatnonzero(reserved.to_numpy())[0])
+            codes = sorted({int(v) for v in s[reserved]})
+            raise SDRFileError(
+                f"column {c!r} (salary) has {int(reserved.sum())} reserved survey code(s) {codes} (e.g. 9999998 = "
+                f"logical skip), first in data row {i + 1}; these are not salaries (see RESERVED_SALARY_CODES). "
+                f"Filter those records out explicitly with `filters` (e.g. keep the employed population) "
+                f"before loading; raising `salary_bound` does not admit them."
+            )
         if (s < 0).any():
             i = int(np.flatnonzero((s < 0).to_numpy())[0])
             raise SDRFileError(
@@ -530,18 +546,36 @@ def scale_salary(s, bound: float = PUBLIC_SALARY_BOUND, offset: float = SALARY_O
 
     ``$0`` maps to ``h / (U + 2h) > 0`` and ``$U`` to ``(U + h) / (U + 2h) < 1``: no record is dropped.
 
+    Parameters
+    ----------
+    s : array_like
+        Salaries in dollars, finite and within ``[0, bound]``.
+    bound : float
+        Public upper bound ``U`` (> 0).
+    offset : float
+        Offset ``h`` (> 0).
+
+    Returns
+    -------
+    numpy.ndarray
+
     Raises
     ------
     DataError
-        If a salary is negative or above the public bound ``U``.
+        If a salary is NaN, infinite, negative or above the public bound ``U``.
     """
-    v = np.asarray(s, dtype=float)
-    if offset <= 0 or bound <= 0:
-        raise DataError(f"`bound` and `offset` must be > 0; got bound={bound!r}, offset={offset!r}.")
-    if np.isnan(v).any() or (v < 0).any() or (v > bound).any():
-        raise DataError(f"salaries must lie in [0, {bound:,.0f}] (the public bound) to be scaled; got min "
-                        f"{np.nanmin(v):,.0f}, max {np.nanmax(v):,.0f}.")
-    return (v + offset) / (bound + 2.0 * offset)
+    bnd = check_positive(bound, "bound")
+    off = check_positive(offset, "offset")
+    v = as_data(s, "s")  # refuses NaN/inf (naming `s` and the position), strings and empty input
+    bad = (v < 0) | (v > bnd)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise DataError(
+            f"`s` must lie in [0, {bnd:,.0f}] (the public bound) to be scaled; {int(bad.sum())} salary(ies) "
+            f"outside it, first at position {i} ({float(v[i]):,.0f}); min {v.min():,.0f}, max {v.max():,.0f}. "
+            f"Remove or filter those records, or pass the public `bound`."
+        )
+    return (v + off) / (bnd + 2.0 * off)
 
 
 def unscale_salary(y, bound: float = PUBLIC_SALARY_BOUND, offset: float = SALARY_OFFSET) -> np.ndarray:
