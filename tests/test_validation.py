@@ -650,3 +650,53 @@ def test_as_weights_two_dimensional():
         as_weights(np.full((2, 2), 0.5), 2)
     with pytest.raises(DataError, match=r"`privacy_weights` must be one-dimensional"):
         as_weights([[0.5, 0.5]], 2, "privacy_weights")
+
+
+# --------------------------------------------------------------------------------------------
+# sampler settings
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("rhat", [np.nan, np.inf, 0.99, 0.0, -1.0, "1.01", True])
+def test_sampler_config_bad_rhat_max(rhat):
+    with pytest.raises(DataError, match=r"`rhat_max` must be a finite number >= 1"):
+        SamplerConfig(rhat_max=rhat)
+
+
+@pytest.mark.parametrize("ess", [-1.0, np.nan, np.inf, "400", False])
+def test_sampler_config_bad_ess_min(ess):
+    with pytest.raises(DataError, match=r"`ess_min` must be a finite number >= 0"):
+        SamplerConfig(ess_min=ess)
+
+
+@pytest.mark.parametrize("cores", [0, -2, 1.5, "2", True])
+def test_sampler_config_bad_cores(cores):
+    with pytest.raises(DataError, match=r"`cores` must be a positive integer"):
+        SamplerConfig(cores=cores)
+
+
+@pytest.mark.parametrize("draws", [True, 2.5, "300"])
+def test_sampler_config_draws_not_coerced(draws):
+    with pytest.raises(DataError, match=r"`draws` must be a positive integer"):
+        SamplerConfig(draws=draws)
+    with pytest.raises(DataError, match=r"`draws` must be a positive integer"):
+        SamplerConfig.from_params({"draws": draws, "tune": 100})
+
+
+def test_sampler_config_valid_edge_values():
+    cfg = SamplerConfig(rhat_max=1.0, ess_min=0, cores=1)
+    assert cfg.ess_threshold == 0.0
+    assert SamplerConfig.from_params({"draws": 300.0, "tune": 200}).draws == 300
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sampler", [{"draws": 100, "tune": 100}, 100, "small"])
+def test_fit_sampler_must_be_a_sampler_config(poisson_cm, sampler):
+    with pytest.raises(TypeError, match=r"`sampler` must be a SamplerConfig.*SamplerConfig.from_params"):
+        poisson_cm.fit([1.0, 2.0], sampler=sampler)
+
+
+@pytest.mark.slow
+def test_fit_rejects_nan_bound(poisson_cm):
+    with pytest.raises(DataError, match=r"`bound` must be finite and > 0; got nan"):
+        poisson_cm.fit([1.0, 2.0], bound=float("nan"))

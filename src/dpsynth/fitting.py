@@ -50,6 +50,14 @@ class ConvergenceWarning(UserWarning):
     """A fit's R-hat or bulk ESS fails its threshold."""
 
 
+def _is_int(value) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def _is_real(value) -> bool:
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
+
+
 @dataclass(frozen=True)
 class SamplerConfig:
     """MCMC settings shared by the fits of a study.
@@ -59,13 +67,18 @@ class SamplerConfig:
     draws, tune, chains : int
         Retained draws and tuning steps per chain, and number of chains (pooled afterwards).
     cores : int, optional
-        Chains run in parallel (default: ``min(chains, os.cpu_count())``).
+        Chains run in parallel, a positive integer (default: ``min(chains, os.cpu_count())``).
     draw_quantile : float
         Draw-dropping rule of the Lipschitz bound (1.0 keeps all draws).
     rhat_max : float
-        Largest acceptable R-hat.
+        Largest acceptable R-hat (finite, >= 1).
     ess_min : float, optional
-        Smallest acceptable bulk ESS (default ``100 * chains``).
+        Smallest acceptable bulk ESS, finite and >= 0 (default ``100 * chains``).
+
+    Raises
+    ------
+    DataError
+        If a field is out of range; the message names the field.
     """
 
     draws: int = 1000
@@ -79,14 +92,39 @@ class SamplerConfig:
     def __post_init__(self) -> None:
         for name in ("draws", "tune", "chains"):
             val = getattr(self, name)
-            if not isinstance(val, (int, np.integer)) or val < 1:
+            if not _is_int(val) or val < 1:
                 raise DataError(f"`{name}` must be a positive integer; got {val!r}.")
+        if self.cores is not None and (not _is_int(self.cores) or self.cores < 1):
+            raise DataError(
+                f"`cores` must be a positive integer (chains run in parallel) or None for "
+                f"min(chains, cpu count); got {self.cores!r}."
+            )
         check_probability(self.draw_quantile, "draw_quantile")
+        if not _is_real(self.rhat_max) or not np.isfinite(self.rhat_max) or self.rhat_max < 1:
+            raise DataError(
+                f"`rhat_max` must be a finite number >= 1 (R-hat is >= 1 at convergence; e.g. 1.01); "
+                f"got {self.rhat_max!r}."
+            )
+        if self.ess_min is not None and (
+            not _is_real(self.ess_min) or not np.isfinite(self.ess_min) or self.ess_min < 0
+        ):
+            raise DataError(
+                f"`ess_min` must be a finite number >= 0 (smallest acceptable bulk ESS) or None for "
+                f"100 * chains; got {self.ess_min!r}."
+            )
 
     @classmethod
     def from_params(cls, params: Mapping) -> "SamplerConfig":
-        """Build from a study's parameters: ``draws``, ``tune`` and optionally ``chains``."""
-        return cls(draws=int(params["draws"]), tune=int(params["tune"]), chains=int(params.get("chains", 2)))
+        """Build from a study's parameters: ``draws``, ``tune`` and optionally ``chains``.
+
+        Whole-number floats (``300.0``) are read as integers; anything else is checked as given
+        (a string or a fractional value raises, naming the parameter).
+        """
+
+        def whole(v):
+            return int(v) if isinstance(v, (float, np.floating)) and float(v).is_integer() else v
+
+        return cls(draws=whole(params["draws"]), tune=whole(params["tune"]), chains=whole(params.get("chains", 2)))
 
     @property
     def ess_threshold(self) -> float:
@@ -254,7 +292,8 @@ class CompiledModel:
         bound : float, optional
             Censoring bound M > 0 (use ``eps / 2``); ``None`` for no censoring.
         sampler : SamplerConfig, optional
-            MCMC settings.
+            MCMC settings (a :class:`SamplerConfig`; build one from a dict with
+            ``SamplerConfig.from_params(d)`` or ``SamplerConfig(**d)``).
         seed : int or SeedSequence, optional
             Seed of the sampler.
         privacy_weights : array_like, optional
@@ -269,6 +308,11 @@ class CompiledModel:
         """
         import nutpie
 
+        if sampler is not None and not isinstance(sampler, SamplerConfig):
+            raise TypeError(
+                f"`sampler` must be a SamplerConfig or None; got {type(sampler).__name__}. Use "
+                f"sampler=SamplerConfig(draws=..., tune=...) or SamplerConfig.from_params(params_dict)."
+            )
         cfg = sampler or SamplerConfig()
         xv, cov = self.family.check_data(x, covariates)
         n = xv.shape[0]
