@@ -281,3 +281,9 @@ def test_ph_eps_too_small(eps):
 def test_ph_bad_n_synthetic(k):
     with pytest.raises(DataError, match=r"`n_synthetic` must be a positive integer"):
         perturbed_histogram(np.array([0.2, 0.4]), 1.0, upper=1.0, n_synthetic=k, seed=1)
+
+
+@pytest.mark.parametrize(("kw", "name"), [({"upper": "1"}, "upper"), ({"upper": 1.0, "lower": True}, "lower")])
+def test_ph_bounds_must_be_numbers(kw, name):
+    with pytest.raises(DataError, match=rf"`{name}` must be a number"):
+        perturbed_histogram(np.array([0.2, 0.4]), 1.0, seed=1, **kw)

@@ -206,6 +206,9 @@ def perturbed_histogram(
             f"`n_synthetic` must be a positive integer (number of synthetic records) or None for n; "
             f"got {n_synthetic!r}."
         )
+    for bname, bval in (("lower", lower), ("upper", upper)):
+        if isinstance(bval, (bool, np.bool_)) or not isinstance(bval, (int, float, np.integer, np.floating)):
+            raise DataError(f"`{bname}` must be a number (a public bound); got {bval!r} ({type(bval).__name__}).")
     lo, hi = float(lower), float(upper)
     if not (np.isfinite(lo) and np.isfinite(hi)) or hi <= lo:
         raise DataError(f"public bounds must be finite with upper > lower; got lower={lower!r}, upper={upper!r}.")
