@@ -330,3 +330,23 @@ def test_truncate_weights_in_unit_interval(wd, eps):
 @given(t=st.floats(1e-9, 1e9), u=st.floats(1e-9, 1e9))
 def test_scalar_weight_in_unit_interval(t, u):
     assert 0 < scalar_weight(t, u) <= 1
+
+
+# --------------------------------------------------------------------------------------------
+# no silent coercion of strings or bools
+# --------------------------------------------------------------------------------------------
+
+
+def test_weight_formulas_refuse_strings_and_bools():
+    from dpsynth.validation import DataError
+
+    with pytest.raises(DataError, match=r"`abs_loglik` must be numeric"):
+        lipschitz_weights(["1.0", "2.0"])
+    with pytest.raises(DataError, match=r"`weights` must be numeric"):
+        scale_weights(["1.0", "0.5"], 0.5)
+    with pytest.raises(DataError, match=r"scale `c` and shift `g` must be finite"):
+        lipschitz_weights([1.0, 2.0], c="1")
+    with pytest.raises(DataError, match=r"`radius` must be a number"):
+        count_weights([1.0, 2.0], True)
+    with pytest.raises(DataError, match=r"`x` must be numeric"):
+        isolation_rate(["1", "2"], 0.5)

@@ -10,7 +10,7 @@ import warnings
 
 import numpy as np
 
-from .validation import DataError, as_data, as_weights, check_eps, check_positive
+from .validation import DataError, _is_number, _numeric_array, as_data, as_weights, check_eps, check_positive
 
 __all__ = [
     "UninformativeWeightsWarning",
@@ -30,8 +30,8 @@ class UninformativeWeightsWarning(UserWarning):
 
 
 def _scale_shift(risk: np.ndarray, c: float, g: float) -> np.ndarray:
-    if not np.isfinite(c) or not np.isfinite(g):
-        raise DataError(f"scale `c` and shift `g` must be finite; got c={c!r}, g={g!r}.")
+    if not (_is_number(c) and _is_number(g)) or not np.isfinite(c) or not np.isfinite(g):
+        raise DataError(f"scale `c` and shift `g` must be finite numbers; got c={c!r}, g={g!r}.")
     return np.clip(c * (1.0 - risk) + g, 0.0, 1.0)
 
 
@@ -56,7 +56,7 @@ def lipschitz_weights(abs_loglik, c: float = 1.0, g: float = 0.0) -> np.ndarray:
     -------
     numpy.ndarray
     """
-    f = np.asarray(abs_loglik, dtype=float)
+    f = _numeric_array(abs_loglik, "abs_loglik").astype(float)
     if f.ndim != 1 or f.size == 0:
         raise DataError(f"`abs_loglik` must be a non-empty vector; got shape {f.shape}.")
     if np.isnan(f).any():
@@ -230,5 +230,5 @@ def scale_weights(weights, c: float) -> np.ndarray:
     cc = check_positive(c, "c")
     if cc > 1:
         raise DataError(f"downscaling factor `c` must be in (0, 1]; got {c!r}.")
-    w = np.asarray(weights, dtype=float)
+    w = _numeric_array(weights, "weights")
     return as_weights(w, w.size) * cc
