@@ -151,7 +151,7 @@ def test_fit_bounds_are_the_reduced_loglik_matrix(lognormal_fit):
     np.testing.assert_allclose(lognormal_fit.bounds.delta_i, np.abs(w * expected).max(axis=0), rtol=1e-9)
     np.testing.assert_allclose(lognormal_fit.bounds.abs_loglik, np.abs(expected).max(axis=0), rtol=1e-9)
     rep = lognormal_fit.privacy
-    assert rep.guarantee == "aDP" and rep.eps == 2 * rep.delta
+    assert rep.guarantee is None and rep.eps == 2 * rep.delta and rep.eps_replace == 4 * rep.delta
     assert not lognormal_fit.censored
 
 
@@ -207,7 +207,7 @@ def test_same_seed_same_draws_other_seed_differs(lognormal_cm):
 def test_bad_sampler_config_warns_and_names_parameter(beta_cm):
     x = datasets.beta_data(300, 14)
     cfg = SamplerConfig(draws=10, tune=1, chains=2)  # tune=0 crashes nutpie, see above
-    with pytest.warns(ConvergenceWarning, match=r"beta fit did not converge for: .*\b(phi|lam) \(R-hat") as rec:
+    with pytest.warns(ConvergenceWarning, match=r"beta fit did not converge: .*\b(phi|lam) \(R-hat") as rec:
         f = beta_cm.fit(x, sampler=cfg, seed=14)
     assert not f.diagnostics.ok
     assert set(f.diagnostics.failed) <= {"phi", "lam"} and f.diagnostics.failed
@@ -228,3 +228,31 @@ def test_good_sampler_config_does_not_warn(lognormal_cm):
     assert set(f.diagnostics.rhat) == {"mu", "sigma"}
     assert all(v <= 1.01 for v in f.diagnostics.rhat.values())
     assert all(v >= 200 for v in f.diagnostics.ess_bulk.values())
+
+
+def test_divergences_are_counted_and_fail_the_fit():
+    import arviz as az
+
+    from dpsynth.fitting import Diagnostics, _diagnostics
+
+    rng = np.random.default_rng(0)
+    post = {"mu": rng.normal(size=(2, 500))}
+    clean = az.from_dict(posterior=post, sample_stats={"diverging": np.zeros((2, 500), dtype=bool)})
+    div = np.zeros((2, 500), dtype=bool)
+    div[1, [3, 70, 400]] = True
+    bad = az.from_dict(posterior=post, sample_stats={"diverging": div})
+    cfg = SamplerConfig(draws=500, tune=500, chains=2)
+    ok = _diagnostics(clean, ["mu"], cfg)
+    assert ok.ok and ok.divergences == 0
+    d = _diagnostics(bad, ["mu"], cfg)
+    assert d.divergences == 3 and not d.failed and not d.ok
+    assert "3 divergent transition(s)" in d.problems()
+    assert Diagnostics(rhat={"mu": 1.0}, ess_bulk={"mu": 900.0}).ok
+
+
+@pytest.mark.slow
+def test_real_fit_records_divergences(beta_cm):
+    x = datasets.beta_data(200, 3)
+    f = beta_cm.fit(x, sampler=SamplerConfig(draws=200, tune=200, chains=2), seed=3)
+    assert isinstance(f.diagnostics.divergences, int) and f.diagnostics.divergences >= 0
+    assert f.idata.sample_stats["diverging"].shape == (2, 200)

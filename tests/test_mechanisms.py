@@ -42,7 +42,7 @@ def lw(poisson_cm, base):
 
 
 def test_unweighted(base, pois_x):
-    assert base.name == "Unweighted" and base.label == "Unweighted (aDP)"
+    assert base.name == "Unweighted" and base.label == "Unweighted (none)" and base.guarantee == "none"
     np.testing.assert_array_equal(base.weights, np.ones(pois_x.size))
     assert base.privacy.delta == pytest.approx(base.bounds.abs_loglik.max())
     assert base.privacy.n_censored == 0
@@ -114,7 +114,8 @@ def test_censor_uw(poisson_cm, pois_x):
 
 def test_censor_w(poisson_cm, pois_x, lw):
     res = mechanisms.censored(poisson_cm, pois_x, 4.0, weights=lw.weights, sampler=SMALL, seed=8)
-    assert res.name == "Censor_w" and res.label == "Censor_w (DP)"
+    # weights computed from the same data: the clamp holds, but the guarantee is aDP only
+    assert res.name == "Censor_w" and res.label == "Censor_w (aDP)"
     np.testing.assert_array_equal(res.weights, lw.weights)
     assert res.privacy.delta <= 2.0
     F = res.fit.loglik()
@@ -136,7 +137,9 @@ def test_censored_fit_bounded_for_arbitrary_data(poisson_cm, x, eps, weighted, w
         res = mechanisms.censored(poisson_cm, xv, eps, weights=w, sampler=TINY, seed=wseed)
     assert res.privacy.delta <= eps / 2 + CENSOR_TOL
     assert (res.bounds.delta_i <= eps / 2 + CENSOR_TOL).all()
-    assert res.guarantee == "DP"
+    assert res.guarantee == ("aDP" if weighted else "DP")
+    assert res.privacy.eps == pytest.approx(eps)  # computed from M = eps/2
+    assert res.privacy.eps_replace == pytest.approx(eps)  # Poisson terms are <= 0: one-signed
     assert res.name == ("Censor_w" if weighted else "Censor_uw")
 
 
@@ -266,7 +269,13 @@ def test_calibrate_downscale_then_censor_later_data(poisson_cm):
     l_fit = mechanisms.unweighted(poisson_cm, later, sampler=TINY, seed=54).fit
     w = scale_weights(lipschitz_weights(l_fit.bounds.abs_loglik), cal.c)
     res = mechanisms.censored(poisson_cm, later, eps, weights=w, sampler=TINY, seed=55)
-    assert res.privacy.delta <= eps / 2 and res.label == "Censor_w (DP)"
+    assert res.privacy.delta <= eps / 2 and res.label == "Censor_w (aDP)"  # weights from the later data
+    # strictly DP: the LW rule fixed on the historical fit, applied to each later record alone
+    rule = mechanisms.public_lipschitz_weights(poisson_cm, h_fit, c=cal.c)
+    pub = mechanisms.censored_public(poisson_cm, later, eps, rule, sampler=TINY, seed=56)
+    assert pub.privacy.delta <= eps / 2 and pub.label == "Censor_w-pub (DP)" and pub.extra["c"] == cal.c
+    np.testing.assert_allclose(pub.weights, rule(later))
+    assert (pub.weights <= cal.c + 1e-12).all()
 
 
 def test_range_wholly_outside_the_support_gives_minus_inf_not_nan(beta_cm):
@@ -278,3 +287,32 @@ def test_range_wholly_outside_the_support_gives_minus_inf_not_nan(beta_cm):
     L = mechanisms.range_log_prob(fit, 1.05, 1.8)
     assert not np.isnan(L).any()
     assert np.isneginf(L[:, 2:]).all() and np.isfinite(L[:, :2]).all()
+
+
+def test_public_lipschitz_weights_depend_on_each_record_alone(poisson_cm):
+    hist = datasets.poisson_data(150, 61)
+    h_fit = mechanisms.unweighted(poisson_cm, hist, sampler=TINY, seed=61).fit
+    rule = mechanisms.public_lipschitz_weights(poisson_cm, h_fit)
+    x = datasets.poisson_data(120, 62)
+    w = rule(x)
+    assert w.shape == x.shape and ((0 <= w) & (w <= 1)).all()
+    # another data set sharing the first 60 records gives those records the same weights
+    x2 = np.concatenate([x[:60], datasets.poisson_data(80, 63)])
+    np.testing.assert_array_equal(rule(x2)[:60], w[:60])
+    # the historical records get the plain LW weights of the historical fit (up to thinning of draws)
+    full = mechanisms.public_lipschitz_weights(poisson_cm, h_fit, max_draws=None)
+    np.testing.assert_allclose(full(hist), lipschitz_weights(h_fit.bounds.abs_loglik), atol=1e-12)
+    with pytest.raises(ValueError, match="`rule`"):
+        mechanisms.censored_public(poisson_cm, x, 2.0, lambda v: np.ones(v.size))
+    with pytest.raises(ValueError, match="`c`"):
+        mechanisms.public_lipschitz_weights(poisson_cm, h_fit, c="1")
+
+
+@pytest.mark.parametrize("bad", [0, -1, 2.5, True, "3"])
+def test_max_iter_must_be_a_positive_integer(poisson_cm, bad):
+    x = datasets.poisson_data(40, 64)
+    f = fit_from_draws(poisson_cm, x, {"beta": np.log(np.full((3, 1), 100.0)), "sigma_beta": np.ones(3)})
+    with pytest.raises(ValueError, match="`max_iter`"):
+        mechanisms.scalar_weighted(poisson_cm, f, 1.0, max_iter=bad)
+    with pytest.raises(ValueError, match="`max_iter`"):
+        mechanisms.calibrate_downscale(poisson_cm, f, 2.0, max_iter=bad)

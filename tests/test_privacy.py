@@ -191,14 +191,15 @@ def test_zero_log_range_prob_changes_nothing():
 
 
 def test_privacy_report_weighted():
-    rep = privacy_report(record_bounds(F3, W3))
+    rep = privacy_report(record_bounds(F3, W3), guarantee="aDP")
     assert rep.delta == 2.0 and rep.eps == 4.0
     assert rep.guarantee == "aDP"
+    assert privacy_report(record_bounds(F3, W3)).guarantee is None  # a bare fit states none
     assert rep.bound == inf and rep.n_censored == 0
 
 
 def test_privacy_report_censored_with_extras():
-    rep = privacy_report(record_bounds(F3, W3, bound=1.2), 1.2, eps_target=2.4)
+    rep = privacy_report(record_bounds(F3, W3, bound=1.2), 1.2, guarantee="DP", eps_target=2.4)
     assert rep.delta == 1.2 and rep.eps == 2.4
     assert rep.guarantee == "DP"
     assert rep.bound == 1.2 and rep.n_censored == 2
@@ -227,8 +228,9 @@ def test_record_bounds_rejects_nan_log_range_prob():
 
 
 def test_guarantee_type():
-    assert privacy.guarantee_type(True) == "DP"
-    assert privacy.guarantee_type(False) == "aDP"
+    assert privacy.guarantee_type(True, public_weights=True) == "DP"
+    assert privacy.guarantee_type(True, public_weights=False) == "aDP"
+    assert privacy.guarantee_type(False, public_weights=True) == "aDP"
 
 
 # --------------------------------------------------------------------------------------------
@@ -277,8 +279,8 @@ def test_censored_delta_never_exceeds_half_eps(data, eps):
     b = record_bounds(F, w, M)
     assert b.delta <= M
     assert (b.delta_i <= M).all()
-    rep = privacy_report(b, M)  # does not raise
-    assert rep.guarantee == "DP" and rep.eps <= eps
+    rep = privacy_report(b, M, guarantee="DP")  # does not raise
+    assert rep.guarantee == "DP" and rep.eps == pytest.approx(eps) and rep.eps_local <= rep.eps
 
 
 @settings(max_examples=200, deadline=None)
@@ -411,3 +413,46 @@ def test_log_interval_prob_beta_range_past_the_support():
     got = log_interval_prob(fam.logcdf(lo, draws), fam.logcdf(hi, draws), fam.logsf(lo, draws), fam.logsf(hi, draws))
     expected = np.log(stats.beta.sf(0.38, [0.5, 2.0], [3.0, 2.0]))[:, None]
     np.testing.assert_allclose(got, expected, rtol=1e-12)
+
+
+# ------------------------------------------------------------------------------------------
+# neighbour relations
+# ------------------------------------------------------------------------------------------
+
+
+def test_eps_from_delta_under_both_relations():
+    assert privacy.eps_from_delta(1.5, "remove") == 3.0
+    assert privacy.eps_from_delta(1.5, "replace") == 6.0  # terms of both signs
+    assert privacy.eps_from_delta(1.5, "replace", one_signed=True) == 3.0  # discrete models
+    assert privacy.eps_from_delta(1.5, "remove", one_signed=True) == 3.0
+
+
+@pytest.mark.parametrize("bad", ["removed", "add", None, 1])
+def test_unknown_neighbour_relation_is_an_error(bad):
+    with pytest.raises(ValueError, match="`neighbours`"):
+        privacy.eps_from_delta(1.0, bad)
+
+
+def test_report_states_eps_under_both_relations():
+    rep = privacy_report(record_bounds(F3, W3), guarantee="aDP")
+    assert rep.eps == 2 * rep.delta and rep.eps_replace == 4 * rep.delta
+    assert rep.epsilon("remove") == rep.eps and rep.epsilon("replace") == rep.eps_replace
+    text = rep.statement()
+    assert "removed" in text and "replaced" in text
+    assert "x 2" in rep.statement(draws=2) or "2 draws" in rep.statement(draws=2)
+    one = privacy_report(record_bounds(F3, W3), guarantee="aDP", one_signed=True)
+    assert one.eps_replace == one.eps
+
+
+def test_censored_report_is_computed_from_the_bound():
+    # the guarantee covers every data set: eps = 2M, even where this data set's Delta is below M
+    rep = privacy_report(record_bounds(F3, W3, bound=5.0), 5.0, guarantee="DP")
+    assert rep.delta < 5.0
+    assert rep.eps == 10.0 and rep.eps_replace == 20.0 and rep.eps_local == 2 * rep.delta
+
+
+def test_dp_needs_a_censored_fit_and_a_known_guarantee():
+    with pytest.raises(AssertionError, match="censored"):
+        privacy_report(record_bounds(F3, W3), guarantee="DP")
+    with pytest.raises(ValueError, match="`guarantee`"):
+        privacy_report(record_bounds(F3, W3), guarantee="DP-ish")

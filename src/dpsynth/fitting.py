@@ -47,7 +47,7 @@ def compile_count() -> int:
 
 
 class ConvergenceWarning(UserWarning):
-    """A fit's R-hat or bulk ESS fails its threshold."""
+    """A fit's R-hat or bulk ESS fails its threshold, or the sampler reported divergences."""
 
 
 def _is_int(value) -> bool:
@@ -141,17 +141,37 @@ class Diagnostics:
     rhat, ess_bulk : dict
         Worst R-hat (max) and bulk ESS (min) per free parameter.
     failed : tuple of str
-        Parameters failing a threshold.
+        Parameters failing the R-hat or bulk-ESS threshold.
+    divergences : int
+        Divergent transitions among the retained draws (all chains).
     """
 
     rhat: dict
     ess_bulk: dict
     failed: tuple = ()
+    divergences: int = 0
 
     @property
     def ok(self) -> bool:
-        """Whether every parameter passed."""
-        return not self.failed
+        """Whether the fit converged: every parameter passed R-hat and ESS, and no draw diverged."""
+        return not self.failed and self.divergences == 0
+
+    @property
+    def rhat_max(self) -> float:
+        """Largest R-hat over the parameters (NaN if none was computed)."""
+        return max(self.rhat.values()) if self.rhat else float("nan")
+
+    @property
+    def ess_min(self) -> float:
+        """Smallest bulk ESS over the parameters (NaN if none was computed)."""
+        return min(self.ess_bulk.values()) if self.ess_bulk else float("nan")
+
+    def problems(self, cfg: "SamplerConfig | None" = None) -> str:
+        """What failed, in words (empty when the fit converged)."""
+        parts = [f"{k} (R-hat {self.rhat[k]:.3f}, bulk ESS {self.ess_bulk[k]:.0f})" for k in self.failed]
+        if self.divergences:
+            parts.append(f"{self.divergences} divergent transition(s)")
+        return ", ".join(parts)
 
 
 def _diagnostics(idata, names: list[str], cfg: SamplerConfig) -> Diagnostics:
@@ -161,7 +181,11 @@ def _diagnostics(idata, names: list[str], cfg: SamplerConfig) -> Diagnostics:
     rh = {k: float(np.nanmax(rhat[k].values)) for k in names}
     es = {k: float(np.nanmin(ess[k].values)) for k in names}
     failed = tuple(k for k in names if not (rh[k] <= cfg.rhat_max and es[k] >= cfg.ess_threshold))
-    return Diagnostics(rhat=rh, ess_bulk=es, failed=failed)
+    stats = getattr(idata, "sample_stats", None)
+    div = 0
+    if stats is not None and "diverging" in stats:
+        div = int(np.asarray(stats["diverging"].values).sum())
+    return Diagnostics(rhat=rh, ess_bulk=es, failed=failed, divergences=div)
 
 
 @dataclass
@@ -206,8 +230,13 @@ class Fit:
 
     @property
     def privacy(self) -> PrivacyReport:
-        """The fit's :class:`PrivacyReport` (Delta, eps = 2 Delta, guarantee, censoring count)."""
-        return privacy_report(self.bounds, self.bound if self.censored else None)
+        """The fit's :class:`PrivacyReport` (Delta, eps under both neighbour relations, censoring count).
+
+        A bare fit does not know where its weights came from, so its guarantee is ``None``; the
+        mechanisms (:mod:`dpsynth.mechanisms`) state it from the registry.
+        """
+        return privacy_report(self.bounds, self.bound if self.censored else None, guarantee=None,
+                              one_signed=self.family.one_signed)
 
     @property
     def n_draws(self) -> int:
@@ -331,13 +360,10 @@ class CompiledModel:
         }
         diag = _diagnostics(idata, self.param_names, cfg)
         if not diag.ok:
-            worst = ", ".join(
-                f"{k} (R-hat {diag.rhat[k]:.3f}, bulk ESS {diag.ess_bulk[k]:.0f})" for k in diag.failed
-            )
             warnings.warn(
-                f"{self.family.name} fit did not converge for: {worst}; thresholds R-hat <= "
-                f"{cfg.rhat_max}, ESS >= {cfg.ess_threshold:.0f}. Increase `draws`/`tune` before "
-                f"trusting its privacy numbers.",
+                f"{self.family.name} fit did not converge: {diag.problems()}; thresholds R-hat <= "
+                f"{cfg.rhat_max}, ESS >= {cfg.ess_threshold:.0f}, no divergences. Increase `draws`/`tune` "
+                f"(or reparametrise) before trusting its privacy numbers.",
                 ConvergenceWarning,
                 stacklevel=2,
             )

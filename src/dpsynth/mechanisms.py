@@ -1,8 +1,16 @@
 """Mechanisms: the fits that turn a synthesizer into a private one.
 
 Each function takes a :class:`~dpsynth.fitting.CompiledModel` (compiled once, refitted here)
-and returns a :class:`MechanismResult` with the fit, the weights it used and its privacy report,
-labelled with its guarantee type (aDP or DP).
+and returns a :class:`MechanismResult` with the fit, the weights it used and its privacy report.
+The guarantee type (none, aDP or DP) of every result comes from the synthesizer registry
+(:mod:`dpsynth.registry`), by the result's name.
+
+A censored likelihood is strictly DP only when its weights do not depend on the confidential
+data. Censor_w as run in the papers computes its Lipschitz weights from the same data, so one
+record changes every weight and the clamp no longer bounds the change of the sum: it is
+registered as aDP. :func:`public_lipschitz_weights` fixes the Lipschitz rule on a historical
+(public) fit, which makes every weight a function of its own record alone, and
+:func:`censored_public` (Censor_w-pub) is then strictly DP.
 """
 
 from __future__ import annotations
@@ -11,8 +19,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from . import registry
 from .fitting import CompiledModel, Fit, SamplerConfig
-from .privacy import PrivacyReport, RecordBounds, privacy_report, record_bounds
+from .privacy import CENSOR_TOL, PrivacyReport, RecordBounds, privacy_report, record_bounds
 from .seeds import SeedLike, stream
 from .validation import DataError, as_weights, check_eps, check_positive
 from .weights import (
@@ -27,6 +36,10 @@ from .weights import (
 
 __all__ = [
     "MechanismResult",
+    "mechanism_result",
+    "PublicLipschitzWeights",
+    "public_lipschitz_weights",
+    "censored_public",
     "unweighted",
     "lipschitz_weighted",
     "count_weighted",
@@ -70,19 +83,47 @@ class MechanismResult:
 
     @property
     def guarantee(self) -> str:
-        """``"aDP"`` or ``"DP"``."""
+        """``"none"``, ``"aDP"`` or ``"DP"``, from the registry."""
         return self.privacy.guarantee
 
     @property
     def label(self) -> str:
-        """Name with guarantee type, e.g. ``"Censor_w (DP)"``."""
-        return f"{self.name} ({self.guarantee})"
+        """Name with guarantee type from the registry, e.g. ``"Censor_uw (DP)"``."""
+        return registry.label(self.name)
 
 
-def _result(name: str, fit: Fit, bounds: RecordBounds | None = None, **extra) -> MechanismResult:
+def mechanism_result(name: str, fit: Fit, bounds: RecordBounds | None = None, **extra) -> MechanismResult:
+    """Wrap a fit as a :class:`MechanismResult` named ``name``.
+
+    The guarantee comes from the registry entry of ``name`` (an unknown name raises
+    ``KeyError``). A strict ``"DP"`` entry needs a censored fit with ``Delta <= M``, else an
+    ``AssertionError`` is raised.
+
+    Parameters
+    ----------
+    name : str
+        Registered display name, e.g. ``"Weighted"`` or ``"A[0.4,1.8]"``.
+    fit : Fit
+        The final fit.
+    bounds : RecordBounds, optional
+        By-record bounds to report (default: the fit's own).
+    **extra
+        Mechanism-specific numbers, kept on the report and the result.
+    """
     b = fit.bounds if bounds is None else bounds
-    rep = privacy_report(b, fit.bound if fit.censored else None, **extra)
+    g = registry.guarantee(name)
+    rep = privacy_report(b, fit.bound if fit.censored else None, guarantee=g, one_signed=fit.family.one_signed,
+                         **extra)
     return MechanismResult(name=name, fit=fit, weights=fit.weights, bounds=b, privacy=rep, extra=dict(extra))
+
+
+_result = mechanism_result  # internal short name
+
+
+def _check_max_iter(max_iter) -> int:
+    if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 1:
+        raise DataError(f"`max_iter` must be an integer >= 1 (the number of fits allowed); got {max_iter!r}.")
+    return int(max_iter)
 
 
 def unweighted(
@@ -134,6 +175,7 @@ def scalar_weighted(
     ``max_iter`` fits; the fit closest to the target is returned.
     """
     target = check_positive(delta_target, "delta_target")
+    max_iter = _check_max_iter(max_iter)
     alpha = scalar_weight(target, base.bounds.delta)
     best = None
     for it in range(max_iter):
@@ -167,13 +209,111 @@ def censored(
 ) -> MechanismResult:
     """Censored likelihood at ``M = eps / 2``: Censor_uw (no weights) or Censor_w (weights).
 
-    The result always has ``Delta <= eps / 2`` (checked) and reports the censoring count.
+    The result always has ``Delta <= eps / 2`` (asserted on every fit) and reports the censoring
+    count. With ``weights`` computed from the same data (the papers' Censor_w) the guarantee is
+    aDP only; use :func:`censored_public` for weights from a public rule.
     """
     e = check_eps(eps)
     if name is None:
         name = "Censor_uw" if weights is None else "Censor_w"
     fit = cm.fit(x, covariates=covariates, weights=weights, bound=e / 2.0, sampler=sampler, seed=seed)
+    if not fit.bounds.delta <= e / 2.0 + CENSOR_TOL:
+        raise AssertionError(f"{name} at eps={e}: Delta={fit.bounds.delta} > eps/2; the censoring is broken")
     return _result(name, fit, eps_target=e)
+
+
+@dataclass(frozen=True, eq=False)
+class PublicLipschitzWeights:
+    """The Lipschitz-weight rule fixed on a historical fit: a function of each record alone.
+
+    ``alpha(x) = clip(c (1 - r(x)) + g, 0, 1)`` with ``r(x) = clip((f(x) - f_min) / (f_max -
+    f_min), 0, 1)`` and ``f(x) = max_s |log p(x | theta_s)|`` over the historical posterior draws
+    ``theta_s``; ``f_min`` and ``f_max`` are the historical records' extremes. Nothing in it
+    depends on the confidential data set it is applied to, so a record's weight changes only
+    with that record. A record with a non-finite log-likelihood gets weight 0.
+
+    Attributes
+    ----------
+    compiled : CompiledModel
+        The compiled synthesizer (its record log-likelihood is evaluated at ``draws``).
+    draws : dict
+        Posterior draws of the historical fit.
+    f_min, f_max : float
+        Smallest and largest ``f`` among the historical records.
+    c, g : float
+        Scale and shift of the LW rule.
+    """
+
+    compiled: CompiledModel
+    draws: dict
+    f_min: float
+    f_max: float
+    c: float = 1.0
+    g: float = 0.0
+
+    def __call__(self, x, covariates=None) -> np.ndarray:
+        """Weights of the records ``x`` (with their public ``covariates``)."""
+        F = self.compiled.record_loglik(self.draws, x, covariates)
+        with np.errstate(invalid="ignore"):
+            f = np.abs(F).max(axis=0)
+        finite = np.isfinite(f)
+        span = self.f_max - self.f_min
+        r = np.zeros_like(f) if span <= 0 else np.clip((np.where(finite, f, self.f_max) - self.f_min) / span, 0, 1)
+        w = np.clip(self.c * (1.0 - r) + self.g, 0.0, 1.0)
+        return np.where(finite, w, 0.0)
+
+
+def public_lipschitz_weights(
+    cm: CompiledModel, historical: Fit, *, c: float = 1.0, g: float = 0.0, max_draws: int | None = 1000
+) -> PublicLipschitzWeights:
+    """Fix the LW rule on an unweighted fit of a *historical* (public or earlier) data set.
+
+    Parameters
+    ----------
+    cm : CompiledModel
+        The compiled synthesizer.
+    historical : Fit
+        Unweighted fit of the historical data.
+    c, g : float
+        Scale (downscaling) and shift of the weights.
+    max_draws : int, optional
+        Keep at most this many of the historical draws (evenly thinned) to make evaluating the
+        rule cheap; ``None`` keeps all.
+
+    Returns
+    -------
+    PublicLipschitzWeights
+    """
+    for nm, v in (("c", c), ("g", g)):
+        if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not np.isfinite(v):
+            raise DataError(f"`{nm}` must be a finite number; got {v!r}.")
+    f = historical.bounds.abs_loglik
+    finite = np.isfinite(f)
+    if not finite.any():
+        raise DataError("the historical fit has no record with a finite log-likelihood; `historical` cannot fix the rule.")
+    S = historical.n_draws
+    idx = np.arange(S) if max_draws is None or S <= max_draws else np.linspace(0, S - 1, int(max_draws)).round().astype(int)
+    draws = {k: np.asarray(v)[idx] for k, v in historical.draws.items() if k in cm.param_names}
+    return PublicLipschitzWeights(compiled=cm, draws=draws, f_min=float(f[finite].min()), f_max=float(f[finite].max()),
+                                  c=float(c), g=float(g))
+
+
+def censored_public(
+    cm: CompiledModel, x, eps: float, rule: PublicLipschitzWeights, *, covariates=None,
+    sampler: SamplerConfig | None = None, seed: SeedLike = None, name: str = "Censor_w-pub",
+) -> MechanismResult:
+    """Censor_w with public weights: weights from a fixed rule of each record, censored at ``eps/2``.
+
+    Strictly ``eps``-DP with one record removed (``2 eps`` replaced, for a continuous model):
+    every weighted term is clamped to ``[-eps/2, eps/2]`` and no weight depends on the other
+    records. The result's ``extra`` holds the rule's ``c``.
+    """
+    if not isinstance(rule, PublicLipschitzWeights):
+        raise DataError("`rule` must come from `public_lipschitz_weights(cm, historical_fit)`.")
+    w = rule(x, covariates)
+    res = censored(cm, x, eps, weights=w, covariates=covariates, sampler=sampler, seed=seed, name=name)
+    res.extra["c"] = rule.c
+    return res
 
 
 def reweighted(
@@ -197,6 +337,7 @@ def reweighted(
     if not 0 < k0 <= 1:
         raise DataError(f"`k0` must be in (0, 1]; got {k0!r}.")
     check_positive(tol, "tol")
+    max_iter = _check_max_iter(max_iter)
     name = name or f"{start.name}_final"
     D = start.privacy.delta
     bound = start.fit.bound if start.fit.censored else None  # a censored start stays censored
@@ -357,6 +498,7 @@ def calibrate_downscale(
         Target privacy budget.
     """
     target = check_eps(eps) / 2.0
+    max_iter = _check_max_iter(max_iter)
     base_w = lipschitz_weights(historical.bounds.abs_loglik, c=lw_c, g=lw_g)
     lo, hi, c = 0.0, 1.0, 1.0
     trace = []

@@ -1,37 +1,22 @@
-"""One figure style for the whole book, and the synthesizers' names, order and colours.
+"""One figure style for the whole book; names, order, colours and guarantees come from the registry.
 
-Every figure that compares synthesizers takes its order and colours from :data:`SYNTHESIZERS`
-and labels them with :func:`label` (name plus guarantee type).
+Every figure that compares synthesizers takes its order, colours and labels (name plus guarantee
+type) from :mod:`dpsynth.registry`; an unregistered name is an error.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from importlib import resources
 
 import matplotlib as mpl
 import matplotlib.pyplot as plt
 import numpy as np
 
-__all__ = ["SYNTHESIZERS", "use_style", "label", "color", "order", "violins", "guarantee_of", "STAND_IN_NOTE"]
+from . import registry
+from .registry import color, label, order
 
-#: (name, guarantee, colour) in the order every figure uses.
-SYNTHESIZERS: tuple[tuple[str, str | None, str], ...] = (
-    ("Data", None, "#4d4d4d"),
-    ("Unweighted", "aDP", "#a6a6a6"),
-    ("Weighted", "aDP", "#1f77b4"),
-    ("LW", "aDP", "#1f77b4"),
-    ("CW", "aDP", "#2ca02c"),
-    ("SW", "aDP", "#9467bd"),
-    ("LW_final", "aDP", "#17becf"),
-    ("CW_final", "aDP", "#bcbd22"),
-    ("Weighted-e", "aDP", "#ff7f0e"),
-    ("Censor_w", "DP", "#d62728"),
-    ("Censor_uw", "DP", "#8c564b"),
-    ("PH", "DP", "#e377c2"),
-)
-_EXTRA = ("#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd", "#e6550d", "#31a354")
-_INDEX = {name: i for i, (name, _, _) in enumerate(SYNTHESIZERS)}
+__all__ = ["use_style", "label", "color", "order", "violins", "guarantee_of", "STAND_IN_NOTE"]
 
 #: Caption note for figures and tables made from the SDR stand-in sample.
 STAND_IN_NOTE = "SDR stand-in sample generated from published summaries (not the real file)"
@@ -44,53 +29,8 @@ def use_style() -> None:
 
 
 def guarantee_of(name: str) -> str | None:
-    """Guarantee type of a named synthesizer (``None`` for the confidential data).
-
-    Range-restriction variants (names starting with ``"A["``, ``"B["`` or ``"LW ("``) are aDP.
-    """
-    if name in _INDEX:
-        return SYNTHESIZERS[_INDEX[name]][1]
-    return "aDP"
-
-
-def label(name: str, guarantee: str | None = "auto") -> str:
-    """Display label, e.g. ``"Censor_w (DP)"``; the confidential data are just ``"Data"``."""
-    g = guarantee_of(name) if guarantee == "auto" else guarantee
-    return name if g is None else f"{name} ({g})"
-
-
-def order(names: Sequence[str]) -> list[str]:
-    """Sort synthesizer names into the book's order (unknown names last, in given order)."""
-    known = sorted((n for n in names if n in _INDEX), key=_INDEX.get)
-    return known + [n for n in names if n not in _INDEX]
-
-
-#: Colour families of the range-restriction variants, by name prefix (one shade per range).
-_PREFIX_COLOURS = {
-    "B'[": ("#e6550d", "#fdae6b", "#a63603"),
-    "A[": ("#31a354", "#a1d99b", "#006d2c"),
-    "B[": ("#756bb1", "#bcbddc", "#54278f"),
-}
-
-
-def color(name: str, names: Sequence[str] | None = None) -> str:
-    """Colour of a synthesizer.
-
-    Names in :data:`SYNTHESIZERS` have fixed colours; range-restriction variants (``A[a,b]``,
-    ``B[a,b]``, ``B'[a,b]``) get shades of one colour family per variant, in the order the
-    ranges appear in ``names``; any other name gets a stable extra colour.
-    """
-    if name in _INDEX:
-        return SYNTHESIZERS[_INDEX[name]][2]
-    pool = list(names or [name])
-    for prefix, shades in _PREFIX_COLOURS.items():
-        if name.startswith(prefix):
-            same = [n for n in pool if n.startswith(prefix)] or [name]
-            i = same.index(name) if name in same else 0
-            return shades[i % len(shades)]
-    rest = [n for n in pool if n not in _INDEX and not n.startswith(tuple(_PREFIX_COLOURS))]
-    i = rest.index(name) if name in rest else 0
-    return _EXTRA[i % len(_EXTRA)]
+    """Guarantee type of a registered synthesizer (``None`` for the confidential data)."""
+    return registry.guarantee(name)
 
 
 def violins(
@@ -129,6 +69,19 @@ def violins(
         if key in parts:
             parts[key].set_color("black")
             parts[key].set_linewidth(0.8)
+    for p, n, v in zip(pos, names, data):
+        v = v[np.isfinite(v)]
+        if v.size == 0:
+            continue
+        if np.ptp(v) <= 1e-9 * max(1.0, float(np.abs(v).max())):
+            # a constant series (e.g. Censor_uw exactly at eps/2) has no violin: draw a visible bar
+            ax.plot([p - 0.35, p + 0.35], [v[0], v[0]], color=color(n, names), lw=5, solid_capstyle="butt",
+                    zorder=3)
+            ax.plot([p - 0.35, p + 0.35], [v[0], v[0]], color="black", lw=0.8, zorder=4)
+        elif v.size <= 30:
+            # few replicates: show each one
+            jitter = np.linspace(-0.12, 0.12, v.size) if v.size > 1 else np.zeros(1)
+            ax.scatter(p + jitter, v, s=9, color="black", alpha=0.6, zorder=4, linewidths=0)
     ax.set_xticks(pos, [label(n) for n in names], rotation=20, ha="right")
     ax.set_ylabel(ylabel)
     if hline is not None:

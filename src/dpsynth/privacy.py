@@ -2,6 +2,23 @@
 
 All functions reduce an ``S x n`` matrix of record log-likelihoods (one row per posterior draw,
 one column per record) to per-record vectors right away; the matrix itself is never stored.
+
+Neighbouring data sets
+----------------------
+Every epsilon names the neighbour relation it refers to:
+
+* ``"remove"``: the data sets differ by one record removed (or added); the leave-one-out
+  sensitivity of the re-weighting paper [HSW22, Section 1]. If every record's contribution to the
+  log pseudo likelihood lies in ``[-Delta, Delta]``, the log ratio of the two pseudo-posterior
+  densities is the removed record's term minus the log ratio of the normalising constants, each
+  at most ``Delta`` in absolute value, so ``eps = 2 Delta``.
+* ``"replace"``: the data sets have the same size and differ in one record (the censoring paper's
+  Definition 1). Two terms of opposite sign can differ by ``2 Delta``, and so can the log
+  normalising constants: ``eps = 4 Delta``. When every term has one sign (discrete models, whose
+  log probabilities are <= 0, with weights in [0, 1]) two terms differ by at most ``Delta`` and
+  ``eps = 2 Delta`` again.
+
+The book states every epsilon under removal and reports the replacement figure beside it.
 """
 
 from __future__ import annotations
@@ -18,11 +35,67 @@ __all__ = [
     "record_bounds",
     "privacy_report",
     "guarantee_type",
+    "check_guarantee",
     "log_interval_prob",
+    "NEIGHBOURS",
+    "GUARANTEES",
+    "CENSOR_TOL",
+    "check_neighbours",
+    "eps_from_delta",
+    "neighbours_phrase",
 ]
 
-#: Numerical slack allowed when checking ``Delta <= M`` for censored fits.
+#: Neighbour relations: one record removed (or added), or one record replaced.
+NEIGHBOURS = ("remove", "replace")
+#: Guarantee types: not private, asymptotic DP (local bound only), strict DP.
+GUARANTEES = ("none", "aDP", "DP")
+
+#: Numerical slack allowed when checking ``Delta <= M`` for censored fits (the one place it is set).
 CENSOR_TOL = 1e-9
+
+
+def check_neighbours(neighbours: str) -> str:
+    """Return ``neighbours`` after checking it is ``"remove"`` or ``"replace"``."""
+    if not isinstance(neighbours, str) or neighbours not in NEIGHBOURS:
+        raise DataError(
+            f"`neighbours` must be 'remove' (one record removed) or 'replace' (one record replaced); "
+            f"got {neighbours!r}."
+        )
+    return neighbours
+
+
+def neighbours_phrase(neighbours: str) -> str:
+    """Plain words for a neighbour relation, e.g. ``"one record removed"``."""
+    return {"remove": "one record removed", "replace": "one record replaced"}[check_neighbours(neighbours)]
+
+
+def eps_from_delta(delta: float, neighbours: str = "remove", *, one_signed: bool = False) -> float:
+    """Epsilon of a pseudo posterior whose record terms all lie in ``[-delta, delta]``.
+
+    Parameters
+    ----------
+    delta : float
+        Lipschitz bound (for a censored likelihood, the bound ``M``).
+    neighbours : {"remove", "replace"}
+        Neighbour relation (see the module docstring).
+    one_signed : bool
+        Whether every record term has one sign whatever the data (discrete models: log
+        probabilities are <= 0). Only matters under replacement.
+
+    Returns
+    -------
+    float
+        ``2 delta`` under removal; under replacement ``4 delta``, or ``2 delta`` if one-signed.
+    """
+    check_neighbours(neighbours)
+    d = float(delta)
+    if np.isnan(d) or d < 0:
+        raise DataError(f"`delta` must be >= 0; got {delta!r}.")
+    if not isinstance(one_signed, (bool, np.bool_)):
+        raise DataError(f"`one_signed` must be True or False; got {one_signed!r}.")
+    if neighbours == "remove" or one_signed:
+        return 2.0 * d
+    return 4.0 * d
 
 
 @dataclass(frozen=True)
@@ -58,57 +131,137 @@ class RecordBounds:
         return float(np.max(self.delta_i))
 
 
-def guarantee_type(censored: bool) -> str:
-    """Return ``"DP"`` for a censored mechanism and ``"aDP"`` for a weighted one."""
-    return "DP" if censored else "aDP"
+def check_guarantee(guarantee: str | None) -> str | None:
+    """Return ``guarantee`` after checking it is one of :data:`GUARANTEES` (or ``None``)."""
+    if guarantee is not None and guarantee not in GUARANTEES:
+        raise DataError(f"`guarantee` must be one of {GUARANTEES} (or None); got {guarantee!r}.")
+    return guarantee
+
+
+def guarantee_type(censored: bool, public_weights: bool) -> str:
+    """Guarantee of a weighted pseudo posterior: strict ``"DP"`` only if censored *and* its
+    weights do not depend on the confidential data (fixed, public or from other data);
+    ``"aDP"`` otherwise.
+    """
+    return "DP" if censored and public_weights else "aDP"
 
 
 @dataclass(frozen=True)
 class PrivacyReport:
-    """The privacy numbers a mechanism reports.
+    """The privacy numbers a mechanism reports, for one posterior draw.
 
     Attributes
     ----------
     delta : float
-        Local Lipschitz bound.
-    eps : float
-        Local privacy guarantee ``2 * delta``.
-    guarantee : str
-        ``"DP"`` (censored, strict) or ``"aDP"`` (weighted, asymptotic).
+        Local Lipschitz bound: the largest absolute record term at the retained draws.
+    guarantee : str or None
+        ``"none"``, ``"aDP"`` (local bound only) or ``"DP"`` (strict, for every data set), as the
+        synthesizer registry (:mod:`dpsynth.registry`) states it; ``None`` for a bare fit, whose
+        guarantee depends on where its weights came from.
     n_censored : int
         Censoring count (0 for uncensored mechanisms).
     bound : float
         Censoring bound M (``inf`` when not censored).
+    one_signed : bool
+        Whether every record term has one sign whatever the data (discrete models).
     extra : dict
         Mechanism-specific numbers (e.g. records truncated by Weighted-e, the k of re-weighting).
     """
 
     delta: float
-    eps: float
-    guarantee: str
+    guarantee: str | None
     n_censored: int = 0
     bound: float = float("inf")
+    one_signed: bool = False
     extra: dict = field(default_factory=dict)
 
+    def epsilon(self, neighbours: str = "remove") -> float:
+        """Epsilon of one released draw under ``neighbours`` (``"remove"`` or ``"replace"``).
 
-def privacy_report(bounds: RecordBounds, bound: float | None = None, **extra) -> PrivacyReport:
+        A censored likelihood caps every term at ``M`` for *every* data set, so its figure is
+        computed from ``M`` (``2M`` under removal), not from this data set's ``Delta <= M``. An
+        uncensored fit has only its local bound: the figure is computed from ``Delta`` and
+        holds for this data set alone (``eps_x`` of the papers).
+        """
+        return eps_from_delta(self.bound if self.censored else self.delta, neighbours, one_signed=self.one_signed)
+
+    @property
+    def eps(self) -> float:
+        """Epsilon of one released draw with one record removed (``2M`` censored, ``2 Delta`` otherwise)."""
+        return self.epsilon("remove")
+
+    @property
+    def eps_replace(self) -> float:
+        """Epsilon of one released draw with one record replaced (twice :attr:`eps` unless one-signed)."""
+        return self.epsilon("replace")
+
+    @property
+    def eps_local(self) -> float:
+        """Local ``eps_x = 2 Delta`` of this data set (removal), censored or not."""
+        return eps_from_delta(self.delta, "remove")
+
+    @property
+    def censored(self) -> bool:
+        """Whether the likelihood was censored."""
+        return bool(np.isfinite(self.bound))
+
+    def statement(self, draws: int = 1) -> str:
+        """One sentence stating the guarantee with both neighbour relations.
+
+        Parameters
+        ----------
+        draws : int
+            Distinct posterior draws released (sequential composition multiplies epsilon).
+        """
+        m = int(draws)
+        if m < 1:
+            raise DataError(f"`draws` must be an integer >= 1; got {draws!r}.")
+        kind = {"none": "not private", "aDP": "asymptotic DP (local bound only)", "DP": "strict DP",
+                None: "guarantee not stated"}[self.guarantee]
+        per = "" if m == 1 else f" ({m} draws x {self.eps:.3g})"
+        return (f"{kind}: eps = {m * self.eps:.3g} with one record removed{per}, "
+                f"{m * self.eps_replace:.3g} with one record replaced; Delta = {self.delta:.3g}"
+                + (f", censoring bound M = {self.bound:.3g}" if self.censored else ""))
+
+
+def privacy_report(
+    bounds: RecordBounds, bound: float | None = None, *, guarantee: str | None = None, one_signed: bool = False,
+    **extra,
+) -> PrivacyReport:
     """Summarise :class:`RecordBounds` as a :class:`PrivacyReport`.
+
+    Parameters
+    ----------
+    bounds : RecordBounds
+        By-record bounds of the fit.
+    bound : float, optional
+        Censoring bound M (``None`` or ``inf``: not censored).
+    guarantee : {"none", "aDP", "DP"}, optional
+        The mechanism's guarantee from the registry; ``None`` for a bare fit.
+    one_signed : bool
+        Whether every record term has one sign (see :func:`eps_from_delta`).
+    **extra
+        Mechanism-specific numbers.
 
     Raises
     ------
     AssertionError
-        If a censored fit reports ``Delta > M`` (which would be a bug, not a data problem).
+        If a censored fit reports ``Delta > M`` (a bug, not a data problem), or a ``"DP"``
+        guarantee is claimed for an uncensored fit.
     """
     censored = bound is not None and np.isfinite(bound)
     delta = bounds.delta
+    check_guarantee(guarantee)
     if censored and not delta <= bound + CENSOR_TOL:
         raise AssertionError(f"censored fit has Delta={delta} > M={bound}; the censoring is broken")
+    if guarantee == "DP" and not censored:
+        raise AssertionError("a strict DP guarantee needs a censored likelihood (a finite bound M)")
     return PrivacyReport(
         delta=delta,
-        eps=2.0 * delta,
-        guarantee=guarantee_type(censored),
+        guarantee=guarantee,
         n_censored=bounds.n_censored,
         bound=float(bound) if censored else float("inf"),
+        one_signed=bool(one_signed),
         extra=dict(extra),
     )
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import registry
 from .fitting import Fit
 from .mechanisms import MechanismResult, knowledge_lambda, range_log_prob  # noqa: F401 (re-export)
 from .privacy import RecordBounds, privacy_report, record_bounds
@@ -99,9 +100,10 @@ def whole_term_truncated(result_b: MechanismResult, *, name: str | None = None) 
                               matrices=matrices)
     decomposition = truncation_decomposition(result_b.fit, result_b.weights, a, b, matrices=matrices)
     del matrices
-    rep = privacy_report(bounds, None, a=a, b=b, reading="whole-term")
+    nm = name or f"B'[{a:g},{b:g}]"
+    rep = privacy_report(bounds, None, guarantee=registry.guarantee(nm), a=a, b=b, reading="whole-term")
     return MechanismResult(
-        name=name or f"B'[{a:g},{b:g}]", fit=result_b.fit, weights=result_b.weights, bounds=bounds,
+        name=nm, fit=result_b.fit, weights=result_b.weights, bounds=bounds,
         privacy=rep, extra={"a": a, "b": b, "reading": "whole-term", "decomposition": decomposition},
     )
 

@@ -1,0 +1,129 @@
+"""The one synthesizer registry: names, guarantees, order, colours; labels agree with the mechanisms."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from matplotlib.colors import to_rgb
+
+from dpsynth import datasets, histogram, mechanisms, registry
+from dpsynth.fitting import ConvergenceWarning
+from dpsynth.privacy import CENSOR_TOL
+
+from conftest import SMALL
+
+
+def test_every_entry_has_a_valid_guarantee_and_colour():
+    for s in registry.SYNTHESIZERS:
+        assert s.guarantee in (None, "none", "aDP", "DP"), s
+        for c in (s.colour if isinstance(s.colour, tuple) else (s.colour,)):
+            to_rgb(c)
+
+
+def test_guarantees_as_the_papers_and_the_audit_require():
+    assert registry.guarantee("Data") is None
+    assert registry.guarantee("Unweighted") == "none"
+    for n in ("Weighted", "LW", "CW", "SW", "LW_final", "CW_final", "Weighted-e", "A[0.4,1.8]", "B[0.4,1.8]",
+              "B'[0.6,1.2]"):
+        assert registry.guarantee(n) == "aDP", n
+    # Censor_w with weights from the same data is not strictly DP; with public weights it is
+    assert registry.guarantee("Censor_w") == "aDP"
+    for n in ("Censor_w-pub", "Censor_uw", "PH", "PH-paper"):
+        assert registry.guarantee(n) == "DP", n
+
+
+def test_labels_and_keys():
+    assert registry.label("Censor_uw") == "Censor_uw (DP)"
+    assert registry.label("Unweighted") == "Unweighted (none)"
+    assert registry.label("Data") == "Data"
+    assert registry.label("censor_w_public") == "Censor_w-pub (DP)"
+    assert registry.label("B'[0.4,1.8]") == "B'[0.4,1.8] (aDP)"
+    assert registry.key_of("Weighted-e") == "weighted_e"
+
+
+@pytest.mark.parametrize("bad", ["Mystery", "A[0.4,1.8", "Censor", "", "B[]x"])
+def test_unknown_names_are_errors(bad):
+    with pytest.raises(KeyError, match="unknown synthesizer"):
+        registry.spec(bad)
+
+
+def test_order_follows_the_registry():
+    assert registry.order(["PH", "Censor_w", "Data", "LW", "Weighted-e", "Unweighted"]) == [
+        "Data", "Unweighted", "LW", "Weighted-e", "Censor_w", "PH",
+    ]
+    assert registry.order(["B[0.4,1.8]", "Censor_uw", "A[0.6,1.2]", "A[0.4,1.8]", "Data"]) == [
+        "Data", "Censor_uw", "A[0.6,1.2]", "A[0.4,1.8]", "B[0.4,1.8]",
+    ]
+
+
+def test_colours_fixed_and_distinct_within_each_chapter_figure():
+    assert registry.color("Weighted") == registry.color("LW")
+    assert registry.color("Censor_w") == registry.color("Censor_w", ["Data", "Censor_w"])
+    figures = [
+        ["Data", "Unweighted", "Weighted", "Weighted-e", "Censor_w", "Censor_w-pub", "Censor_uw", "PH", "PH-paper"],
+        ["Data", "Unweighted", "LW", "CW", "SW", "LW_final", "CW_final"],
+        ["Unweighted", "LW", "A[0.4,1.8]", "B[0.4,1.8]", "B'[0.4,1.8]", "A[0.6,1.2]", "B[0.6,1.2]", "B'[0.6,1.2]"],
+    ]
+    for shown in figures:
+        cols = [registry.color(n, shown) for n in shown]
+        assert len(set(cols)) == len(cols), shown
+
+
+# ------------------------------------------------------------------------------------------
+# the label of every registered mechanism agrees with what the mechanism computes
+# ------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def beta_results(beta_cm):
+    """One run of every model-based mechanism on a small Beta data set."""
+    x = datasets.beta_data(300, 11)
+    hist = datasets.beta_data(300, 12)
+    eps = 3.0
+    out = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        uw = mechanisms.unweighted(beta_cm, x, sampler=SMALL, seed=1)
+        lw = mechanisms.lipschitz_weighted(beta_cm, uw.fit, sampler=SMALL, seed=2, name="Weighted")
+        out["Unweighted"] = uw
+        out["Weighted"] = lw
+        out["LW"] = mechanisms.lipschitz_weighted(beta_cm, uw.fit, sampler=SMALL, seed=3)
+        out["CW"] = mechanisms.count_weighted(beta_cm, x, radius=0.05, sampler=SMALL, seed=4)
+        out["SW"] = mechanisms.scalar_weighted(beta_cm, uw.fit, lw.privacy.delta, sampler=SMALL, seed=5, max_iter=2)
+        out["LW_final"] = mechanisms.reweighted(beta_cm, out["LW"], sampler=SMALL, seed=6, max_iter=2)
+        out["CW_final"] = mechanisms.reweighted(beta_cm, out["CW"], sampler=SMALL, seed=7, max_iter=2)
+        out["Weighted-e"] = mechanisms.weighted_e(beta_cm, lw, eps, sampler=SMALL, seed=8)
+        out["Censor_uw"] = mechanisms.censored(beta_cm, x, eps, sampler=SMALL, seed=9)
+        out["Censor_w"] = mechanisms.censored(beta_cm, x, eps, weights=lw.weights, sampler=SMALL, seed=10)
+        hfit = mechanisms.unweighted(beta_cm, hist, sampler=SMALL, seed=11).fit
+        rule = mechanisms.public_lipschitz_weights(beta_cm, hfit)
+        out["Censor_w-pub"] = mechanisms.censored_public(beta_cm, x, eps, rule, sampler=SMALL, seed=12)
+    return eps, out
+
+
+@pytest.mark.slow
+def test_every_mechanism_label_agrees_with_what_it_computes(beta_results):
+    eps, out = beta_results
+    for name, res in out.items():
+        assert res.guarantee == registry.guarantee(name), name
+        assert res.label == registry.label(name)
+        if res.guarantee == "DP":
+            # censored, with Delta <= eps/2 and eps = 2M reported
+            assert res.fit.censored and res.privacy.delta <= eps / 2 + CENSOR_TOL, name
+            assert res.privacy.eps == pytest.approx(eps) and res.privacy.eps_replace == pytest.approx(2 * eps)
+        elif res.guarantee == "aDP":
+            # weights computed from the confidential data: a local bound only
+            assert not np.all(res.weights == 1.0) or name == "Censor_w", name
+        else:
+            assert name == "Unweighted" and not res.fit.censored and np.all(res.weights == 1.0)
+    # a DP name on an uncensored fit is refused
+    with pytest.raises(AssertionError, match="censored"):
+        mechanisms.mechanism_result("Censor_uw", out["Unweighted"].fit)
+
+
+def test_ph_label_agrees_with_its_noise():
+    x = datasets.beta_data(200, 3)
+    res = histogram.perturbed_histogram(x, 2.0, upper=1.0, seed=1)
+    assert res.guarantee == registry.guarantee("PH") == "DP"
