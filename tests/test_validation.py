@@ -446,7 +446,7 @@ def test_interval_over_sets_bad_level():
 
 
 def test_composed_eps_bad_m():
-    with pytest.raises(ValueError, match=r"`m` must be >= 1"):
+    with pytest.raises(ValueError, match=r"`m` must be (an integer )?>= 1"):
         synthesis.composed_eps(1.0, 0)
 
 
