@@ -114,3 +114,10 @@ def test_lognormal_bad_meanlog(meanlog):
 
     with pytest.raises(DataError, match=r"`meanlog` must be a finite number"):
         datasets.lognormal_data(10, 1, meanlog=meanlog)
+
+
+def test_beta_data_with_degenerate_shapes_raises_instead_of_looping():
+    from dpsynth.validation import DataError
+
+    with pytest.raises(DataError, match="`a` and `b`"):
+        datasets.beta_data(50, 1, a=1e-300, b=1.0)

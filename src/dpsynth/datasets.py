@@ -1,4 +1,4 @@
-"""Simulators of the seeds' data-generating processes."""
+"""Simulators of the data-generating processes of the papers' simulation studies."""
 
 from __future__ import annotations
 
@@ -26,10 +26,15 @@ def beta_data(n: int = 2000, seed: SeedLike = None, *, a: float = 0.5, b: float 
     rng = generator(seed)
     x = rng.beta(check_positive(a, "a"), check_positive(b, "b"), size=_n(n))
     bad = (x <= 0) | (x >= 1)
-    while bad.any():
+    for _ in range(100):
+        if not bad.any():
+            return x
         x[bad] = rng.beta(a, b, size=int(bad.sum()))
         bad = (x <= 0) | (x >= 1)
-    return x
+    raise DataError(
+        f"Beta({a!r}, {b!r}) draws keep rounding to exactly 0 or 1 in floating point; `a` and `b` this "
+        f"extreme cannot give data in the open interval (0, 1). Use shapes nearer 1."
+    )
 
 
 def poisson_data(n: int = 1000, seed: SeedLike = None, *, mu: float = 100.0) -> np.ndarray:
