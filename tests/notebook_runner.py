@@ -5,8 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+import re
+
 import nbformat
 import papermill
+
+from dpsynth import registry
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -59,4 +63,21 @@ def run_notebook(name: str, tmp_path: Path, *, use_cache: bool = True, **paramet
     nb = nbformat.read(out, as_version=4)
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
     assert not [o for o in outputs if o["output_type"] == "error"]
-    return ExecutedNotebook(outputs)
+    executed = ExecutedNotebook(outputs)
+    text = "\n".join([executed.stream_text, executed.markdown, executed.html, executed.plain]
+                      + ["".join(c.source) for c in nb.cells if c.cell_type == "markdown"])
+    assert_registry_labels(text)
+    return executed
+
+
+def assert_registry_labels(text: str) -> None:
+    """Every "Name (guarantee)" label in ``text`` carries the registry's guarantee for that name."""
+    wrong = []
+    for s in registry.SYNTHESIZERS:
+        if s.pattern or s.guarantee is None:
+            continue
+        for m in re.finditer(re.escape(s.name) + r" \((none|aDP|DP)\)", text):
+            # "Censor_w (aDP)" must not match inside "Censor_w-pub (DP)": the name is followed by " ("
+            if m.group(1) != s.guarantee:
+                wrong.append(m.group(0))
+    assert not wrong, f"labels that disagree with the registry: {sorted(set(wrong))}"
