@@ -1,18 +1,27 @@
-"""Replicate of the range-restriction study (slides ``001``; SPEC §3.9).
+"""Replicate of the range-restriction study (the slides on privacy amplification by range restriction).
 
 One replicate draws, for every sample size ``n`` in ``params["ns"]``, a lognormal sample and fits
 on it
 
-* ``Unweighted`` (all weights 1);
+* ``Unweighted`` (all weights 1; not private, guarantee "none");
 * ``LW``, the Lipschitz-weighted fit, which is range restriction with the range ``(-inf, inf)``;
 * for every public range ``(a, b)``: ``A[a,b]`` (knowledge weights, "averaged"),
-  ``B[a,b]`` (range-truncated sensitivity, SPEC reading ``|alpha f - log P|``) and
+  ``B[a,b]`` (range-truncated sensitivity, literal reading ``|alpha f - log P|``) and
   ``B'[a,b]`` (whole-term reading ``|alpha (f - log P)|``; same fit as ``B[a,b]``).
 
-It records per (n, mechanism): Delta, eps, convergence, the utility of one synthetic data set
-(90th percentile, max-/avg-ECDF), and for the range variants the mean knowledge probability
-(A) or the decomposition of the truncated bound (B). Per-record Lipschitz bounds are kept only
-at ``n = params["n"]`` and only for the first ``params["record_replicates"]`` replicates.
+Every mechanism but Unweighted is aDP: its weights (and, for (A), its knowledge probabilities)
+are computed from the confidential data, and its bound is local. The names are the registry's
+display names (:mod:`dpsynth.registry`), in the registry's order.
+
+It records per (n, mechanism): Delta, eps with one record removed (``2 Delta``) and with one
+record replaced (``4 Delta``: the lognormal log density takes both signs), the convergence
+diagnostics of the fit (R-hat, bulk ESS, divergences), the utility of one synthetic data set
+generated from one posterior draw (90th percentile, max-/avg-ECDF), and for the range variants
+the mean knowledge probability (A) or the decomposition of the truncated bound (B). For
+comparison only, it also records the utility of a record-wise mixed data set (each record from
+its own draw, as the papers' code did; that release costs the composed eps of its draws).
+Per-record Lipschitz bounds are kept only at ``n = params["n"]`` and only for the first
+``params["record_replicates"]`` replicates.
 """
 
 from __future__ import annotations
@@ -23,7 +32,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from .. import datasets, mechanisms, metrics, models, range_readings, synthesis
+from .. import datasets, mechanisms, metrics, models, range_readings, registry, synthesis
 from ..fitting import SamplerConfig, compiled_model
 from ..seeds import stream
 
@@ -61,12 +70,12 @@ def _range_tag(a: float, b: float) -> str:
 
 
 def mechanism_names(ranges) -> list[str]:
-    """Mechanism names in display order: Unweighted, LW, then A/B/B' per range."""
+    """Registry display names in the registry's order: Unweighted, LW, then every A, B, B' range."""
     names = ["Unweighted", "LW"]
     for a, b in ranges:
         t = _range_tag(a, b)
         names += [f"A{t}", f"B{t}", f"B'{t}"]
-    return names
+    return registry.order(names)
 
 
 def _check(params: Mapping) -> dict:
@@ -95,11 +104,15 @@ def replicate(replicate: int, seed: np.random.SeedSequence, params: Mapping) -> 
     Returns
     -------
     xarray.Dataset
-        Variables on ``(n_obs, mechanism)``: ``delta``, ``eps``, ``converged``, ``q90``,
-        ``max_ecdf``, ``avg_ecdf``, ``mean_lambda``, ``n_zero_weight``, ``weight_at_max``,
-        ``x_rank_at_max``, ``neg_log_prob_at_max``, ``max_neg_log_prob``; ``q90_data`` on
+        Variables on ``(n_obs, mechanism)``: ``delta``, ``eps`` (one record removed, ``2 Delta``),
+        ``eps_replace`` (one record replaced, ``4 Delta``), ``converged``, ``rhat_max``,
+        ``ess_min``, ``divergences`` (of the mechanism's fit; B' repeats B's), ``q90``,
+        ``max_ecdf``, ``avg_ecdf`` (one synthetic data set from one draw), ``q90_mixed``,
+        ``avg_ecdf_mixed``, ``n_draws_mixed`` (the same from record-wise mixing, for comparison),
+        ``mean_lambda``, ``n_zero_weight``, ``weight_at_max``, ``x_rank_at_max``, ``neg_log_prob_at_max``, ``max_neg_log_prob``; ``q90_data`` on
         ``n_obs``; ``delta_trunc_unweighted`` on ``(n_obs, range)``; ``record_delta`` on
-        ``(mechanism, record)`` (NaN when not kept).
+        ``(mechanism, record)`` (NaN when not kept). The coordinate ``guarantee`` on
+        ``mechanism`` is the registry's guarantee type ("none" or "aDP").
     """
     p = _check(params)
     fam = family(p)
@@ -149,18 +162,31 @@ def replicate(replicate: int, seed: np.random.SeedSequence, params: Mapping) -> 
             if name.startswith("A["):
                 # privacy weights of (A) are (1 - lambda) alpha; the likelihood uses alpha*
                 pw = res.extra["privacy_weights"]
+            # one synthetic data set from one posterior draw (the one-draw eps covers it);
             # B' shares B's fit, so it shares B's synthetic data set too
             syn = synthesis.synthesize(res.fit, stream(seed, n, name.replace("B'", "B"), "synthetic"))
             dist = metrics.ecdf_distances(x, syn)
+            # for comparison only: record-wise mixing (each record from its own draw), which the
+            # papers' code used; it releases up to n draws and costs their composed eps
+            mixed = synthesis.release(res, stream(seed, n, name.replace("B'", "B"), "synthetic-mixed"),
+                                      mix_draws=True)
+            dist_mixed = metrics.ecdf_distances(x, mixed.values)
             row = {
                 "n_obs": n,
                 "mechanism": name,
                 "delta": float(res.privacy.delta),
                 "eps": float(res.privacy.eps),
+                "eps_replace": float(res.privacy.eps_replace),
                 "converged": bool(res.fit.diagnostics.ok),
+                "rhat_max": float(res.fit.diagnostics.rhat_max),
+                "ess_min": float(res.fit.diagnostics.ess_min),
+                "divergences": int(res.fit.diagnostics.divergences),
                 "q90": float(np.quantile(syn, 0.9)),
                 "max_ecdf": dist.max_ecdf,
                 "avg_ecdf": dist.avg_ecdf,
+                "q90_mixed": float(np.quantile(mixed.values, 0.9)),
+                "avg_ecdf_mixed": dist_mixed.avg_ecdf,
+                "n_draws_mixed": int(mixed.n_draws_used),
                 "n_zero_weight": int((np.asarray(pw) == 0).sum()),
                 "weight_at_max": float(np.asarray(pw)[imax]),
                 "x_rank_at_max": float(ranks[imax]),
@@ -183,6 +209,10 @@ def replicate(replicate: int, seed: np.random.SeedSequence, params: Mapping) -> 
         coords={"mechanism": names, "record": np.arange(n_main)},
     )
     ds["converged"] = ds["converged"].astype(bool)
+    ds["divergences"] = ds["divergences"].astype(np.int64)
+    ds = ds.assign_coords(guarantee=("mechanism", [registry.guarantee(m) for m in names]))
+    ds.attrs["eps_neighbours"] = "eps: one record removed (2 Delta); eps_replace: one record replaced (4 Delta)"
+    ds.attrs["synthetic_data"] = "one synthetic data set per fit, generated from one posterior draw"
     return ds
 
 
