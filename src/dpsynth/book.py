@@ -1,0 +1,118 @@
+"""Numbered, captioned figures and tables for the book's chapters, and the environment cell.
+
+A chapter notebook shows a figure with :func:`show_figure` and a table with :func:`show_table`.
+Both emit MyST Markdown that Jupyter Book numbers ("Figure 2.3", "Table 2.1") and that the text
+cross-references with ``{numref}`` by the label given. The cell that calls them carries the tag
+``remove-input``, so the page shows the figure or table and its caption, not the code.
+
+Legibility: a figure is shown at most :data:`COLUMN_PX` pixels wide in a 1280-pixel browser
+window, so its smallest text is scaled by ``COLUMN_PX / (width_in * dpi)`` when it is wider than
+that. :func:`smallest_text_px` computes the smallest text size a reader will see; every figure
+function of the package is tested to keep it at or above :data:`MIN_TEXT_PX`.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import platform
+import re
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+__all__ = ["COLUMN_PX", "MIN_TEXT_PX", "show_figure", "show_table", "figure_markdown", "table_markdown",
+           "smallest_text_px", "environment"]
+
+#: Width of the book's text column in a 1280-pixel window (sphinx-book-theme, sidebar open).
+COLUMN_PX = 660
+#: Smallest text size, in CSS pixels, a figure may show.
+MIN_TEXT_PX = 9.0
+
+_LABEL = re.compile(r"^[a-z][a-z0-9-]*$")
+
+
+def _check_label(label: str) -> str:
+    if not isinstance(label, str) or not _LABEL.match(label):
+        raise ValueError(f"`label` must be lower-case letters, digits and dashes (e.g. 'fig-censoring-bounds'); got {label!r}.")
+    return label
+
+
+def figure_markdown(label: str, caption: str) -> str:
+    """The MyST ``glue:figure`` directive of a glued figure ``label`` with its caption."""
+    _check_label(label)
+    return f"```{{glue:figure}} {label}\n:name: {label}\n\n{caption.strip()}\n```"
+
+
+def show_figure(fig, label: str, caption: str) -> None:
+    """Glue ``fig`` under ``label`` and display it as a numbered figure with ``caption``.
+
+    The figure is closed afterwards, so it is not shown a second time by the inline backend.
+    """
+    from IPython.display import Markdown, display
+    from myst_nb import glue
+
+    glue(_check_label(label), fig, display=False)
+    plt.close(fig)
+    display(Markdown(figure_markdown(label, caption)))
+
+
+def _fmt(v, floatfmt: str) -> str:
+    if isinstance(v, (bool, np.bool_)):
+        return "yes" if v else "no"
+    if isinstance(v, (float, np.floating)):
+        if np.isnan(v):
+            return "–"
+        return format(float(v), floatfmt)
+    return str(v)
+
+
+def table_markdown(df: pd.DataFrame, label: str, caption: str, *, floatfmt: str = ".3g", index: bool = True) -> str:
+    """A MyST ``{table}`` directive holding ``df`` as a Markdown table."""
+    _check_label(label)
+    frame = df.reset_index() if index else df
+    cols = [str(c) if not isinstance(c, tuple) else " / ".join(map(str, c)) for c in frame.columns]
+    esc = lambda s: str(s).replace("|", "\\|")  # noqa: E731
+    lines = ["| " + " | ".join(esc(c) for c in cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
+    for row in frame.itertuples(index=False):
+        lines.append("| " + " | ".join(esc(_fmt(v, floatfmt)) for v in row) + " |")
+    body = "\n".join(lines)
+    return f"```{{table}} {caption.strip()}\n:name: {label}\n\n{body}\n```"
+
+
+def show_table(df: pd.DataFrame, label: str, caption: str, *, floatfmt: str = ".3g", index: bool = True) -> None:
+    """Display ``df`` as a numbered table with ``caption`` (MyST ``{table}`` directive)."""
+    from IPython.display import Markdown, display
+
+    display(Markdown(table_markdown(df, label, caption, floatfmt=floatfmt, index=index)))
+
+
+def smallest_text_px(fig, column_px: float = COLUMN_PX) -> float:
+    """Smallest visible text of ``fig``, in CSS pixels, as shown in the book's text column.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+    column_px : float
+        Width the figure is shown at most.
+    """
+    fig.canvas.draw()
+    width_px = fig.get_figwidth() * fig.dpi
+    scale = min(1.0, column_px / width_px)
+    sizes = [t.get_fontsize() for t in fig.findobj(lambda a: hasattr(a, "get_text") and hasattr(a, "get_fontsize"))
+             if t.get_visible() and str(t.get_text()).strip()]
+    if not sizes:
+        return float("inf")
+    return float(min(sizes)) * fig.dpi / 72.0 * scale
+
+
+def environment(packages=("dpsynth", "numpy", "scipy", "pandas", "xarray", "pymc", "pytensor", "nutpie", "arviz",
+                          "matplotlib", "opendp")) -> pd.DataFrame:
+    """Versions of Python and of the packages a chapter used (the chapter's last cell)."""
+    rows = {"python": platform.python_version(), "platform": f"{platform.system()} {platform.machine()}"}
+    for p in packages:
+        try:
+            rows[p] = importlib.metadata.version(p)
+        except importlib.metadata.PackageNotFoundError:
+            rows[p] = "not installed"
+    return pd.DataFrame({"version": rows}).rename_axis("package")

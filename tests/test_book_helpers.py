@@ -1,0 +1,42 @@
+"""Figure and table helpers of the book: numbered directives, legibility, environment."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
+
+from dpsynth import book  # noqa: E402
+
+
+def test_figure_and_table_directives():
+    md = book.figure_markdown("fig-x", "A caption with $\\varepsilon$.")
+    assert md.startswith("```{glue:figure} fig-x\n:name: fig-x\n")
+    df = pd.DataFrame({"a": [1.23456, np.nan], "ok": [True, False]}, index=pd.Index(["r1", "r|2"], name="row"))
+    t = book.table_markdown(df, "tbl-x", "Caption")
+    assert t.startswith("```{table} Caption\n:name: tbl-x")
+    assert "| row | a | ok |" in t and "| r1 | 1.23 | yes |" in t and "r\\|2 | – | no" in t
+    with pytest.raises(ValueError, match="`label`"):
+        book.figure_markdown("Fig X", "c")
+
+
+def test_smallest_text_px_scales_wide_figures():
+    fig, ax = plt.subplots(figsize=(6, 3), dpi=100)
+    ax.set_xlabel("x", fontsize=12)
+    ax.tick_params(labelsize=10)
+    assert book.smallest_text_px(fig) == pytest.approx(10 * 100 / 72)  # 600 px: not scaled
+    fig.set_size_inches(13.2, 3)  # 1320 px shown at 660: half size
+    assert book.smallest_text_px(fig) == pytest.approx(10 * 100 / 72 / 2)
+    plt.close(fig)
+
+
+def test_environment_lists_versions():
+    env = book.environment(("numpy", "not-a-package-xyz"))
+    assert env.loc["numpy", "version"] == np.__version__
+    assert env.loc["not-a-package-xyz", "version"] == "not installed"
+    assert "python" in env.index
