@@ -109,7 +109,8 @@ def replicate(replicate: int, seed: np.random.SeedSequence, params: Mapping) -> 
         ``ess_min``, ``divergences`` (of the mechanism's fit; B' repeats B's), ``q90``,
         ``max_ecdf``, ``avg_ecdf`` (one synthetic data set from one draw), ``q90_mixed``,
         ``avg_ecdf_mixed``, ``n_draws_mixed`` (the same from record-wise mixing, for comparison),
-        ``mean_lambda``, ``n_zero_weight``, ``weight_at_max``, ``x_rank_at_max``, ``neg_log_prob_at_max``, ``max_neg_log_prob``; ``q90_data`` on
+        ``mean_lambda``, ``n_zero_weight``, ``weight_at_max``, ``x_rank_at_max``,
+        ``neg_log_prob_at_max``, ``max_neg_log_prob``; ``q90_data`` on
         ``n_obs``; ``delta_trunc_unweighted`` on ``(n_obs, range)``; ``record_delta`` on
         ``(mechanism, record)`` (NaN when not kept). The coordinate ``guarantee`` on
         ``mechanism`` is the registry's guarantee type ("none" or "aDP").
