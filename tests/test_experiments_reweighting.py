@@ -32,12 +32,28 @@ def test_synthesizers_structure(synth_nb):
     assert list(ds.synthesizer.values) == list(rw.SYNTHESIZERS)
     assert list(ds.source.values) == ["Data", *rw.SYNTHESIZERS]
     assert ds.sizes["record"] == TINY["n"] and ds.sizes["syn_set"] == TINY["n_syn"]
-    for v in ("delta", "eps", "converged", "k", "delta_before", "delta_after", "mean_weight", "rhat_max"):
+    for v in ("delta", "eps", "eps_replace", "guarantee", "converged", "divergences", "k", "delta_before",
+              "delta_after", "mean_weight", "rhat_max", "ess_min", "refit_converged", "refit_divergences",
+              "mixed_n_draws"):
         assert ds[v].dims == ("synthesizer",)
     for v in ("delta_i", "weight", "synthetic"):
         assert ds[v].dims == ("synthesizer", "record")
+    for s in ("mean", "median", "q15", "q90"):
+        assert ds[s].dims == ("source", "syn_set")
+        assert ds[f"{s}_mixed"].dims == ("synthesizer", "syn_set")
+        assert np.all(np.isfinite(ds[f"{s}_mixed"]))
+    # eps of one draw with one record removed is 2 Delta; the NB terms are <= 0, so replacement is the same
     np.testing.assert_allclose(ds.eps, 2 * ds.delta)
+    np.testing.assert_allclose(ds.eps_replace, ds.eps)
     np.testing.assert_allclose(ds.delta, ds.delta_i.max("record"))
+    # registry guarantees: Unweighted is not private, every weighted synthesizer is aDP
+    assert str(ds.guarantee.sel(synthesizer="Unweighted").item()) == "none"
+    assert all(str(ds.guarantee.sel(synthesizer=nm).item()) == "aDP" for nm in rw.SYNTHESIZERS[1:])
+    assert np.issubdtype(ds.divergences.dtype, np.integer) and np.all(ds.divergences >= 0)
+    # a fit with divergences is never counted as converged
+    assert not np.any(ds.converged.values & (ds.divergences.values > 0))
+    # record-wise mixing uses many distinct draws (one-draw sets use exactly one)
+    assert np.all(ds.mixed_n_draws > 1)
 
 
 @pytest.mark.slow
@@ -75,8 +91,36 @@ def test_contraction_structure_and_reproducible():
     assert a.sizes == {"data_model": 2, "n": 2, "synthesizer": 2, "source": 3}
     assert np.all(a.delta.sel(synthesizer="LW") < a.delta.sel(synthesizer="Unweighted"))
     assert np.all(a.min_weight.sel(synthesizer="Unweighted") == 1)
+    assert a.divergences.dims == ("data_model", "n", "synthesizer")
+    assert np.all(a.divergences >= 0)
+    assert not np.any(a.converged.values & (a.divergences.values > 0))
     b = _run(rw.contraction_replicate, 5, p)
     xr.testing.assert_identical(a, b)
+
+
+def test_one_draw_synthesis_in_replicate(monkeypatch):
+    """The utility sets come from synthesize (one draw per data set); mixing only via release(mix_draws=True)."""
+    import dpsynth.synthesis as syn
+
+    calls = {"synthesize": 0, "mixed": 0}
+    orig_syn, orig_rel = rw.synthesize, rw.release
+
+    def spy_syn(fit, seed=None, **kw):
+        calls["synthesize"] += 1
+        return orig_syn(fit, seed, **kw)
+
+    def spy_rel(result, seed=None, *, mix_draws=False, **kw):
+        assert mix_draws is True  # the replicate only uses release for the record-wise comparison
+        calls["mixed"] += 1
+        return orig_rel(result, seed, mix_draws=mix_draws, **kw)
+
+    monkeypatch.setattr(rw, "synthesize", spy_syn)
+    monkeypatch.setattr(rw, "release", spy_rel)
+    p = dict(TINY, data_model="poisson", n=40, n_syn=2, draws=100, tune=100)
+    ds = _run(rw.synthesizers_replicate, 3, p)
+    assert calls == {"synthesize": 2 * len(rw.SYNTHESIZERS), "mixed": 2 * len(rw.SYNTHESIZERS)}
+    assert syn.synthesize is orig_syn
+    assert ds.synthetic.sizes["record"] == 40
 
 
 def test_bad_data_model():

@@ -7,7 +7,13 @@ Two studies:
   per-record vectors the figures need (by-record Lipschitz bounds and weights), the pooled draws
   of the mean parameter ``mu = exp(beta)``, the four summary statistics of ``n_syn`` synthetic
   data sets per synthesizer (and of ``n_syn`` bootstrap resamples of the confidential data), and
-  one synthetic data set per synthesizer for the distribution plots.
+  one synthetic data set per synthesizer for the distribution plots. Every synthetic data set is
+  generated from ONE posterior draw (:func:`dpsynth.synthesis.synthesize`), which is what the
+  one-draw ``eps`` covers; releasing all ``n_syn`` of them would cost ``n_syn * eps``
+  (:func:`dpsynth.synthesis.composed_eps`), so they are drawn only to show the Monte Carlo spread
+  of one release. For comparison the same statistics are also kept for ``n_syn`` data sets made
+  by record-wise mixing of draws (the papers' practice; its eps is composed over the distinct
+  draws used).
 * :func:`contraction_replicate` generates one data set per generating model and per sample size
   and records the local Lipschitz bound ``Delta`` of the Unweighted and LW fits (appendix
   "local-to-global" study), plus the summary statistics of the data and of one synthetic data
@@ -24,10 +30,10 @@ import numpy as np
 import xarray as xr
 
 from .. import datasets, mechanisms, metrics, models
-from . import require
 from ..fitting import SamplerConfig, compiled_model
 from ..seeds import generator, stream
-from ..synthesis import synthesize
+from ..synthesis import release, synthesize
+from . import require
 
 __all__ = [
     "DATA_MODELS",
@@ -64,8 +70,6 @@ def simulate_data(data_model: str, n: int, seed) -> np.ndarray:
     if data_model == "nb_mixture":
         return datasets.nb_mixture_data(n, seed, mu=100.0, phis=(5.0, 20.0), probs=(0.2, 0.8))
     raise ValueError(f"`data_model` must be one of {DATA_MODELS}; got {data_model!r}.")
-
-
 
 
 def match_cw_radius(cm, x, delta_target: float, *, radius: float, kind: str, match: bool = True,
@@ -124,13 +128,20 @@ def synthesizers_replicate(replicate: int, seed: np.random.SeedSequence, params:
     Returns
     -------
     xarray.Dataset
-        Per synthesizer: ``delta``, ``eps``, ``converged``, ``k``, ``delta_before``,
+        Per synthesizer: ``delta``, ``eps`` (one draw, one record removed: ``2 Delta``),
+        ``eps_replace`` (one record replaced; equal to ``eps`` here, the Poisson and NB
+        log-likelihood terms being <= 0), ``guarantee`` (registry type: "none" or "aDP"),
+        ``converged`` (R-hat, ESS and no divergences), ``divergences``, ``k``, ``delta_before``,
         ``delta_after``, ``n_fits``, ``search_converged``, ``min_weight``, ``max_weight``,
         ``mean_weight``, ``sw_alpha``, ``rhat_max``, ``ess_min``, ``delta_refit`` (Delta of an
-        independent refit of the final weights, re-weighted synthesizers only); scalars ``cw_radius``,
-        ``cw_fits``; per synthesizer and record: ``delta_i``, ``weight``, ``synthetic``;
+        independent refit of the final weights, re-weighted synthesizers only) with
+        ``refit_converged`` and ``refit_divergences``, ``mixed_n_draws`` (mean number of
+        distinct draws a record-wise mixed data set used); scalars ``cw_radius``, ``cw_fits``;
+        per synthesizer and record: ``delta_i``, ``weight``, ``synthetic`` (one-draw);
         per record: ``x``; per synthesizer and draw: ``mu_draw``; per source ("Data" and the
-        synthesizers) and synthetic set: ``mean``, ``median``, ``q15``, ``q90``, ``max_ecdf``.
+        synthesizers) and synthetic set: ``mean``, ``median``, ``q15``, ``q90``, ``max_ecdf``
+        (one-draw synthetic sets; bootstrap resamples for "Data"); per synthesizer and set:
+        ``mean_mixed``, ``median_mixed``, ``q15_mixed``, ``q90_mixed`` (record-wise mixing).
     """
     require(params, ("data_model", "n", "draws", "tune", "cw_radius", "cw_kind", "k0", "tol", "n_syn"))
     dm = params["data_model"]
@@ -162,19 +173,23 @@ def synthesizers_replicate(replicate: int, seed: np.random.SeedSequence, params:
     # A fresh refit of each re-weighted synthesizer's final weights with a new seed: the search keeps
     # the refit whose (Monte Carlo) Delta fell below the start, so an independent refit shows how
     # much of that is sampling luck.
-    delta_refit = {
-        nm: cm.fit(x, weights=res[nm].weights, sampler=cfg, seed=stream(seed, "refit", nm)).bounds.delta
+    refits = {
+        nm: cm.fit(x, weights=res[nm].weights, sampler=cfg, seed=stream(seed, "refit", nm))
         for nm in ("LW_final", "CW_final")
     }
-    scal = {k: [] for k in ("delta", "eps", "converged", "k", "delta_before", "delta_after", "n_fits",
-                            "search_converged", "min_weight", "max_weight", "mean_weight", "sw_alpha",
-                            "rhat_max", "ess_min", "delta_refit")}
+    scal = {k: [] for k in ("delta", "eps", "eps_replace", "guarantee", "converged", "divergences", "k",
+                            "delta_before", "delta_after", "n_fits", "search_converged", "min_weight",
+                            "max_weight", "mean_weight", "sw_alpha", "rhat_max", "ess_min", "delta_refit",
+                            "refit_converged", "refit_divergences")}
     for nm in names:
         r = res[nm]
         ex = r.extra
         scal["delta"].append(r.privacy.delta)
         scal["eps"].append(r.privacy.eps)
+        scal["eps_replace"].append(r.privacy.eps_replace)
+        scal["guarantee"].append(str(r.privacy.guarantee))
         scal["converged"].append(bool(r.fit.diagnostics.ok))
+        scal["divergences"].append(int(r.fit.diagnostics.divergences))
         scal["k"].append(float(ex.get("k", nan)))
         scal["delta_before"].append(float(ex.get("delta_before", nan)))
         scal["delta_after"].append(float(ex.get("delta_after", nan)))
@@ -184,14 +199,21 @@ def synthesizers_replicate(replicate: int, seed: np.random.SeedSequence, params:
         scal["max_weight"].append(float(np.max(r.weights)))
         scal["mean_weight"].append(float(np.mean(r.weights)))
         scal["sw_alpha"].append(float(ex.get("alpha", nan)))
-        scal["delta_refit"].append(float(delta_refit.get(nm, nan)))
-        scal["rhat_max"].append(max(r.fit.diagnostics.rhat.values()))
-        scal["ess_min"].append(min(r.fit.diagnostics.ess_bulk.values()))
+        rf = refits.get(nm)
+        scal["delta_refit"].append(nan if rf is None else float(rf.bounds.delta))
+        scal["refit_converged"].append(True if rf is None else bool(rf.diagnostics.ok))
+        scal["refit_divergences"].append(0 if rf is None else int(rf.diagnostics.divergences))
+        scal["rhat_max"].append(float(r.fit.diagnostics.rhat_max))
+        scal["ess_min"].append(float(r.fit.diagnostics.ess_min))
 
-    # Utility: n_syn synthetic data sets per synthesizer (one posterior draw per record, the
-    # seeds' practice), and n_syn bootstrap resamples of the confidential records for "Data".
+    # Utility: n_syn synthetic data sets per synthesizer, each from ONE posterior draw (the draw the
+    # one-draw eps covers; all n_syn together would cost n_syn * eps), and n_syn bootstrap resamples
+    # of the confidential records for "Data". For comparison, n_syn record-wise mixed data sets
+    # (each record from its own draw, the papers' practice; eps composed over the draws used).
     sources = ["Data"] + names
     stats = {s: np.empty((len(sources), n_syn)) for s in (*STATS, "max_ecdf")}
+    mixed = {s: np.empty((len(names), n_syn)) for s in STATS}
+    mixed_draws = np.empty(len(names))
     one_syn = np.empty((len(names), n))
     rng_boot = generator(stream(seed, "bootstrap"))
     for j in range(n_syn):
@@ -207,6 +229,13 @@ def synthesizers_replicate(replicate: int, seed: np.random.SeedSequence, params:
             for s, v in metrics.summary_stats(xs).items():
                 stats[s][a, j] = v
             stats["max_ecdf"][a, j] = metrics.ecdf_distances(x, xs).max_ecdf
+        used = []
+        for j in range(n_syn):
+            rel = release(res[nm], stream(seed, "mixed", nm, j), mix_draws=True)
+            used.append(rel.n_draws_used)
+            for s, v in metrics.summary_stats(rel.values).items():
+                mixed[s][a - 1, j] = v
+        mixed_draws[a - 1] = float(np.mean(used))
 
     mu = np.stack([np.exp(res[nm].fit.draws["beta"][:, 0]) for nm in names])
     ds = xr.Dataset(
@@ -218,6 +247,8 @@ def synthesizers_replicate(replicate: int, seed: np.random.SeedSequence, params:
             "x": ("record", x),
             "mu_draw": (("synthesizer", "draw"), mu),
             **{s: (("source", "syn_set"), v) for s, v in stats.items()},
+            **{f"{s}_mixed": (("synthesizer", "syn_set"), v) for s, v in mixed.items()},
+            "mixed_n_draws": ("synthesizer", mixed_draws),
         },
         coords={"synthesizer": names, "source": sources, "record": np.arange(n), "draw": np.arange(mu.shape[1]),
                 "syn_set": np.arange(n_syn)},
@@ -233,13 +264,13 @@ def contraction_replicate(replicate: int, seed: np.random.SeedSequence, params: 
 
     For every generating model in ``params["data_models"]`` and every sample size in
     ``params["ns"]``, draw a data set, fit Unweighted and LW, and record ``delta`` (the local
-    Lipschitz bound), ``converged``, and the summary statistics of the data and of one
-    synthetic data set per fit.
+    Lipschitz bound), ``converged`` (R-hat, ESS and no divergences), ``divergences``, and the
+    summary statistics of the data and of one synthetic data set (one posterior draw) per fit.
 
     Returns
     -------
     xarray.Dataset
-        ``delta``, ``converged``, ``rhat_max``, ``ess_min``, ``min_weight`` and
+        ``delta``, ``converged``, ``divergences``, ``rhat_max``, ``ess_min``, ``min_weight`` and
         ``share_weight_below_half`` over dimensions ``data_model``, ``n``, ``synthesizer``
         ("Unweighted", "LW"), and, for the
         statistics, ``source`` ("Data", "Unweighted", "LW").
@@ -253,6 +284,7 @@ def contraction_replicate(replicate: int, seed: np.random.SeedSequence, params: 
     shape = (len(dms), len(ns), len(syn))
     delta = np.empty(shape)
     conv = np.empty(shape, dtype=bool)
+    div = np.zeros(shape, dtype=int)
     rhat = np.empty(shape)
     ess = np.empty(shape)
     minw = np.full(shape, np.nan)
@@ -268,8 +300,9 @@ def contraction_replicate(replicate: int, seed: np.random.SeedSequence, params: 
             for c, r in enumerate((uw, lw)):
                 delta[a, b, c] = r.privacy.delta
                 conv[a, b, c] = bool(r.fit.diagnostics.ok)
-                rhat[a, b, c] = max(r.fit.diagnostics.rhat.values())
-                ess[a, b, c] = min(r.fit.diagnostics.ess_bulk.values())
+                div[a, b, c] = int(r.fit.diagnostics.divergences)
+                rhat[a, b, c] = float(r.fit.diagnostics.rhat_max)
+                ess[a, b, c] = float(r.fit.diagnostics.ess_min)
                 w = np.broadcast_to(r.weights, (n,))
                 minw[a, b, c] = float(w.min())
                 n_down[a, b, c] = float(np.mean(w < 0.5))
@@ -284,6 +317,7 @@ def contraction_replicate(replicate: int, seed: np.random.SeedSequence, params: 
         {
             "delta": (dims3, delta),
             "converged": (dims3, conv),
+            "divergences": (dims3, div),
             "rhat_max": (dims3, rhat),
             "ess_min": (dims3, ess),
             "min_weight": (dims3, minw),
