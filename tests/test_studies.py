@@ -265,3 +265,41 @@ def test_mcmc_study_on_local_processes_matches_in_process(tmp_path, mcmc_referen
     ds = studies.run_study("mcmc", conftest.mcmc_replicate, MCMC_PARAMS, replicates=2, seed=11,
                            cache_dir=tmp_path, progress=False, force=True, workers=2)
     _values_equal(mcmc_reference, ds)
+
+
+# ------------------------------------------------------------------------------------------
+# result layout and convergence-warning counting
+# ------------------------------------------------------------------------------------------
+
+
+def test_fits_to_dataset_stores_eps_independent_fits_once():
+    rows = [{"synthesizer": "Unweighted", "eps": None, "delta": 8.0},
+            {"synthesizer": "Censor_uw", "eps": 4.0, "delta": 2.0},
+            {"synthesizer": "Censor_uw", "eps": 3.0, "delta": 1.5}]
+    ds = studies.fits_to_dataset(rows)
+    assert ds.sizes["fit"] == 3 and list(ds["synthesizer"].values) == ["Unweighted", "Censor_uw", "Censor_uw"]
+    at4 = studies.select_fits(ds, eps=4.0)
+    assert sorted(at4["synthesizer"].values) == ["Censor_uw", "Unweighted"]
+    assert float(studies.select_fits(ds, "Censor_uw", 3.0)["delta"].item()) == 1.5
+    with pytest.raises(KeyError, match="unknown synthesizer"):
+        studies.fits_to_dataset([{"synthesizer": "Mystery", "delta": 1.0}])
+    with pytest.raises(ValueError, match="repeated"):
+        studies.fits_to_dataset(rows + [rows[1]])
+
+
+def warning_replicate(r, ss, params):
+    """Replicate whose 'fit' raises two ConvergenceWarnings."""
+    import warnings as w
+
+    from dpsynth.fitting import ConvergenceWarning
+
+    w.warn("fit 1 did not converge", ConvergenceWarning)
+    w.warn("fit 2 did not converge", ConvergenceWarning)
+    return conftest.counting_replicate(r, ss, params)
+
+
+def test_study_driver_counts_convergence_warnings(tmp_path, recwarn):
+    ds = studies.run_study("warn", warning_replicate, {"loc": 0.0}, replicates=2, seed=1, cache_dir=tmp_path,
+                           progress=False)
+    assert ds["convergence_warnings"].values.tolist() == [2, 2]
+    assert not [w for w in recwarn if "did not converge" in str(w.message)]

@@ -38,6 +38,8 @@ from .seeds import stream
 from .validation import DataError
 
 __all__ = [
+    "fits_to_dataset",
+    "select_fits",
     "run_study",
     "study_key",
     "study_path",
@@ -164,7 +166,77 @@ def _load_cached(path: Path) -> xr.Dataset | None:
 
 
 def _one(fn: ReplicateFn, r: int, seed: int, params: Mapping) -> xr.Dataset:
-    return fn(r, stream(seed, r), params)
+    """Run one replicate; count (and silence) the ConvergenceWarnings its fits raise.
+
+    Non-convergence is recorded per fit by the replicate (``converged``, ``divergences``); the
+    count of warnings is added as the variable ``convergence_warnings`` so the chapter can report
+    it without printing raw warnings on the page.
+    """
+    from .fitting import ConvergenceWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ConvergenceWarning)
+        ds = fn(r, stream(seed, r), params)
+    n_warn = sum(issubclass(w.category, ConvergenceWarning) for w in caught)
+    for w in caught:  # anything else is shown as usual
+        if not issubclass(w.category, ConvergenceWarning):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    if isinstance(ds, xr.Dataset) and "convergence_warnings" not in ds:
+        ds = ds.assign(convergence_warnings=np.int64(n_warn))
+    return ds
+
+
+def fits_to_dataset(rows: Sequence[Mapping]) -> xr.Dataset:
+    """Tidy rows, one per fit, to a Dataset with one ``fit`` dimension.
+
+    Each row holds ``synthesizer`` (a registry display name), ``eps`` (``None`` or NaN for a fit
+    that does not depend on epsilon, which is then stored once) and the fit's values. The
+    result has coordinates ``synthesizer`` and ``eps`` on the ``fit`` dimension; select with
+    :func:`select_fits`.
+
+    Raises
+    ------
+    ValueError
+        For an empty list, a row without ``synthesizer``, an unregistered name or a repeated
+        (synthesizer, eps) pair.
+    """
+    from . import registry
+
+    if not rows:
+        raise ValueError("`rows` is empty: a replicate produced no results.")
+    frame = pd.DataFrame([dict(r) for r in rows])
+    if "synthesizer" not in frame:
+        raise ValueError("every row needs a `synthesizer` (a registry display name).")
+    for name in frame["synthesizer"]:
+        registry.spec(str(name))
+    if "eps" not in frame:
+        frame["eps"] = np.nan
+    frame["eps"] = frame["eps"].astype(float)
+    dup = frame.duplicated(["synthesizer", "eps"])
+    if dup.any():
+        raise ValueError(f"repeated (synthesizer, eps) rows: {frame.loc[dup, ['synthesizer', 'eps']].values.tolist()}")
+    ds = xr.Dataset(
+        {c: ("fit", frame[c].to_numpy()) for c in frame.columns if c not in ("synthesizer", "eps")},
+        coords={"synthesizer": ("fit", frame["synthesizer"].astype(str).to_numpy()),
+                "eps": ("fit", frame["eps"].to_numpy())},
+    )
+    return ds
+
+
+def select_fits(ds: xr.Dataset, synthesizer: str | Sequence[str] | None = None, eps: float | None = None) -> xr.Dataset:
+    """The fits of ``ds`` (from :func:`fits_to_dataset`) with the given synthesizer(s) and eps.
+
+    ``eps=None`` keeps every eps; for an epsilon-independent synthesizer any ``eps`` selects its
+    single fit (it applies at every epsilon).
+    """
+    keep = np.ones(ds.sizes["fit"], dtype=bool)
+    if synthesizer is not None:
+        names = [synthesizer] if isinstance(synthesizer, str) else list(synthesizer)
+        keep &= np.isin(ds["synthesizer"].values, names)
+    if eps is not None:
+        e = ds["eps"].values
+        keep &= np.isnan(e) | np.isclose(e, float(eps))
+    return ds.isel(fit=np.flatnonzero(keep))
 
 
 def run_study(
