@@ -41,19 +41,41 @@ def part2():
 
 def test_part1_structure_and_privacy(part1):
     assert list(part1.synthesizer.values) == list(app.PART1_ROWS)
-    for v in ("delta", "eps", "n_censored", "n_truncated", "converged", "max_ecdf", "avg_ecdf", "mean", "median",
-              "q15", "q90"):
-        assert part1[v].dims == ("synthesizer",)
+    assert list(app.PART1_ROWS[-2:]) == ["PH", "PH-paper"]
+    for v in ("delta", "eps", "eps_replace", "eps_local", "noise_scale", "n_censored", "n_truncated", "converged",
+              "divergences", "rhat_max", "ess_min", "max_ecdf", "avg_ecdf", "mean", "median", "q15", "q90",
+              "avg_ecdf_mixed", "eps_mixed"):
+        assert part1[v].dims == ("synthesizer",), v
     assert part1.salary.shape == (len(app.PART1_ROWS), 60)
     fits = list(app.PART1_SYNTHESIZERS)
-    np.testing.assert_allclose(part1.eps.sel(synthesizer=fits), 2 * part1.delta.sel(synthesizer=fits))
-    assert float(part1.delta.sel(synthesizer="Censor_w")) <= 2.5 + CENSOR_TOL
-    assert float(part1.delta.sel(synthesizer="Censor_uw")) <= 2.5 + CENSOR_TOL
-    assert float(part1.eps.sel(synthesizer="PH")) == 5.0
-    assert np.isnan(float(part1.delta.sel(synthesizer="PH")))
+    sel = lambda v, c: part1[v].sel(synthesizer=c)  # noqa: E731
+    # removal: 2 Delta for the uncensored fits, 2M = eps for the censored ones; local 2 Delta for all
+    unc = ["Unweighted", "Weighted", "Weighted-e"]
+    np.testing.assert_allclose(sel("eps", unc), 2 * sel("delta", unc))
+    np.testing.assert_allclose(sel("eps", ["Censor_w", "Censor_uw"]), 5.0)
+    np.testing.assert_allclose(sel("eps_local", fits), 2 * sel("delta", fits))
+    # replacement: beta regression log densities take both signs, so every fit's figure doubles
+    np.testing.assert_allclose(sel("eps_replace", fits), 2 * sel("eps", fits))
+    assert float(sel("delta", "Censor_w")) <= 2.5 + CENSOR_TOL
+    assert float(sel("delta", "Censor_uw")) <= 2.5 + CENSOR_TOL
+    # PH at eps with one record removed (Laplace(1/eps)); PH-paper is the papers' Laplace(2/eps)
+    assert float(sel("eps", "PH")) == 5.0 and float(sel("eps_replace", "PH")) == 10.0
+    assert float(sel("noise_scale", "PH")) == pytest.approx(0.2)
+    assert float(sel("eps", "PH-paper")) == 2.5 and float(sel("eps_replace", "PH-paper")) == 5.0
+    assert float(sel("noise_scale", "PH-paper")) == pytest.approx(0.4)
+    for ph in ("PH", "PH-paper"):
+        assert np.isnan(float(sel("delta", ph))) and np.isnan(float(sel("converged", ph)))
+    # diagnostics: recorded per fit; a fit with divergences is not converged
+    div = sel("divergences", fits).values
+    assert np.all((div >= 0) & (div == np.round(div)))
+    assert np.all(sel("converged", fits).values[div > 0] == 0)
+    assert np.all(np.isin(sel("converged", fits).values, (0.0, 1.0)))
+    assert np.all(sel("rhat_max", fits).values >= 0.99) and np.all(sel("ess_min", fits).values > 0)
+    # record-wise mixing (comparison only) composes eps over the distinct draws it used
+    assert np.all(sel("eps_mixed", fits).values >= sel("eps", fits).values)
     # the data row holds the confidential salaries; synthetic salaries lie in [0, U]
     np.testing.assert_array_equal(part1.salary.sel(synthesizer="Data"), app.data_part1(P1).salary)
-    syn = part1.salary.sel(synthesizer=["Weighted", "Censor_w", "PH"]).values
+    syn = part1.salary.sel(synthesizer=["Weighted", "Censor_w", "PH", "PH-paper"]).values
     assert np.all((syn >= 0) & (syn <= 1e6))
     assert part1.coef_unweighted.size == 11
 
@@ -71,6 +93,13 @@ def test_part2_structure_and_invariants(part2):
         assert float(part2.delta.sel(synthesizer=nm)) <= float(part2.delta.sel(synthesizer=start)) * (1 + 1e-12)
     np.testing.assert_allclose(part2.delta, part2.delta_i.max("record"))
     assert np.all(part2.synthetic.values >= 0)
+    # NB log probabilities are <= 0: replacement = removal = 2 Delta; n_syn sets cost n_syn * eps
+    np.testing.assert_allclose(part2.eps, 2 * part2.delta)
+    np.testing.assert_allclose(part2.eps_replace, part2.eps)
+    np.testing.assert_allclose(part2.eps_all_sets, 3 * part2.eps)
+    for v in ("converged", "divergences", "rhat_max", "ess_min"):
+        assert part2[v].dims == ("synthesizer",) and np.all(np.isfinite(part2[v]))
+    assert np.all(part2.converged.values[part2.divergences.values > 0] == 0)
 
 
 def test_same_seed_same_results(part1, part2):
@@ -79,10 +108,35 @@ def test_same_seed_same_results(part1, part2):
     xr.testing.assert_identical(part2, again)
 
 
-def test_not_kept_replicates_drop_record_vectors():
-    ds = _run(app.censoring_replicate, 1, dict(P1, keep_records=1))
-    assert np.all(np.isnan(ds.salary.values))
+def _topcoded_file(tmp_path, U=1e6):
+    """The stand-in written as a PUF-like CSV with its top salary top-coded AT the public bound U."""
+    d = sdr.standin_censoring(60, seed=3)
+    f = d.frame.rename(columns={"salary": "SALARY", "gender": "GENDER", "age_group": "AGEGR", "weeks": "WKSWK"})
+    f.loc[f["SALARY"].idxmax(), "SALARY"] = U
+    path = tmp_path / "topcoded.csv"
+    f.to_csv(path, index=False)
+    return str(path)
+
+
+def test_topcoded_at_bound_and_not_kept_replicates(tmp_path, monkeypatch):
+    # a salary equal to the public bound U lies in [0, U]: loading, scaling, the fits and both histograms accept it
+    calls = []
+    real = app.synthesize
+
+    def spy(fit, seed=None, **kw):
+        calls.append(kw)
+        return real(fit, seed, **kw)
+
+    monkeypatch.setattr(app, "synthesize", spy)
+    params = dict(P1, sdr_path=_topcoded_file(tmp_path), n1=0, keep_records=1)
+    assert np.sum(app.data_part1(params).salary == 1e6) == 1
+    ds = _run(app.censoring_replicate, 1, params)
+    assert ds.attrs["n_at_bound"] == 1 and ds.attrs["source"] == "file"
+    assert np.all(np.isnan(ds.salary.values))  # replicate 1 is not kept
     assert np.isfinite(ds.delta.sel(synthesizer="Weighted"))
+    assert np.all(np.isfinite(ds.avg_ecdf.sel(synthesizer=["PH", "PH-paper"])))
+    # one synthetic data set per fit, each from one posterior draw (synthesize's default: no draw mixing)
+    assert len(calls) == len(app.PART1_SYNTHESIZERS) and all(kw == {} for kw in calls)
 
 
 def test_file_source(tmp_path):

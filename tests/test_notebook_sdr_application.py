@@ -15,6 +15,10 @@ def test_sdr_application_notebook_runs(tmp_path):
     )
     assert "privacy invariants hold" in nb.stream_text
     assert "Table 2 at eps = 5" in nb.html and "stand-in" in nb.html
-    assert "Privacy (Part 1)" in nb.markdown
+    assert "one record removed" in nb.html and "one record replaced" in nb.html
+    assert "PH-paper (DP)" in nb.html and "Censor_w (aDP)" in nb.html and "Unweighted (none)" in nb.html
+    assert "Unweighted (aDP)" not in nb.html + nb.markdown
+    assert "divergences" in nb.html
+    assert "Privacy (Part 1)" in nb.markdown and "one posterior draw" in nb.markdown
     assert nb.n_images == 6
     assert list((tmp_path / "cache").glob("sdr_censoring-*.nc"))

@@ -6,12 +6,22 @@ weights computed from the draws, synthetic data, the PH noise) with its own stre
 spread over replicates shows how much the single-run numbers of the papers can move.
 
 * :func:`censoring_replicate` (censoring paper, Section 5): beta regression of scaled salary on
-  gender, age group and weeks worked; Unweighted, Weighted (aDP), Weighted-e (aDP), Censor_w
-  (DP), Censor_uw (DP) and the perturbed histogram PH (DP) at one ``eps``; one synthetic data
-  set per synthesizer; privacy and utility summaries in dollars (Table 2, Figure 9).
+  gender, age group and weeks worked; Unweighted (none), Weighted (aDP), Weighted-e (aDP),
+  Censor_w (aDP: Lipschitz weights from the same data, censored at ``eps/2``), Censor_uw (DP) and
+  the perturbed histogram both ways, PH (DP, ``eps`` with one record removed) and PH-paper (DP,
+  the papers' Laplace(2/eps), ``eps/2`` with one record removed); one synthetic data set per
+  synthesizer, generated from one posterior draw; privacy under both neighbour relations and
+  utility summaries in dollars (Table 2, Figure 9).
 * :func:`reweighting_replicate` (re-weighting paper, Section 5): negative binomial synthesizer
   of salary in dollars on an ``n = 1000`` sample; Unweighted, LW, CW, SW, LW_final and CW_final
-  (Figures 8-11 and appendix Figure 13).
+  (Figures 8-11 and appendix Figure 13); ``n_syn`` synthetic data sets per synthesizer, each from
+  its own distinct posterior draw (releasing all of them would cost ``n_syn * eps``).
+
+Privacy figures name their neighbour relation: ``eps`` is one record removed, ``eps_replace``
+one record replaced (twice ``eps`` for the beta regression, whose log densities take both signs;
+equal to ``eps`` for the NB, whose log probabilities are <= 0). Every fit records its
+convergence diagnostics (``converged``, ``divergences``, ``rhat_max``, ``ess_min``); a fit with
+divergences is not converged.
 
 Both are module-level so :func:`dpsynth.studies.run_study` can run them on other processes;
 both (re)load the data from ``params`` themselves, so the cache key covers the data source.
@@ -29,7 +39,7 @@ from . import require
 from ..fitting import SamplerConfig, compiled_model
 from ..histogram import perturbed_histogram
 from ..seeds import generator, stream
-from ..synthesis import synthesize
+from ..synthesis import composed_eps, release, release_sets, synthesize
 from .reweighting import match_cw_radius
 
 __all__ = [
@@ -42,16 +52,26 @@ __all__ = [
     "reweighting_replicate",
 ]
 
-#: Fits of Part 1 (censoring paper), in fitting order; PH is added without a fit.
+#: Fits of Part 1 (censoring paper), in fitting order; the two histograms are added without a fit.
 PART1_SYNTHESIZERS = ("Unweighted", "Weighted", "Weighted-e", "Censor_w", "Censor_uw")
-#: Rows of Part 1's results: the data, the fits and PH.
-PART1_ROWS = ("Data",) + PART1_SYNTHESIZERS + ("PH",)
+#: Perturbed histograms of Part 1, with the relation their noise is calibrated under: PH at
+#: ``eps`` with one record removed (Laplace(1/eps)); PH-paper, the papers' Laplace(2/eps), which is
+#: ``eps`` with one record replaced and ``eps/2`` with one record removed.
+PART1_HISTOGRAMS = {"PH": "remove", "PH-paper": "replace"}
+#: Rows of Part 1's results: the data, the fits and the histograms.
+PART1_ROWS = ("Data",) + PART1_SYNTHESIZERS + tuple(PART1_HISTOGRAMS)
 #: Fits of Part 2 (re-weighting paper), in fitting order.
 PART2_SYNTHESIZERS = ("Unweighted", "LW", "CW", "SW", "LW_final", "CW_final")
 
 STATS = metrics.STAT_NAMES  # ("mean", "median", "q15", "q90")
+#: Convergence diagnostics recorded per fit.
+DIAGNOSTICS = ("converged", "divergences", "rhat_max", "ess_min")
 
 
+def _diagnostics(fit) -> dict:
+    d = fit.diagnostics
+    return {"converged": float(d.ok), "divergences": float(d.divergences), "rhat_max": float(d.rhat_max),
+            "ess_min": float(d.ess_min)}
 
 
 def _columns(params: Mapping) -> sdr.SDRColumns:
@@ -90,7 +110,7 @@ def data_part2(params: Mapping) -> sdr.SDRData:
 
 
 def censoring_replicate(replicate: int, seed: np.random.SeedSequence, params: Mapping) -> xr.Dataset:
-    """Part 1: the five synthesizers of the censoring paper's Section 5 on the SDR sample.
+    """Part 1: the synthesizers of the censoring paper's Section 5 on the SDR sample.
 
     Parameters
     ----------
@@ -106,11 +126,19 @@ def censoring_replicate(replicate: int, seed: np.random.SeedSequence, params: Ma
     Returns
     -------
     xarray.Dataset
-        Per row ("Data", the five fits, "PH"): ``delta``, ``eps``, ``n_censored``,
-        ``n_truncated``, ``converged`` (NaN where no fit), ``max_ecdf``, ``avg_ecdf``, ``mean``,
-        ``median``, ``q15``, ``q90`` (dollars); per row and record: ``salary`` (the data row and
-        one synthetic data set per synthesizer, NaN for replicates not kept); per coefficient:
-        ``coef_unweighted`` (posterior mean of the Unweighted fit).
+        Per row ("Data", the five fits, "PH", "PH-paper"): ``delta`` (local Lipschitz bound),
+        ``eps`` (one record removed: ``2M = eps`` for a censored fit, ``2 Delta`` otherwise, the
+        histogram's ``1/b``), ``eps_replace`` (one record replaced: ``4M`` / ``4 Delta``, the
+        histogram's ``2/b``), ``eps_local`` (``2 Delta`` of this data set), ``noise_scale``
+        (histograms), ``n_censored``, ``n_truncated``, the diagnostics ``converged``,
+        ``divergences``, ``rhat_max``, ``ess_min`` (NaN where no fit), ``max_ecdf``,
+        ``avg_ecdf``, ``mean``, ``median``, ``q15``, ``q90`` (dollars), and for comparison
+        ``avg_ecdf_mixed`` and ``eps_mixed`` of a set whose records each come from their own
+        random draw (record-wise mixing, as the papers' code did; ``eps_mixed`` is the
+        removal figure composed over the distinct draws it used); per row and record:
+        ``salary`` (the data row and one synthetic data set per synthesizer, each generated from
+        one posterior draw; NaN for replicates not kept); per coefficient: ``coef_unweighted``
+        (posterior mean of the Unweighted fit).
     """
     require(params, ("eps", "draws", "tune", "salary_bound"))
     eps = float(params["eps"])
@@ -134,28 +162,40 @@ def censoring_replicate(replicate: int, seed: np.random.SeedSequence, params: Ma
     res["Censor_uw"] = mechanisms.censored(cm, y, eps, covariates=X, sampler=cfg, seed=stream(seed, "Censor_uw"))
 
     mode = str(params.get("ph_mode", "research"))
-    ph = perturbed_histogram(s, eps, upper=U, mode=mode, seed=stream(seed, "PH") if mode == "research" else None)
+    ph = {nm: perturbed_histogram(s, eps, upper=U, mode=mode, neighbours=rel,
+                                  seed=stream(seed, nm) if mode == "research" else None)
+          for nm, rel in PART1_HISTOGRAMS.items()}
 
     keep = replicate < int(params.get("keep_records", 1))
     rows = list(PART1_ROWS)
     nan = float("nan")
-    out = {k: np.full(len(rows), nan) for k in ("delta", "eps", "n_censored", "n_truncated", "converged",
-                                                 "max_ecdf", "avg_ecdf", *STATS)}
+    out = {k: np.full(len(rows), nan) for k in ("delta", "eps", "eps_replace", "eps_local", "noise_scale",
+                                                 "n_censored", "n_truncated", *DIAGNOSTICS,
+                                                 "max_ecdf", "avg_ecdf", *STATS, "avg_ecdf_mixed", "eps_mixed")}
     salary = np.full((len(rows), n), nan, dtype=float)
     for i, row in enumerate(rows):
         if row == "Data":
             syn = s
-        elif row == "PH":
-            syn = ph.synthetic
-            out["eps"][i] = ph.eps
+        elif row in ph:
+            h = ph[row]
+            syn = h.synthetic
+            out["eps"][i], out["eps_replace"][i], out["noise_scale"][i] = h.eps_remove, h.eps_replace, h.noise_scale
         else:
             r = res[row]
+            # one released data set = every record from ONE posterior draw (the eps covers one draw)
             syn = sdr.unscale_salary(synthesize(r.fit, stream(seed, "synthetic", row)), U)
             out["delta"][i] = r.privacy.delta
             out["eps"][i] = r.privacy.eps
+            out["eps_replace"][i] = r.privacy.eps_replace
+            out["eps_local"][i] = r.privacy.eps_local
             out["n_censored"][i] = r.privacy.n_censored
             out["n_truncated"][i] = float(r.extra.get("n_truncated", 0))
-            out["converged"][i] = float(r.fit.diagnostics.ok)
+            for k, v in _diagnostics(r.fit).items():
+                out[k][i] = v
+            # for comparison only: record-wise mixing, whose eps composes over the draws used
+            mixed = release(r, stream(seed, "mixed", row), mix_draws=True)
+            out["avg_ecdf_mixed"][i] = metrics.ecdf_distances(s, sdr.unscale_salary(mixed.values, U)).avg_ecdf
+            out["eps_mixed"][i] = mixed.eps
         if row != "Data":
             d = metrics.ecdf_distances(s, syn)
             out["max_ecdf"][i], out["avg_ecdf"][i] = d.max_ecdf, d.avg_ecdf
@@ -172,7 +212,7 @@ def censoring_replicate(replicate: int, seed: np.random.SeedSequence, params: Ma
          "kappa_unweighted": float(res["Unweighted"].fit.draws["kappa"].mean())},
         coords={"synthesizer": rows, "record": np.arange(n), "coef": names},
     )
-    ds.attrs.update(source=data.source, ph_mode=mode, n=n)
+    ds.attrs.update(source=data.source, ph_mode=mode, n=n, n_at_bound=int(np.sum(s == U)))
     return ds
 
 
@@ -189,12 +229,17 @@ def reweighting_replicate(replicate: int, seed: np.random.SeedSequence, params: 
     Returns
     -------
     xarray.Dataset
-        Per synthesizer: ``delta``, ``eps``, ``converged``, ``k``, ``n_fits``, ``mean_weight``,
-        ``min_weight``, ``mu_mean``; per synthesizer and record: ``delta_i``, ``weight``,
-        ``synthetic`` (one synthetic data set; NaN for replicates not kept); per synthesizer and
-        draw: ``mu_draw`` (200 thinned draws of the NB mean ``exp(beta)``, dollars); per source
-        ("Data" and the synthesizers) and set: ``mean``, ``median``, ``q15``, ``q90``,
-        ``max_ecdf``, ``avg_ecdf`` (bootstrap resamples for "Data").
+        Per synthesizer: ``delta``, ``eps`` (one record removed, ``2 Delta``), ``eps_replace``
+        (one record replaced: also ``2 Delta``, the NB's log probabilities being <= 0),
+        ``eps_all_sets`` (``n_syn * eps``: the cost of releasing all ``n_syn`` sets), the
+        diagnostics ``converged``, ``divergences``, ``rhat_max``, ``ess_min``, ``k``, ``n_fits``,
+        ``search_converged``, ``mean_weight``, ``min_weight``, ``mu_mean``; per synthesizer and
+        record: ``delta_i``, ``weight``, ``synthetic`` (one synthetic data set; NaN for
+        replicates not kept); per synthesizer and draw: ``mu_draw`` (200 thinned draws of the NB
+        mean ``exp(beta)``, dollars); per source ("Data" and the synthesizers) and set: ``mean``,
+        ``median``, ``q15``, ``q90``, ``max_ecdf``, ``avg_ecdf`` (bootstrap resamples for
+        "Data"; for a synthesizer, set ``j`` is generated from one posterior draw, distinct
+        draws for distinct sets).
     """
     require(params, ("draws", "tune", "cw_radius", "cw_kind", "k0", "tol", "n_syn"))
     cfg = SamplerConfig.from_params(params)
@@ -218,13 +263,16 @@ def reweighting_replicate(replicate: int, seed: np.random.SeedSequence, params: 
 
     names = list(PART2_SYNTHESIZERS)
     nan = float("nan")
-    scal = {k: [] for k in ("delta", "eps", "converged", "k", "n_fits", "search_converged", "mean_weight",
-                            "min_weight", "mu_mean")}
+    scal = {k: [] for k in ("delta", "eps", "eps_replace", "eps_all_sets", *DIAGNOSTICS, "k", "n_fits",
+                            "search_converged", "mean_weight", "min_weight", "mu_mean")}
     for nm in names:
         r = res[nm]
         scal["delta"].append(r.privacy.delta)
         scal["eps"].append(r.privacy.eps)
-        scal["converged"].append(float(r.fit.diagnostics.ok))
+        scal["eps_replace"].append(r.privacy.eps_replace)
+        scal["eps_all_sets"].append(composed_eps(r.privacy.eps, n_syn))
+        for k, v in _diagnostics(r.fit).items():
+            scal[k].append(v)
         scal["k"].append(float(r.extra.get("k", nan)))
         scal["n_fits"].append(float(r.extra.get("n_fits", cw_fits if nm == "CW" else 1)))
         scal["search_converged"].append(float(r.extra.get("converged", True)))
@@ -245,8 +293,10 @@ def reweighting_replicate(replicate: int, seed: np.random.SeedSequence, params: 
         d = metrics.ecdf_distances(x, xb)
         stats["max_ecdf"][0, j], stats["avg_ecdf"][0, j] = d.max_ecdf, d.avg_ecdf
     for a, nm in enumerate(names, start=1):
-        for j in range(n_syn):
-            xs = synthesize(res[nm].fit, stream(seed, "synthetic", nm, j))
+        # n_syn sets, each generated from its own posterior draw (distinct draws): n_syn * eps in all
+        sets = release_sets(res[nm], n_syn, stream(seed, "synthetic", nm))
+        for j, rel in enumerate(sets):
+            xs = rel.values
             if j == 0 and keep:
                 one_syn[a - 1] = xs
             for k, v in metrics.summary_stats(xs).items():
