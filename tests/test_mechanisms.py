@@ -316,3 +316,22 @@ def test_max_iter_must_be_a_positive_integer(poisson_cm, bad):
         mechanisms.scalar_weighted(poisson_cm, f, 1.0, max_iter=bad)
     with pytest.raises(ValueError, match="`max_iter`"):
         mechanisms.calibrate_downscale(poisson_cm, f, 2.0, max_iter=bad)
+
+
+@pytest.mark.slow
+def test_match_cw_radius_lands_in_the_band_or_says_so(poisson_cm):
+    x = datasets.poisson_data(200, 71)
+    uw = mechanisms.unweighted(poisson_cm, x, sampler=TINY, seed=71)
+    lw = mechanisms.lipschitz_weighted(poisson_cm, uw.fit, sampler=TINY, seed=72)
+    target = lw.privacy.delta
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        res, radius, n_fits = mechanisms.match_cw_radius(poisson_cm, x, target, radius=0.05, kind="relative",
+                                                          tol=0.1, max_iter=6, sampler=TINY, seed=73)
+    assert res.name == "CW" and 1 <= n_fits <= 6 and radius > 0
+    inside = target * 0.9 <= res.privacy.delta <= target
+    assert res.extra["radius_matched"] == inside
+    # one fit only: the given radius, reported as not matched
+    one, r1, n1 = mechanisms.match_cw_radius(poisson_cm, x, target, radius=0.05, kind="relative", match=False,
+                                             sampler=TINY, seed=74)
+    assert n1 == 1 and r1 == 0.05 and one.extra["radius_matched"] is False

@@ -31,6 +31,7 @@ import xarray as xr
 
 from .. import datasets, mechanisms, metrics, models
 from ..fitting import SamplerConfig, compiled_model
+from ..mechanisms import match_cw_radius  # noqa: F401  (re-exported for the SDR chapter)
 from ..seeds import generator, stream
 from ..synthesis import release, synthesize
 from . import require
@@ -70,43 +71,6 @@ def simulate_data(data_model: str, n: int, seed) -> np.ndarray:
     if data_model == "nb_mixture":
         return datasets.nb_mixture_data(n, seed, mu=100.0, phis=(5.0, 20.0), probs=(0.2, 0.8))
     raise ValueError(f"`data_model` must be one of {DATA_MODELS}; got {data_model!r}.")
-
-
-def match_cw_radius(cm, x, delta_target: float, *, radius: float, kind: str, match: bool = True,
-                    tol: float = 0.02, max_iter: int = 8, sampler=None, seed=None):
-    """CW fit whose ball radius is tuned so that its Delta lands at, or just under, ``delta_target``.
-
-    The paper compares LW, CW and SW at an equal local Lipschitz bound. CW's bound grows with
-    the radius (a wider ball covers more records, so weights rise), so the radius is bisected
-    (starting at ``radius``) until ``delta_target (1 - tol) <= Delta <= delta_target``. With
-    ``match=False`` the given radius is used as is. Returns ``(result, radius, n_fits)``; if no
-    radius meets the band, the fit with the largest Delta not above the target is returned (or,
-    if every fit is above it, the smallest radius tried).
-    """
-    if not match:
-        r = mechanisms.count_weighted(cm, x, radius=radius, kind=kind, sampler=sampler, seed=stream(seed, 0))
-        return r, float(radius), 1
-    lo, hi = 0.0, None
-    r_try = float(radius)
-    best, lowest = None, None
-    n_fits = 0
-    for it in range(max_iter):
-        res = mechanisms.count_weighted(cm, x, radius=r_try, kind=kind, sampler=sampler, seed=stream(seed, it))
-        n_fits += 1
-        d = res.privacy.delta
-        if d <= delta_target:
-            if best is None or d > best[0].privacy.delta:
-                best = (res, r_try)
-            if d >= delta_target * (1.0 - tol):
-                break
-            lo = r_try
-        else:
-            if lowest is None or r_try < lowest[1]:
-                lowest = (res, r_try)
-            hi = r_try
-        r_try = 2.0 * r_try if hi is None else 0.5 * (lo + hi)
-    chosen = best if best is not None else lowest
-    return chosen[0], float(chosen[1]), n_fits
 
 
 def synthesizers_replicate(replicate: int, seed: np.random.SeedSequence, params: Mapping) -> xr.Dataset:
