@@ -154,3 +154,37 @@ def mcmc_replicate(r, ss, params):
             "max_ecdf": metrics.ecdf_distances(x, syn).max_ecdf,
         })
     return studies.rows_to_dataset(rows, ["synth"])
+
+
+# --------------------------------------------------------------------------------------------
+# chapter notebooks executed once per session at smoke scale (smoke test and book test share them)
+# --------------------------------------------------------------------------------------------
+
+
+class SmokeNotebooks:
+    """Executes ``notebooks/<name>.ipynb`` at ``scale="smoke"`` on first request, once per session."""
+
+    def __init__(self, folder):
+        self.folder = folder
+        self.cache_dir = folder / "cache"
+        self._done: dict = {}
+
+    def get(self, name: str):
+        """``(ExecutedNotebook, path of the executed .ipynb)``; re-raises a failure every time."""
+        from notebook_runner import run_notebook
+
+        if name not in self._done:
+            try:
+                nb = run_notebook(name, self.folder, scale="smoke", cache_dir=str(self.cache_dir))
+                self._done[name] = (nb, self.folder / f"{name}.ipynb")
+            except BaseException as err:  # noqa: BLE001 - remembered and re-raised for every caller
+                self._done[name] = err
+        out = self._done[name]
+        if isinstance(out, BaseException):
+            raise out
+        return out
+
+
+@pytest.fixture(scope="session")
+def smoke_notebooks(tmp_path_factory) -> SmokeNotebooks:
+    return SmokeNotebooks(tmp_path_factory.mktemp("smoke-notebooks"))
