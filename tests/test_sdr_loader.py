@@ -1,4 +1,4 @@
-"""SDR loader and stand-in (dpsynth.sdr): fixture files written here, in the PUF's layout."""
+"""SDR loader (dpsynth.sdr.loader): fixture files written here, in the PUF's layout."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from dpsynth import sdr
-from dpsynth.validation import DataError
+from dpsynth.sdr import loader
 
 
 def _fixture_frame(n: int = 30) -> pd.DataFrame:
@@ -135,53 +135,13 @@ def test_missing_value_is_an_error(tmp_path):
         sdr.load_sdr(path)
 
 
-def test_zero_salary_is_kept_and_scaled_inside_unit_interval(tmp_path):
+def test_zero_salary_is_kept(tmp_path):
     f = _fixture_frame()
     f.loc[0, "SALARY"] = 0
     path = tmp_path / "x.csv"
     f.to_csv(path, index=False)
     d = sdr.load_sdr(path)
     assert d.n == len(f) and d.salary.min() == 0
-    y = sdr.scale_salary(np.array([0.0, 50_000.0, sdr.PUBLIC_SALARY_BOUND]))
-    assert np.all((y > 0) & (y < 1))
-    np.testing.assert_allclose(sdr.unscale_salary(y), [0.0, 50_000.0, sdr.PUBLIC_SALARY_BOUND])
-    with pytest.raises(DataError):
-        sdr.scale_salary([-1.0])
-    with pytest.raises(DataError):
-        sdr.scale_salary([sdr.PUBLIC_SALARY_BOUND + 1])
-
-
-def test_standins_match_published_summaries_and_are_seeded():
-    a = sdr.standin_censoring(1000, seed=5)
-    b = sdr.standin_censoring(1000, seed=5)
-    pd.testing.assert_frame_equal(a.frame, b.frame)
-    assert a.is_standin
-    s = sdr.salary_summary(a.salary)
-    for k, v in sdr.CENSORING_TARGETS.items():
-        assert abs(s[k] / v - 1) < 0.03, (k, s[k], v)
-    assert set(a.frame["age_group"]) <= set(sdr.AGE_LEVELS)
-    assert a.frame["weeks"].between(2, 52).all()
-    assert (a.frame["weeks"] == 52).mean() > 0.7
-    assert np.all(a.salary == np.round(a.salary))
-
-    r = sdr.standin_reweighting(1000, seed=5)
-    s = sdr.salary_summary(r.salary)
-    for k in ("mean", "median", "sd"):
-        assert abs(s[k] / sdr.REWEIGHTING_TARGETS[k] - 1) < 0.03, (k, s[k])
-    assert s["min"] == 0 and s["max"] == 509_000
-    tab = r.summary_table()
-    assert list(tab.columns) == ["this sample", "published"]
-
-
-def test_design_matrix():
-    d = sdr.standin_censoring(200, seed=1)
-    X = sdr.design_matrix(d.frame)
-    assert X.shape == (200, 11)
-    assert len(sdr.design_names()) == 11
-    np.testing.assert_array_equal(X[:, 0], 1.0)
-    assert np.all(np.abs(X[:, -1]) <= 1.0)
-    np.testing.assert_array_equal(X[:, 1], (d.frame["gender"] == "F").to_numpy(dtype=float))
-    assert np.all(X[:, 2:10].sum(axis=1) <= 1)
 
 
 def test_subsample():
@@ -199,7 +159,8 @@ def test_reserved_salary_codes_refused_whatever_the_bound(tmp_path, code):
     path = tmp_path / "x.csv"
     f.to_csv(path, index=False)
     # a bound above the code must not let it in as a salary
-    with pytest.raises(sdr.SDRFileError, match=rf"column 'SALARY' \(salary\) has 1 reserved survey code\(s\) \[{code}\].*row 6.*`filters`"):
+    msg = rf"column 'SALARY' \(salary\) has 1 reserved survey code\(s\) \[{code}\].*row 6.*`filters`"
+    with pytest.raises(sdr.SDRFileError, match=msg):
         sdr.load_sdr(path, salary_bound=20_000_000.0)
 
 
@@ -214,14 +175,16 @@ def test_reserved_salary_codes_can_be_filtered_out(tmp_path):
     assert d.n == len(f) - 1 and d.salary.max() < 9_999_998
 
 
-@pytest.mark.parametrize("s", [[50_000.0, np.nan], [np.inf]])
-def test_scale_salary_nan_names_s(s):
-    with pytest.raises(DataError, match=r"`s` has 1 non-finite value"):
-        sdr.scale_salary(s)
+def test_top_coded_salary_at_the_bound_is_accepted(tmp_path):
+    f = _fixture_frame()
+    f.loc[1, "SALARY"] = int(sdr.PUBLIC_SALARY_BOUND)
+    path = tmp_path / "x.csv"
+    f.to_csv(path, index=False)
+    assert loader.load_sdr(path).salary.max() == sdr.PUBLIC_SALARY_BOUND
 
 
-def test_scale_salary_out_of_bound_names_s():
-    with pytest.raises(DataError, match=r"`s` must lie in \[0, 1,000,000\].*position 1"):
-        sdr.scale_salary([10.0, 2_000_000.0])
-    with pytest.raises(DataError, match=r"`bound` must be finite and > 0"):
-        sdr.scale_salary([10.0], bound=np.nan)
+def test_file_digest_changes_with_content(puf_csv, tmp_path):
+    other = tmp_path / "other.csv"
+    other.write_text(puf_csv.read_text() + "\n")
+    assert len(loader.file_digest(puf_csv)) == 16
+    assert loader.file_digest(puf_csv) == sdr.file_digest(puf_csv) != loader.file_digest(other)
