@@ -47,6 +47,8 @@ CHROMIUM_FLAGS = [
     "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
     # Let scripts run and the root index.html redirect before the DOM is dumped.
     "--virtual-time-budget=10000",
+    # The window a reader of the book is assumed to have.
+    "--window-size=1280,900",
     # Console messages, including uncaught JavaScript errors, go to stderr.
     "--enable-logging=stderr",
     "--v=0",
@@ -96,12 +98,13 @@ def _strip_suffix(doc: str) -> str:
     return doc
 
 
-def prepare_book_source(repo: Path, dest: Path) -> list[str]:
+def prepare_book_source(repo: Path, dest: Path, executed: dict | None = None) -> list[str]:
     """Copy what the book build reads from ``repo`` into ``dest``.
 
-    Every ``book/<name>`` entry of ``_toc.yml`` that has no page in ``book/``
-    but has a source notebook ``notebooks/<name>.ipynb`` gets that unexecuted
-    notebook copied to ``book/<name>.ipynb`` (execution is off at build time).
+    Every ``book/<name>`` entry of ``_toc.yml`` that has an executed notebook in
+    ``executed`` (name -> path) gets it as ``book/<name>.ipynb``; an entry that has
+    no page in ``book/`` but has a source notebook ``notebooks/<name>.ipynb`` gets
+    that unexecuted notebook (execution is off at build time).
 
     Parameters
     ----------
@@ -109,11 +112,13 @@ def prepare_book_source(repo: Path, dest: Path) -> list[str]:
         The repository root.
     dest : Path
         An empty or missing directory to copy into.
+    executed : dict, optional
+        Executed chapter notebooks by name (the test suite's smoke runs).
 
     Returns
     -------
     list of str
-        The toc entries that were filled from ``notebooks/``.
+        The toc entries that were filled from ``executed`` or ``notebooks/``.
     """
     dest.mkdir(parents=True, exist_ok=True)
     for name in ("_config.yml", "_toc.yml"):
@@ -130,6 +135,11 @@ def prepare_book_source(repo: Path, dest: Path) -> list[str]:
     filled = []
     for doc in toc_files(toc):
         doc = _strip_suffix(doc)
+        name = Path(doc).name
+        if executed and name in executed:
+            shutil.copy2(executed[name], dest / f"{doc}.ipynb")
+            filled.append(doc)
+            continue
         if any((dest / f"{doc}{suffix}").exists() for suffix in PAGE_SUFFIXES):
             continue
         parts = Path(doc).parts
@@ -176,12 +186,21 @@ def _console_lines(stderr: str) -> list[str]:
 # --------------------------------------------------------------------------
 
 
+def chapter_names() -> list[str]:
+    """Toc entries ``book/<name>`` that are chapter notebooks ``notebooks/<name>.ipynb``."""
+    toc = yaml.safe_load((REPO / "_toc.yml").read_text(encoding="utf-8"))
+    names = [Path(_strip_suffix(d)).name for d in toc_files(toc)]
+    return [n for n in names if (REPO / "notebooks" / f"{n}.ipynb").exists()]
+
+
 @pytest.fixture(scope="module")
-def built_book(tmp_path_factory):
-    """Build the book once per module; return (html_dir, build log)."""
+def built_book(tmp_path_factory, smoke_notebooks):
+    """Build the book once per module from the chapters executed at smoke scale; return
+    (returncode, html_dir, build log)."""
     source = tmp_path_factory.mktemp("book-src")
     output = tmp_path_factory.mktemp("book-out")
-    prepare_book_source(REPO, source)
+    executed = {name: smoke_notebooks.get(name)[1] for name in chapter_names()}
+    prepare_book_source(REPO, source, executed)
 
     env = dict(os.environ)
     # autodoc imports dpsynth from this repository even if it is not installed.
@@ -376,3 +395,156 @@ def test_api_page_renders_in_chromium(server, browse):
         assert f'id="module-{module}"' in dom, f"{module} is not documented"
     assert 'class="sig sig-object py"' in dom, "no function or class was documented"
     assert not [line for line in console if "Uncaught" in line], console
+
+
+# --------------------------------------------------------------------------
+# layout in a real browser: tables, equations, figures, text
+# --------------------------------------------------------------------------
+
+#: Injected into a copy of each page: waits for MathJax, measures the layout and writes the
+#: result as JSON into <pre id="dpsynth-check">, which --dump-dom then prints.
+CHECK_JS = r"""
+(async function () {
+  const out = {tables: [], equations: [], figures: [], text: "", column: 0};
+  try { if (window.MathJax && MathJax.startup && MathJax.startup.promise) { await MathJax.startup.promise; } }
+  catch (e) {}
+  await new Promise(r => setTimeout(r, 300));
+  const article = document.querySelector("article.bd-article") || document.querySelector("main") || document.body;
+  const col = article.getBoundingClientRect();
+  out.column = col.width;
+  const scrolls = el => ["auto", "scroll"].includes(getComputedStyle(el).overflowX);
+  const scroller = el => {
+    for (let a = el; a && a !== article; a = a.parentElement) { if (scrolls(a)) return a; }
+    return null;
+  };
+  for (const t of article.querySelectorAll("table")) {
+    const box = scroller(t);
+    const r = (box || t).getBoundingClientRect();
+    const over = r.right > col.right + 1 || (!box && t.scrollWidth > t.clientWidth + 1);
+    if (over) out.tables.push({id: t.id, caption: (t.caption ? t.caption.textContent : "").slice(0, 80),
+                               right: r.right, column_right: col.right});
+  }
+  for (const m of article.querySelectorAll('mjx-container[display="true"], div.math')) {
+    const r = m.getBoundingClientRect();
+    const clipped = m.scrollWidth > m.clientWidth + 1 && !scrolls(m) && getComputedStyle(m).overflowX !== "visible";
+    const outside = r.right > col.right + 1 && !scroller(m);
+    if (clipped || outside) out.equations.push({text: m.textContent.slice(0, 80), scroll: m.scrollWidth,
+                                                client: m.clientWidth, right: r.right});
+  }
+  for (const img of article.querySelectorAll(".cell_output img, figure img")) {
+    out.figures.push({src: img.getAttribute("src"), natural: img.naturalWidth, shown: img.clientWidth});
+  }
+  out.text = article.innerText;
+  const pre = document.createElement("pre");
+  pre.id = "dpsynth-check";
+  pre.textContent = JSON.stringify(out);
+  document.body.appendChild(pre);
+})();
+"""
+
+
+def style_min_text_px() -> float:
+    """Smallest text of a figure at natural size, in pixels, from the book's style file."""
+    import matplotlib as mpl
+
+    from dpsynth import plots
+
+    plots.use_style()
+    pts = [mpl.rcParams[k] for k in ("font.size", "axes.titlesize", "axes.labelsize", "xtick.labelsize",
+                                     "ytick.labelsize", "legend.fontsize")]
+    sizes = [float(v) for v in pts if isinstance(v, (int, float))]
+    return min(sizes) * float(mpl.rcParams["figure.dpi"]) / 72.0
+
+
+def toc_pages() -> list[str]:
+    toc = yaml.safe_load((REPO / "_toc.yml").read_text(encoding="utf-8"))
+    return [_strip_suffix(d) for d in toc_files(toc)]
+
+
+@pytest.fixture(scope="module")
+def page_layout(built_book, server, chromium, tmp_path_factory):
+    """Measure every toc page in Chromium at 1280 px: {page: measurements}."""
+    import json
+
+    _, html_dir, _ = built_book
+    (html_dir / "_dpsynth_check.js").write_text(CHECK_JS, encoding="utf-8")
+    profiles = tmp_path_factory.mktemp("chromium-profiles")
+    found = {}
+    for i, page in enumerate(toc_pages()):
+        src = html_dir / f"{page}.html"
+        html = src.read_text(encoding="utf-8")
+        depth = "../" * page.count("/")
+        probe = src.with_name(src.stem + ".layout-check.html")
+        probe.write_text(html.replace("</body>", f'<script src="{depth}_dpsynth_check.js"></script></body>'),
+                         encoding="utf-8")
+        proc = subprocess.run(
+            [chromium, *CHROMIUM_FLAGS, f"--user-data-dir={profiles / str(i)}", "--dump-dom",
+             f"{server}/{page}.layout-check.html"],
+            capture_output=True, text=True, timeout=180, check=False,
+        )
+        probe.unlink()
+        m = re.search(r'<pre id="dpsynth-check"[^>]*>(.*?)</pre>', proc.stdout, flags=re.S)
+        assert m, f"the layout check did not run on {page}:\n{proc.stderr[-2000:]}"
+        import html as htmlmod
+
+        found[page] = json.loads(htmlmod.unescape(m.group(1)))
+    return found
+
+
+@pytest.mark.slow
+def test_no_table_or_equation_overflows_its_column(page_layout):
+    bad = {p: {"tables": v["tables"], "equations": v["equations"]} for p, v in page_layout.items()
+           if v["tables"] or v["equations"]}
+    assert not bad, f"tables or equations overflow the text column (or are clipped) at 1280 px: {bad}"
+
+
+@pytest.mark.slow
+def test_figures_are_shown_large_enough_for_their_text(page_layout):
+    from dpsynth.book import MIN_TEXT_PX
+
+    smallest = style_min_text_px()
+    small = []
+    n_figures = 0
+    for page, v in page_layout.items():
+        for f in v["figures"]:
+            n_figures += 1
+            assert f["natural"] > 0, f"{page}: figure {f['src']} did not load"
+            shown_px = smallest * f["shown"] / f["natural"]
+            if shown_px < MIN_TEXT_PX:
+                small.append((page, f["src"], round(shown_px, 1)))
+    assert n_figures > 0
+    assert not small, f"figures shown so small that their text is under {MIN_TEXT_PX} px: {small}"
+
+
+@pytest.mark.slow
+def test_pages_show_no_raw_warnings_paths_or_parameter_names(page_layout):
+    patterns = [r"\b\w*Warning\b:", r"/tmp/", r"\bn = n\b", r"\bdownscale_eps\b", r"\bSPEC\b",
+                r"(?i)the seeds", r"Unweighted \(aDP\)"]
+    bad = {}
+    for page, v in page_layout.items():
+        if page.endswith("api"):
+            continue
+        hits = [p for p in patterns if re.search(p, v["text"])]
+        if hits:
+            bad[page] = hits
+    assert not bad, f"pages show raw warnings, temporary paths or parameter names: {bad}"
+
+
+def test_layout_check_catches_an_overflowing_table(server, chromium, built_book, tmp_path):
+    """Guard: a page with a table wider than the column must be reported."""
+    import json
+
+    _, html_dir, _ = built_book
+    (html_dir / "_dpsynth_check.js").write_text(CHECK_JS, encoding="utf-8")
+    cells = "".join(f"<td>column-{i}-with-long-content</td>" for i in range(40))
+    (html_dir / "_wide.html").write_text(
+        "<!doctype html><html><body><main><article class='bd-article' style='width:600px'>"
+        f"<table><tr>{cells}</tr></table></article></main>"
+        "<script src='_dpsynth_check.js'></script></body></html>", encoding="utf-8")
+    proc = subprocess.run([chromium, *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'p'}", "--dump-dom",
+                           f"{server}/_wide.html"], capture_output=True, text=True, timeout=120, check=False)
+    (html_dir / "_wide.html").unlink()
+    import html as htmlmod
+
+    m = re.search(r'<pre id="dpsynth-check"[^>]*>(.*?)</pre>', proc.stdout, flags=re.S)
+    assert m and json.loads(htmlmod.unescape(m.group(1)))["tables"], "an overflowing table was not reported"
