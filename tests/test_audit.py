@@ -17,11 +17,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import SMALL
 
 from dpsynth import audit, datasets, mechanisms, models, registry
 from dpsynth.validation import DataError
-
-from conftest import SMALL
 
 #: Float slack of the comparison with the reported epsilon.
 SLACK = 1e-6

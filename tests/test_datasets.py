@@ -51,7 +51,9 @@ def test_lognormal_data():
     assert np.log(x).std() == pytest.approx(0.5, rel=0.03)
 
 
-@pytest.mark.parametrize("fn", [datasets.beta_data, datasets.poisson_data, datasets.nb_mixture_data, datasets.lognormal_data])
+@pytest.mark.parametrize(
+    "fn", [datasets.beta_data, datasets.poisson_data, datasets.nb_mixture_data, datasets.lognormal_data]
+)
 def test_reproducible_by_seed(fn):
     np.testing.assert_array_equal(fn(50, 7), fn(50, 7))
     assert not np.array_equal(fn(50, 7), fn(50, 8))

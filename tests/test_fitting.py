@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
+from conftest import SMALL
 
 from dpsynth import datasets, fitting, models
 from dpsynth.fitting import ConvergenceWarning, SamplerConfig, compile_count, compiled_model, eps_to_bound
 from dpsynth.privacy import record_bounds
-
-from conftest import SMALL
 
 pytestmark = pytest.mark.filterwarnings("ignore::dpsynth.fitting.ConvergenceWarning")
 

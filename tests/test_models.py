@@ -6,13 +6,12 @@ import warnings
 
 import numpy as np
 import pytest
+from conftest import betareg_design
 from scipy import special, stats
 
 from dpsynth import datasets, models
 from dpsynth.fitting import ConvergenceWarning, SamplerConfig
 from dpsynth.likelihood import BOUND, WEIGHTS, likelihood_term
-
-from conftest import SMALL, betareg_design
 
 RNG = np.random.default_rng(2024)
 

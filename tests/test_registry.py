@@ -6,13 +6,12 @@ import warnings
 
 import numpy as np
 import pytest
+from conftest import SMALL
 from matplotlib.colors import to_rgb
 
 from dpsynth import datasets, histogram, mechanisms, registry
 from dpsynth.fitting import ConvergenceWarning
 from dpsynth.privacy import CENSOR_TOL
-
-from conftest import SMALL
 
 
 def test_every_entry_has_a_valid_guarantee_and_colour():

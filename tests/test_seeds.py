@@ -83,8 +83,9 @@ def test_bad_seed(bad):
 @pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::dpsynth.fitting.ConvergenceWarning")
 def test_fit_with_same_stream_gives_identical_draws(poisson_cm):
-    from dpsynth import datasets
     from conftest import TINY
+
+    from dpsynth import datasets
 
     x = datasets.poisson_data(100, stream(1, 0, "data"))
     np.testing.assert_array_equal(x, datasets.poisson_data(100, stream(1, 0, "data")))

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+
+import conftest
 import numpy as np
 import pytest
 import xarray as xr
 
-import conftest
 from dpsynth import studies
 from dpsynth.fitting import SamplerConfig
 
@@ -293,8 +294,8 @@ def warning_replicate(r, ss, params):
 
     from dpsynth.fitting import ConvergenceWarning
 
-    w.warn("fit 1 did not converge", ConvergenceWarning)
-    w.warn("fit 2 did not converge", ConvergenceWarning)
+    w.warn("fit 1 did not converge", ConvergenceWarning, stacklevel=1)
+    w.warn("fit 2 did not converge", ConvergenceWarning, stacklevel=1)
     return conftest.counting_replicate(r, ss, params)
 
 

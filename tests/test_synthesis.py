@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import SMALL, betareg_design, fit_from_draws
 
 from dpsynth import datasets, mechanisms
 from dpsynth.synthesis import composed_eps, release, release_sets, synthesize
 from dpsynth.validation import DataError
-
-from conftest import SMALL, betareg_design, fit_from_draws
 
 
 def test_composed_eps():

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import betareg_design, fit_from_draws
 
-from dpsynth import histogram, mechanisms, metrics, models, privacy, studies, synthesis, weights
+from dpsynth import histogram, mechanisms, metrics, models, privacy, range_restriction, studies, synthesis, weights
 from dpsynth.fitting import SamplerConfig, eps_to_bound
 from dpsynth.validation import (
     DataError,
@@ -21,8 +22,6 @@ from dpsynth.validation import (
     check_same_length,
     check_support,
 )
-
-from conftest import betareg_design, fit_from_draws
 
 # --------------------------------------------------------------------------------------------
 # the helpers themselves
@@ -40,7 +39,8 @@ def test_as_data_returns_float_copy():
 
 
 def test_as_data_nan_names_argument_and_position():
-    with pytest.raises(DataError, match=r"`salary` has 1 non-finite value\(s\) \(NaN or infinite\), first at position 2"):
+    with pytest.raises(DataError, match=r"`salary` has 1 non-finite value\(s\) \(NaN or infinite\), "
+                       r"first at position 2"):
         as_data([1.0, 2.0, np.nan], "salary")
 
 
@@ -164,7 +164,8 @@ def test_beta_data_at_zero():
 
 
 def test_beta_data_at_one_point_two():
-    with pytest.raises(DataError, match=r"`x` has 1 values above the support of the Beta model.*value 1.2.*needs x < 1"):
+    with pytest.raises(DataError, match=r"`x` has 1 values above the support of the Beta model"
+                       r".*value 1.2.*needs x < 1"):
         models.BetaFamily().check_data([0.5, 1.2])
 
 
@@ -394,7 +395,8 @@ def test_ph_accepts_data_at_the_public_lower_bound():
 
 
 def test_ph_data_above_public_bound_not_clipped():
-    with pytest.raises(DataError, match=r"1 value\(s\) of `x` lie outside the public bounds \[0.0, 1.0\] \(first at position 2\)"):
+    with pytest.raises(DataError, match=r"1 value\(s\) of `x` lie outside the public bounds "
+                       r"\[0.0, 1.0\] \(first at position 2\)"):
         histogram.perturbed_histogram([0.1, 0.5, 1.5, 0.2], 1.0, upper=1.0, seed=1)
 
 
@@ -562,14 +564,14 @@ def test_reweighted_rejects_bad_k0(poisson_cm):
 def test_bad_range_multipliers(lognormal_cm, a, b):
     fit = fit_from_draws(lognormal_cm, [1.0, 2.0], {"mu": [0.0, 0.1], "sigma": [1.0, 1.1]})
     with pytest.raises(DataError, match=r"range multipliers must satisfy 0 <= a < b"):
-        mechanisms.range_log_prob(fit, a, b)
+        range_restriction.range_log_prob(fit, a, b)
 
 
 @pytest.mark.slow
 def test_bad_range_multipliers_in_range_averaged(lognormal_cm):
     fit = fit_from_draws(lognormal_cm, [1.0, 2.0], {"mu": [0.0, 0.1], "sigma": [1.0, 1.1]})
     with pytest.raises(DataError, match=r"range multipliers must satisfy 0 <= a < b.*a=1.2, b=0.6"):
-        mechanisms.range_averaged(lognormal_cm, fit, None, 1.2, 0.6)
+        range_restriction.range_averaged(lognormal_cm, fit, None, 1.2, 0.6)
 
 
 # --------------------------------------------------------------------------------------------
@@ -646,7 +648,8 @@ def test_truncate_weights_bool_weights_refused():
 
 
 def test_as_weights_two_dimensional():
-    with pytest.raises(DataError, match=r"`weights` must be one-dimensional, one weight per record; got shape \(2, 2\)"):
+    with pytest.raises(DataError, match=r"`weights` must be one-dimensional, one weight per record; "
+                       r"got shape \(2, 2\)"):
         as_weights(np.full((2, 2), 0.5), 2)
     with pytest.raises(DataError, match=r"`privacy_weights` must be one-dimensional"):
         as_weights([[0.5, 0.5]], 2, "privacy_weights")

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from dpsynth.weights import (
+    UninformativeWeightsWarning,
     count_weights,
     isolation_rate,
     knowledge_weights,
@@ -19,7 +20,6 @@ from dpsynth.weights import (
     scale_weights,
     truncate_weights,
 )
-from dpsynth.weights import UninformativeWeightsWarning
 
 inf = np.inf
 

@@ -34,7 +34,9 @@ _LABEL = re.compile(r"^[a-z][a-z0-9-]*$")
 
 def _check_label(label: str) -> str:
     if not isinstance(label, str) or not _LABEL.match(label):
-        raise ValueError(f"`label` must be lower-case letters, digits and dashes (e.g. 'fig-censoring-bounds'); got {label!r}.")
+        raise ValueError(
+            f"`label` must be lower-case letters, digits and dashes (e.g. 'fig-censoring-bounds'); got {label!r}."
+        )
     return label
 
 

@@ -89,7 +89,8 @@ def nb_mixture_data(
         raise DataError(f"`probs` must be a sequence of numbers (one mixing weight per component); got {probs!r}.")
     if pr.size != ph.size:
         raise DataError(
-            f"`probs` has {pr.size} mixing weight(s) but `phis` has {ph.size} component(s); pass one weight per component."
+            f"`probs` has {pr.size} mixing weight(s) but `phis` has {ph.size} component(s); "
+            "pass one weight per component."
         )
     if not (np.isfinite(pr).all() and (pr >= 0).all()) or pr.sum() <= 0:
         raise DataError(f"`probs` must hold finite mixing weights >= 0, not all 0; got {probs!r}.")

@@ -38,7 +38,7 @@ __all__ = [
 ]
 
 _COMPILES = {"count": 0}
-_CACHE: dict[tuple, "CompiledModel"] = {}
+_CACHE: dict[tuple, CompiledModel] = {}
 
 
 def compile_count() -> int:
@@ -114,7 +114,7 @@ class SamplerConfig:
             )
 
     @classmethod
-    def from_params(cls, params: Mapping) -> "SamplerConfig":
+    def from_params(cls, params: Mapping) -> SamplerConfig:
         """Build from a study's parameters: ``draws``, ``tune`` and optionally ``chains``.
 
         Whole-number floats (``300.0``) are read as integers; anything else is checked as given
@@ -166,7 +166,7 @@ class Diagnostics:
         """Smallest bulk ESS over the parameters (NaN if none was computed)."""
         return min(self.ess_bulk.values()) if self.ess_bulk else float("nan")
 
-    def problems(self, cfg: "SamplerConfig | None" = None) -> str:
+    def problems(self, cfg: SamplerConfig | None = None) -> str:
         """What failed, in words (empty when the fit converged)."""
         parts = [f"{k} (R-hat {self.rhat[k]:.3f}, bulk ESS {self.ess_bulk[k]:.0f})" for k in self.failed]
         if self.divergences:
@@ -221,7 +221,7 @@ class Fit:
     bounds: RecordBounds
     diagnostics: Diagnostics
     idata: object = None
-    compiled: "CompiledModel | None" = field(default=None, repr=False)
+    compiled: CompiledModel | None = field(default=None, repr=False)
 
     @property
     def censored(self) -> bool:

@@ -64,7 +64,9 @@ def _stat_fn(stat: str):
     return fns[stat]
 
 
-def bootstrap_interval(x, stat: str = "mean", *, level: float = 0.95, n_boot: int = 2000, seed: SeedLike = None) -> tuple[float, float]:
+def bootstrap_interval(
+    x, stat: str = "mean", *, level: float = 0.95, n_boot: int = 2000, seed: SeedLike = None
+) -> tuple[float, float]:
     """Percentile bootstrap interval of ``stat`` from resampling the records of one data set.
 
     Parameters
@@ -89,7 +91,9 @@ def bootstrap_interval(x, stat: str = "mean", *, level: float = 0.95, n_boot: in
     lvl = _check_level(level)
     fn = _stat_fn(stat)
     if isinstance(n_boot, (bool, np.bool_)) or not isinstance(n_boot, (int, np.integer)) or n_boot < 1:
-        raise DataError(f"`n_boot` must be a positive integer (number of bootstrap resamples, e.g. 2000); got {n_boot!r}.")
+        raise DataError(
+            f"`n_boot` must be a positive integer (number of bootstrap resamples, e.g. 2000); got {n_boot!r}."
+        )
     rng = generator(seed)
     idx = rng.integers(v.size, size=(int(n_boot), v.size))
     reps = fn(v[idx], axis=1)

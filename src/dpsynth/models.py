@@ -77,8 +77,8 @@ class ModelFamily(ABC):
         self._check_support(arr)
         return arr, cov
 
-    def _check_support(self, x: np.ndarray) -> None:  # pragma: no cover - overridden
-        """Raise if ``x`` lies outside the support (subclasses)."""
+    def _check_support(self, x: np.ndarray) -> None:  # noqa: B027  # pragma: no cover - optional hook
+        """Raise if ``x`` lies outside the support (subclasses; the default accepts everything)."""
 
     @abstractmethod
     def data_values(self, x: np.ndarray, covariates: np.ndarray | None) -> dict[str, np.ndarray]:

@@ -314,10 +314,12 @@ def run_study(
     bar = tqdm(total=replicates, desc=name, disable=not progress, mininterval=2.0)
     try:
         if scheduler is not None:
-            from distributed import Client, as_completed as dask_completed
+            from distributed import Client
+            from distributed import as_completed as dask_completed
 
             with Client(scheduler) as client:
-                futs = {client.submit(_one, replicate_fn, r, seed, dict(params), pure=False): r for r in range(replicates)}
+                futs = {client.submit(_one, replicate_fn, r, seed, dict(params), pure=False): r
+                        for r in range(replicates)}
                 for fut in dask_completed(futs):
                     results[futs[fut]] = fut.result()
                     bar.update()

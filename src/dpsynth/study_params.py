@@ -120,22 +120,22 @@ class StudyParams:
     # presets -----------------------------------------------------------------------------------
 
     @classmethod
-    def quick(cls) -> "StudyParams":
+    def quick(cls) -> StudyParams:
         """Minutes on a laptop: the default scale of the book, classrooms and CI."""
         return cls(scale="quick")
 
     @classmethod
-    def paper(cls) -> "StudyParams":
+    def paper(cls) -> StudyParams:
         """The sizes of the original study."""
         raise NotImplementedError(f"{cls.__name__} has no paper preset")
 
     @classmethod
-    def smoke(cls) -> "StudyParams":
+    def smoke(cls) -> StudyParams:
         """Seconds: the smallest run that exercises every code path (tests)."""
         return cls(scale="smoke", replicates=1, draws=100, tune=100)
 
     @classmethod
-    def preset(cls, scale: str, **overrides: Any) -> "StudyParams":
+    def preset(cls, scale: str, **overrides: Any) -> StudyParams:
         """The preset ``scale`` with some fields overridden, e.g. ``preset("quick", replicates=4)``.
 
         ``None`` values in ``overrides`` are ignored, so a notebook can pass its optional
@@ -186,7 +186,7 @@ class StudyParams:
         return d
 
     @classmethod
-    def from_mapping(cls, params: Mapping) -> "StudyParams":
+    def from_mapping(cls, params: Mapping) -> StudyParams:
         """Rebuild from :meth:`study_dict` output inside a replicate (scale, replicates, seed filled in)."""
         known = {f.name for f in dataclasses.fields(cls)}
         given = {k: v for k, v in dict(params).items() if k in known}
