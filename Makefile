@@ -4,7 +4,7 @@
 #   make lock                 re-resolve requirements.lock from pyproject.toml
 #   make notebooks            execute the toc's notebooks/<name>.ipynb into book/ (papermill)
 #   make book [SCALE=paper]   notebooks + Jupyter Book HTML in _build/html
-#   make test                 the whole test suite (pytest)
+#   make test                 lint (ruff) and the whole test suite (pytest)
 #   make bench                every benchmarks/bench_*.py
 #   make clean                remove build outputs (keeps .venv and data/cache)
 #   make distclean            also remove .venv and the result cache data/cache
@@ -94,6 +94,7 @@ book: $(STAMP) notebooks
 	@echo "Book built: $(CURDIR)/_build/html/index.html"
 
 test: $(STAMP)
+	$(VENV)/bin/ruff check src tests benchmarks
 	$(VPY) -m pytest $(PYTEST_ARGS)
 
 bench: $(STAMP)
