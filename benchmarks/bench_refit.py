@@ -74,4 +74,5 @@ if __name__ == "__main__":
     print("| measure | value |\n|---|---|")
     print(f"| first fit, compile included | {res['first_fit_with_compile_s']} s |")
     print(f"| refit on a new data set (mean of {REFITS}) | {res['refit_mean_s']} s (max {res['refit_max_s']} s) |")
-    print(f"| S x n log-likelihood matrix {res['loglik_matrix_shape']}: compute + reduce (median) | {res['loglik_compute_and_reduce_s']} s |")
+    print(f"| S x n log-likelihood matrix {res['loglik_matrix_shape']}: compute + reduce (median) "
+          f"| {res['loglik_compute_and_reduce_s']} s |")

@@ -24,7 +24,8 @@ R = 100
 def main() -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         t = time.perf_counter()
-        ds = run_study("bench-memory", replicate, PARAMS, replicates=R, seed=1, cache_dir=tmp, workers=1, progress=False)
+        ds = run_study("bench-memory", replicate, PARAMS, replicates=R, seed=1, cache_dir=tmp, workers=1,
+                       progress=False)
         wall = time.perf_counter() - t
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return {"replicates": R, "wall_s": round(wall, 1), "peak_rss_mb": round(peak_mb, 1),
