@@ -304,3 +304,54 @@ def test_study_driver_counts_convergence_warnings(tmp_path, recwarn):
                            progress=False)
     assert ds["convergence_warnings"].values.tolist() == [2, 2]
     assert not [w for w in recwarn if "did not converge" in str(w.message)]
+
+
+# ------------------------------------------------------------------------------------------
+# shipped results
+# ------------------------------------------------------------------------------------------
+
+
+def test_shipped_results_write_then_use(tmp_path, monkeypatch):
+    from dpsynth import shipped
+
+    monkeypatch.setenv("DPSYNTH_RESULTS_DIR", str(tmp_path / "results"))
+    params = {"loc": 1.0, "draws": 10, "tune": 10, "chains": 2}
+    conftest.CALLS.clear()
+    ds = studies.run_study("shipme", conftest.counting_replicate, params, replicates=3, seed=4,
+                           cache_dir=tmp_path / "cache", progress=False, results="write")
+    f = tmp_path / "results" / "shipme.nc"
+    assert f.exists()
+    conftest.CALLS.clear()
+    used = studies.run_study("shipme", conftest.counting_replicate, params, replicates=3, seed=4,
+                             cache_dir=tmp_path / "other-cache", progress=False, results="use")
+    assert conftest.CALLS == []  # nothing recomputed
+    xr.testing.assert_allclose(used["value"], ds["value"])
+    for key in ("dpsynth_version", "git_commit", "params", "sampler", "created", "elapsed_seconds", "machine"):
+        assert key in used.attrs, key
+    assert json.loads(used.attrs["sampler"]) == {"draws": 10, "tune": 10, "chains": 2}
+    # other settings, a missing file: clear errors that say what to do
+    with pytest.raises(shipped.ShippedResultsError, match="loc: shipped 1.0, asked 2.0.*make results"):
+        studies.run_study("shipme", conftest.counting_replicate, {**params, "loc": 2.0}, replicates=3, seed=4,
+                          cache_dir=tmp_path / "c", progress=False, results="use")
+    with pytest.raises(shipped.ShippedResultsError, match="replicates: shipped 3, asked 2"):
+        studies.run_study("shipme", conftest.counting_replicate, params, replicates=2, seed=4,
+                          cache_dir=tmp_path / "c", progress=False, results="use")
+    with pytest.raises(shipped.ShippedResultsError, match="no shipped result nothere.nc"):
+        studies.run_study("nothere", conftest.counting_replicate, params, replicates=2, seed=4,
+                          cache_dir=tmp_path / "c", progress=False, results="use")
+    monkeypatch.setenv("DPSYNTH_RESULTS", "sometimes")
+    with pytest.raises(ValueError, match="DPSYNTH_RESULTS"):
+        studies.run_study("shipme", conftest.counting_replicate, params, replicates=3, seed=4,
+                          cache_dir=tmp_path / "c", progress=False)
+
+
+def test_compare_replicates_reports_what_differs():
+    from dpsynth import shipped
+
+    base = xr.Dataset({"x_min": ("replicate", [0.1, 0.2, 0.3]), "delta": ("replicate", [2.0, 2.1, 1.9])},
+                      coords={"replicate": [0, 1, 2]})
+    same = base.isel(replicate=slice(0, 2))
+    assert shipped.compare_replicates(base, same, exact=["x_min"], tolerances={"delta": 0.1}) == []
+    moved = same.assign(x_min=("replicate", [0.1, 0.25]), delta=("replicate", [2.5, 2.6]))
+    problems = shipped.compare_replicates(base, moved, exact=["x_min"], tolerances={"delta": 0.1})
+    assert any(p.startswith("x_min") for p in problems) and any(p.startswith("delta") for p in problems)

@@ -251,6 +251,7 @@ def run_study(
     scheduler: str | None = None,
     progress: bool = True,
     force: bool = False,
+    results: str | None = None,
 ) -> xr.Dataset:
     """Run (or load) a Monte Carlo study.
 
@@ -279,6 +280,11 @@ def run_study(
         Show a progress bar.
     force : bool
         Recompute even if a cached result exists.
+    results : {"off", "use", "write"}, optional
+        Shipped results (:mod:`dpsynth.shipped`): ``"use"`` reads ``results/<name>.nc`` and computes
+        nothing (an error if it is missing or was made with other settings); ``"write"`` runs the
+        study as usual and then saves it there with its provenance; ``"off"`` ignores shipped
+        results. Default: ``$DPSYNTH_RESULTS`` or ``"off"``.
 
     Returns
     -------
@@ -301,6 +307,23 @@ def run_study(
         raise ValueError(f"`replicates` must be a positive integer; got {replicates!r}.")
     if not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ValueError(f"`seed` must be a non-negative integer; got {seed!r}.")
+    from . import shipped
+
+    mode = shipped.results_mode(results)
+    if mode == "use":
+        return shipped.load(name, params, replicates=replicates, seed=seed)
+    ds = _run_or_load(name, replicate_fn, params, replicates=replicates, seed=seed, cache_dir=cache_dir,
+                      workers=workers, scheduler=scheduler, progress=progress, force=force)
+    if mode == "write":
+        attrs = shipped.provenance(params, replicates=replicates, seed=seed,
+                                   elapsed_seconds=float(ds.attrs.get("elapsed_seconds", float("nan"))),
+                                   workers=workers if scheduler is None else scheduler)
+        shipped.write(ds, shipped.shipped_path(name), attrs)
+    return ds
+
+
+def _run_or_load(name, replicate_fn, params, *, replicates, seed, cache_dir, workers, scheduler, progress,
+                 force) -> xr.Dataset:
     path = study_path(name, params, replicates, seed, cache_dir, code_fingerprint(replicate_fn))
     if path.exists() and not force:
         ds = _load_cached(path)
