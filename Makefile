@@ -22,6 +22,8 @@ UV_VERSION ?= 0.13.9
 
 # quick (minutes) or paper (the original studies' sizes)
 SCALE ?= quick
+# shipped results (results/*.nc): off (compute or use the cache), use (read, compute nothing), write
+RESULTS ?= off
 # Chapters of the book: the `root:`/`file:` entries book/<name> of _toc.yml
 # (commented-out lines are ignored). A chapter with a source notebook
 # notebooks/<name>.ipynb is executed into book/<name>.ipynb; notebooks that are
@@ -33,10 +35,11 @@ PAPERMILL_ARGS ?=
 PYTEST_ARGS ?=
 JB_ARGS ?=
 
-.PHONY: help venv lock notebooks book test bench clean distclean
+.PHONY: help venv lock notebooks book results test bench clean distclean
 
 help:
 	@echo "make book [SCALE=quick|paper]  execute the notebooks and build the book"
+	@echo "make results                   recompute the paper-scale studies and rewrite results/*.nc"
 	@echo "make test                      run the test suite"
 	@echo "make bench                     run benchmarks/bench_*.py"
 	@echo "make venv                      create .venv from requirements.lock"
@@ -84,10 +87,14 @@ notebooks: $(STAMP)
 	  name=$$(basename "$$nb" .ipynb); \
 	  echo "papermill $$nb -> book/$$name.ipynb (scale=$(SCALE))"; \
 	  start=$$SECONDS; \
-	  $(VENV)/bin/papermill "$$nb" "book/$$name.ipynb" -p scale "$(SCALE)" \
+	  DPSYNTH_RESULTS="$(RESULTS)" $(VENV)/bin/papermill "$$nb" "book/$$name.ipynb" -p scale "$(SCALE)" \
 	    --kernel python3 $(PAPERMILL_ARGS); \
 	  echo "book/$$name.ipynb: executed in $$((SECONDS - start)) s"; \
 	done
+
+# Paper-scale studies, recomputed and written to results/<study>.nc with their provenance.
+results: $(STAMP)
+	$(MAKE) notebooks SCALE=paper RESULTS=write
 
 book: $(STAMP) notebooks
 	$(VENV)/bin/jupyter-book build . --warningiserror --keep-going $(JB_ARGS)
