@@ -1,9 +1,10 @@
 """Replicate functions of the SDR application chapter (Section 5 of both papers).
 
 The confidential data are one fixed sample (the user's SDR file or the seeded stand-in, see
-:mod:`dpsynth.sdr`); a *replicate* repeats everything random that follows the data (MCMC,
-weights computed from the draws, synthetic data, the PH noise) with its own stream, so the
-spread over replicates shows how much the single-run numbers of the papers can move.
+:mod:`dpsynth.sdr.loader` and :mod:`dpsynth.sdr.standin`); a *replicate* repeats everything random
+that follows the data (MCMC, weights computed from the draws, synthetic data, the PH noise) with
+its own stream, so the spread over replicates shows how much the single-run numbers of the papers
+can move.
 
 * :func:`censoring_replicate` (censoring paper, Section 5): beta regression of scaled salary on
   gender, age group and weeks worked; Unweighted (none), Weighted (aDP), Weighted-e (aDP),
@@ -11,17 +12,18 @@ spread over replicates shows how much the single-run numbers of the papers can m
   the perturbed histogram both ways, PH (DP, ``eps`` with one record removed) and PH-paper (DP,
   the papers' Laplace(2/eps), ``eps/2`` with one record removed); one synthetic data set per
   synthesizer, generated from one posterior draw; privacy under both neighbour relations and
-  utility summaries in dollars (Table 2, Figure 9).
+  utility summaries in dollars (the censoring paper's Table 2 and Figure 9).
 * :func:`reweighting_replicate` (re-weighting paper, Section 5): negative binomial synthesizer
   of salary in dollars on an ``n = 1000`` sample; Unweighted, LW, CW, SW, LW_final and CW_final
-  (Figures 8-11 and appendix Figure 13); ``n_syn`` synthetic data sets per synthesizer, each from
-  its own distinct posterior draw (releasing all of them would cost ``n_syn * eps``).
+  (the re-weighting paper's Figures 8-11 and appendix Figure 13); ``n_syn`` synthetic data sets
+  per synthesizer, each from its own distinct posterior draw (releasing all of them would cost
+  ``n_syn * eps``).
 
 Privacy figures name their neighbour relation: ``eps`` is one record removed, ``eps_replace``
 one record replaced (twice ``eps`` for the beta regression, whose log densities take both signs;
 equal to ``eps`` for the NB, whose log probabilities are <= 0). Every fit records its
-convergence diagnostics (``converged``, ``divergences``, ``rhat_max``, ``ess_min``); a fit with
-divergences is not converged.
+convergence diagnostics (``converged``, a boolean that includes divergences, ``divergences``,
+``rhat_max``, ``ess_min``); a fit with divergences is not converged.
 
 Both are module-level so :func:`dpsynth.studies.run_study` can run them on other processes;
 both (re)load the data from ``params`` themselves, so the cache key covers the data source.
@@ -34,18 +36,20 @@ from collections.abc import Mapping
 import numpy as np
 import xarray as xr
 
-from .. import mechanisms, metrics, models, sdr
-from . import require
-from ..fitting import SamplerConfig, compiled_model
-from ..histogram import perturbed_histogram
-from ..seeds import generator, stream
-from ..synthesis import composed_eps, release, release_sets, synthesize
-from .reweighting import match_cw_radius
+from ... import mechanisms, metrics, models, sdr
+from ...fitting import SamplerConfig, compiled_model
+from ...histogram import perturbed_histogram
+from ...mechanisms import match_cw_radius
+from ...seeds import generator, stream
+from ...synthesis import composed_eps, release, release_sets, synthesize
+from .. import require
 
 __all__ = [
     "PART1_SYNTHESIZERS",
     "PART1_ROWS",
     "PART2_SYNTHESIZERS",
+    "PART1_HISTOGRAMS",
+    "DIAGNOSTICS",
     "data_part1",
     "data_part2",
     "censoring_replicate",
@@ -70,7 +74,7 @@ DIAGNOSTICS = ("converged", "divergences", "rhat_max", "ess_min")
 
 def _diagnostics(fit) -> dict:
     d = fit.diagnostics
-    return {"converged": float(d.ok), "divergences": float(d.divergences), "rhat_max": float(d.rhat_max),
+    return {"converged": bool(d.ok), "divergences": float(d.divergences), "rhat_max": float(d.rhat_max),
             "ess_min": float(d.ess_min)}
 
 
@@ -130,8 +134,9 @@ def censoring_replicate(replicate: int, seed: np.random.SeedSequence, params: Ma
         ``eps`` (one record removed: ``2M = eps`` for a censored fit, ``2 Delta`` otherwise, the
         histogram's ``1/b``), ``eps_replace`` (one record replaced: ``4M`` / ``4 Delta``, the
         histogram's ``2/b``), ``eps_local`` (``2 Delta`` of this data set), ``noise_scale``
-        (histograms), ``n_censored``, ``n_truncated``, the diagnostics ``converged``,
-        ``divergences``, ``rhat_max``, ``ess_min`` (NaN where no fit), ``max_ecdf``,
+        (histograms), ``n_censored``, ``n_truncated``, ``mcmc`` (whether the row is an MCMC
+        fit), the diagnostics ``converged`` (boolean; True where no fit), ``divergences``,
+        ``rhat_max``, ``ess_min`` (NaN where no fit), ``max_ecdf``,
         ``avg_ecdf``, ``mean``, ``median``, ``q15``, ``q90`` (dollars), and for comparison
         ``avg_ecdf_mixed`` and ``eps_mixed`` of a set whose records each come from their own
         random draw (record-wise mixing, as the papers' code did; ``eps_mixed`` is the
@@ -172,6 +177,8 @@ def censoring_replicate(replicate: int, seed: np.random.SeedSequence, params: Ma
     out = {k: np.full(len(rows), nan) for k in ("delta", "eps", "eps_replace", "eps_local", "noise_scale",
                                                  "n_censored", "n_truncated", *DIAGNOSTICS,
                                                  "max_ecdf", "avg_ecdf", *STATS, "avg_ecdf_mixed", "eps_mixed")}
+    out["converged"] = np.ones(len(rows), dtype=bool)  # rows without MCMC (data, histograms) have nothing to fail
+    mcmc = np.array([row in res for row in rows])
     salary = np.full((len(rows), n), nan, dtype=float)
     for i, row in enumerate(rows):
         if row == "Data":
@@ -207,6 +214,7 @@ def censoring_replicate(replicate: int, seed: np.random.SeedSequence, params: Ma
     names = sdr.design_names(levels)
     ds = xr.Dataset(
         {**{k: ("synthesizer", v) for k, v in out.items()},
+         "mcmc": ("synthesizer", mcmc),
          "salary": (("synthesizer", "record"), salary),
          "coef_unweighted": ("coef", coef),
          "kappa_unweighted": float(res["Unweighted"].fit.draws["kappa"].mean())},
@@ -275,7 +283,9 @@ def reweighting_replicate(replicate: int, seed: np.random.SeedSequence, params: 
             scal[k].append(v)
         scal["k"].append(float(r.extra.get("k", nan)))
         scal["n_fits"].append(float(r.extra.get("n_fits", cw_fits if nm == "CW" else 1)))
-        scal["search_converged"].append(float(r.extra.get("converged", True)))
+        # the k search of the re-weighting, the radius search of CW (when matched); True where there is no search
+        matched = r.extra.get("radius_matched", True) or not bool(params.get("cw_match", True))
+        scal["search_converged"].append(bool(r.extra.get("converged", matched)))
         w = np.broadcast_to(r.weights, (n,))
         scal["mean_weight"].append(float(w.mean()))
         scal["min_weight"].append(float(w.min()))
@@ -310,9 +320,12 @@ def reweighting_replicate(replicate: int, seed: np.random.SeedSequence, params: 
         draws = np.exp(res[nm].fit.draws["beta"][:, 0])
         idx = np.linspace(0, draws.size - 1, n_keep).round().astype(int)
         mu.append(draws[idx])
-    rec = lambda f: np.stack([np.broadcast_to(f(res[nm]), (n,)) for nm in names]) if keep else np.full((len(names), n), nan)  # noqa: E731
+    def rec(f):
+        return np.stack([np.broadcast_to(f(res[nm]), (n,)) for nm in names]) if keep else np.full((len(names), n), nan)
+
     ds = xr.Dataset(
-        {**{k: ("synthesizer", np.asarray(v, dtype=float)) for k, v in scal.items()},
+        {**{k: ("synthesizer", np.asarray(v, dtype=bool if k in ("converged", "search_converged") else float))
+            for k, v in scal.items()},
          "delta_i": (("synthesizer", "record"), rec(lambda r: r.bounds.delta_i)),
          "weight": (("synthesizer", "record"), rec(lambda r: r.weights)),
          "synthetic": (("synthesizer", "record"), one_syn),
