@@ -1,5 +1,5 @@
-"""Mechanisms on real (small) fits: LW, CW, SW, Weighted-e, censoring, re-weighting, range
-restriction (A) and (B), downscaling; and the privacy properties as Hypothesis tests."""
+"""Mechanisms on real (small) fits: LW, CW, SW, Weighted-e, censoring, re-weighting, downscaling;
+and the privacy properties as Hypothesis tests (range restriction: tests/test_range_restriction.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from scipy import stats
 
 from dpsynth import datasets, mechanisms
 from dpsynth.fitting import ConvergenceWarning, SamplerConfig
@@ -181,74 +180,6 @@ def test_reweighting_never_ends_above_original_delta(poisson_cm, dseed, k0, tol)
 
 
 # --------------------------------------------------------------------------------------------
-# range restriction, on a lognormal base fit with given draws (exact checks) and real refits
-# --------------------------------------------------------------------------------------------
-
-A, B = 0.4, 1.8
-
-
-@pytest.fixture(scope="module")
-def ln_base(lognormal_cm):
-    x = datasets.lognormal_data(150, 41, meanlog=1.0, sdlog=0.6)
-    rng = np.random.default_rng(41)
-    draws = {"mu": rng.normal(1.0, 0.05, size=40), "sigma": np.abs(rng.normal(0.6, 0.03, size=40))}
-    return fit_from_draws(lognormal_cm, x, draws)
-
-
-def _range_prob(x, draws, a, b):
-    """P_theta(a x <= X <= b x) for a lognormal, by the normal CDF of the log."""
-    mu, sd = draws["mu"][:, None], draws["sigma"][:, None]
-    return stats.norm.cdf((np.log(b * x) - mu) / sd) - stats.norm.cdf((np.log(a * x) - mu) / sd)
-
-
-def _lognormal_f(x, draws):
-    return stats.lognorm.logpdf(x[None, :], s=draws["sigma"][:, None], scale=np.exp(draws["mu"])[:, None])
-
-
-def test_range_log_prob_by_hand(ln_base):
-    got = mechanisms.range_log_prob(ln_base, A, B)
-    np.testing.assert_allclose(got, np.log(_range_prob(ln_base.x, ln_base.draws, A, B)), rtol=1e-10)
-
-
-def test_range_log_prob_no_range_is_zero(ln_base):
-    got = mechanisms.range_log_prob(ln_base, -np.inf, np.inf)
-    assert got.shape == (40, 150) and (got == 0).all()
-
-
-def test_range_averaged_knowledge_weights(lognormal_cm, ln_base):
-    w = np.linspace(0.1, 1.0, ln_base.x.size)
-    res = mechanisms.range_averaged(lognormal_cm, ln_base, w, A, B, sampler=SMALL, seed=11)
-    lam = 1 - _range_prob(ln_base.x, ln_base.draws, A, B).mean(axis=0)
-    np.testing.assert_allclose(res.weights, lam + (1 - lam) * w, rtol=1e-10)
-    assert ((res.weights >= w) & (res.weights <= 1)).all()
-    # Delta = max_{s,i} |(1 - lambda_i) alpha_i f_s(x_i)| at the refit's draws
-    f = _lognormal_f(res.fit.x, res.fit.draws)
-    np.testing.assert_allclose(res.bounds.delta_i, np.abs((1 - lam) * w * f).max(axis=0), rtol=1e-8)
-    assert res.privacy.delta == pytest.approx(np.abs((1 - lam) * w * f).max(), rel=1e-8)
-    assert res.privacy.extra["mean_lambda"] == pytest.approx(lam.mean())
-    assert res.name == "A[0.4,1.8]" and res.guarantee == "aDP"
-
-
-def test_range_truncated_weights_and_delta(lognormal_cm, ln_base):
-    res = mechanisms.range_truncated(lognormal_cm, ln_base, A, B, sampler=SMALL, seed=12)
-    # LW weights from the base fit's truncated sensitivities |f - log P|
-    sens = np.abs(_lognormal_f(ln_base.x, ln_base.draws) - np.log(_range_prob(ln_base.x, ln_base.draws, A, B))).max(axis=0)
-    r = (sens - sens.min()) / (sens.max() - sens.min())
-    np.testing.assert_allclose(res.weights, 1 - r, rtol=1e-8, atol=1e-12)
-    # Delta = max_{s,i} |alpha_i f_s - log P_s(R_i)| at the refit's draws
-    d = res.fit.draws
-    g = res.weights * _lognormal_f(res.fit.x, d) - np.log(_range_prob(res.fit.x, d, A, B))
-    np.testing.assert_allclose(res.bounds.delta_i, np.abs(g).max(axis=0), rtol=1e-8)
-    assert res.name == "B[0.4,1.8]" and res.guarantee == "aDP"
-
-
-def test_range_truncated_without_range_is_lw(lognormal_cm, ln_base):
-    res = mechanisms.range_truncated(lognormal_cm, ln_base, -np.inf, np.inf, sampler=TINY, seed=13)
-    np.testing.assert_allclose(res.weights, lipschitz_weights(ln_base.bounds.abs_loglik), rtol=1e-12)
-    np.testing.assert_allclose(res.bounds.delta_i, res.fit.bounds.delta_i)
-
-
-# --------------------------------------------------------------------------------------------
 # downscaling calibrated on historical data, applied to later data with censoring
 # --------------------------------------------------------------------------------------------
 
@@ -276,17 +207,6 @@ def test_calibrate_downscale_then_censor_later_data(poisson_cm):
     assert pub.privacy.delta <= eps / 2 and pub.label == "Censor_w-pub (DP)" and pub.extra["c"] == cal.c
     np.testing.assert_allclose(pub.weights, rule(later))
     assert (pub.weights <= cal.c + 1e-12).all()
-
-
-def test_range_wholly_outside_the_support_gives_minus_inf_not_nan(beta_cm):
-    # Beta records near 1 with multipliers (1.05, 1.8): the range [1.05 x, 1.8 x] lies above 1
-    # for x > 1/1.05, so P(R_i) = 0 and log P = -inf; a NaN would poison Delta and the LW weights
-    x = np.array([0.2, 0.5, 0.97, 0.99])
-    phi, lam = np.array([0.2, 0.3]), np.array([4.0, 6.0])
-    fit = fit_from_draws(beta_cm, x, {"phi": phi, "lam": lam, "a": lam * phi, "b": lam * (1 - phi)})
-    L = mechanisms.range_log_prob(fit, 1.05, 1.8)
-    assert not np.isnan(L).any()
-    assert np.isneginf(L[:, 2:]).all() and np.isfinite(L[:, :2]).all()
 
 
 def test_public_lipschitz_weights_depend_on_each_record_alone(poisson_cm):

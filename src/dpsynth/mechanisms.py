@@ -21,11 +21,10 @@ import numpy as np
 
 from . import registry
 from .fitting import CompiledModel, Fit, SamplerConfig
-from .privacy import CENSOR_TOL, PrivacyReport, RecordBounds, privacy_report, record_bounds
+from .privacy import CENSOR_TOL, PrivacyReport, RecordBounds, privacy_report
 from .seeds import SeedLike, stream
-from .validation import DataError, as_weights, check_eps, check_positive
+from .validation import DataError, check_eps, check_positive
 from .weights import (
-    knowledge_weights,
     lipschitz_weights,
     count_weights,
     reweight,
@@ -48,10 +47,6 @@ __all__ = [
     "weighted_e",
     "censored",
     "reweighted",
-    "range_log_prob",
-    "knowledge_lambda",
-    "range_averaged",
-    "range_truncated",
     "DownscaleCalibration",
     "calibrate_downscale",
 ]
@@ -417,95 +412,6 @@ def reweighted(
                        n_fits=n_fits, converged=False)
     d, fit, k = best
     return _result(name, fit, k=k, delta_before=D, delta_after=d, n_fits=n_fits, converged=converged)
-
-
-def _range_ends(x: np.ndarray, a: float, b: float) -> tuple[np.ndarray, np.ndarray] | None:
-    if np.isneginf(a) and np.isposinf(b):
-        return None
-    if not (0 <= a < b) or np.isnan(a) or np.isnan(b):
-        raise DataError(
-            f"range multipliers must satisfy 0 <= a < b (or be (-inf, inf)); got a={a!r}, b={b!r}."
-        )
-    if (x < 0).any():
-        raise DataError("relative ranges [a x_i, b x_i] need non-negative data `x`.")
-    return a * x, b * x
-
-
-def range_log_prob(fit: Fit, a: float, b: float) -> np.ndarray:
-    """``log P_{theta_s}(R_i)`` for ``R_i = [a x_i, b x_i]`` at the fit's draws, ``(S, n)``.
-
-    ``(a, b) = (-inf, inf)`` gives 0 (no range).
-    """
-    ends = _range_ends(fit.x, a, b)
-    if ends is None:
-        return np.zeros((fit.n_draws, fit.x.size))
-    return fit.log_range_prob(*ends)
-
-
-def knowledge_lambda(base: Fit, a: float, b: float, *, log_prob: np.ndarray | None = None) -> np.ndarray:
-    """Knowledge probabilities of range restriction (A), one per record.
-
-    ``lambda_i = Pr(x*_i not in [a x_i, b x_i]) = 1 - mean_s P_{theta_s}(R_i)`` under the base
-    fit's posterior predictive, from the family's vectorised CDF (no simulation).
-
-    Parameters
-    ----------
-    base : Fit
-        The step-1 (unweighted) fit.
-    a, b : float
-        Range multipliers, ``0 <= a < b``; ``(-inf, inf)`` gives ``lambda = 0``.
-    log_prob : numpy.ndarray, optional
-        ``range_log_prob(base, a, b)`` if already computed (it is not computed again).
-    """
-    L = range_log_prob(base, a, b) if log_prob is None else log_prob
-    # the clip guards rounding only: a mean of probabilities lies in [0, 1]
-    return np.clip(1.0 - np.exp(L).mean(axis=0), 0.0, 1.0)
-
-
-def range_averaged(
-    cm: CompiledModel, base: Fit, weights, a: float, b: float, *, sampler: SamplerConfig | None = None,
-    seed: SeedLike = None, name: str | None = None, base_log_prob: np.ndarray | None = None,
-) -> MechanismResult:
-    """Range restriction (A), "averaged" knowledge weights.
-
-    ``lambda_i`` (:func:`knowledge_lambda`) from the base (unweighted) fit's predictive
-    distribution; the fit uses ``alpha*_i = lambda_i + (1 - lambda_i) alpha_i`` and the reported
-    bound is ``max_{s,i} |(1 - lambda_i) alpha_i f_{theta_s}(x_i)|``. ``base_log_prob`` passes
-    ``range_log_prob(base, a, b)`` when the caller already has it. The result's ``extra`` holds
-    ``lambda`` (per record) and the privacy weights ``privacy_weights = (1 - lambda) alpha``.
-    """
-    w = as_weights(weights, base.x.size)
-    lam = knowledge_lambda(base, a, b, log_prob=base_log_prob)
-    alpha_star = knowledge_weights(w, lam)
-    pw = (1.0 - lam) * w
-    fit = cm.fit(base.x, covariates=base.covariates, weights=alpha_star, privacy_weights=pw,
-                 sampler=sampler, seed=seed)
-    res = _result(name or f"A[{a:g},{b:g}]", fit, a=a, b=b, mean_lambda=float(lam.mean()))
-    res.extra.update(**{"lambda": lam, "privacy_weights": pw})
-    return res
-
-
-def range_truncated(
-    cm: CompiledModel, base: Fit, a: float, b: float, *, c: float = 1.0, g: float = 0.0,
-    sampler: SamplerConfig | None = None, seed: SeedLike = None, name: str | None = None,
-    draw_quantile: float = 1.0, base_log_prob: np.ndarray | None = None,
-) -> MechanismResult:
-    """Range restriction (B), range-truncated likelihood.
-
-    Record sensitivity ``|alpha_i f_theta(x_i) - log P_theta(R_i)|``. LW weights are computed
-    from the unweighted fit's truncated sensitivities, the weighted model is refitted and
-    ``Delta = max_{s,i} |alpha_i f_{theta_s}(x_i) - log P_{theta_s}(R_i)|``. ``base_log_prob``
-    passes ``range_log_prob(base, a, b)`` when the caller already has it. The result's ``extra``
-    holds ``delta_trunc_unweighted``, the largest unweighted truncated sensitivity.
-    """
-    L_base = range_log_prob(base, a, b) if base_log_prob is None else base_log_prob
-    base_b = record_bounds(base.loglik(), None, log_range_prob=L_base, draw_quantile=draw_quantile)
-    w = lipschitz_weights(base_b.delta_i, c=c, g=g)
-    fit = cm.fit(base.x, covariates=base.covariates, weights=w, sampler=sampler, seed=seed)
-    bounds = record_bounds(fit.loglik(), w, log_range_prob=range_log_prob(fit, a, b), draw_quantile=draw_quantile)
-    res = _result(name or f"B[{a:g},{b:g}]", fit, bounds, a=a, b=b)
-    res.extra["delta_trunc_unweighted"] = base_b.delta
-    return res
 
 
 @dataclass(frozen=True)
