@@ -74,7 +74,7 @@ def _mu_density(ax, m, names):
     ax.axvline(float(m.x.values.mean()), ls="--", color="black", lw=1.0, label="data mean")
     ax.set_xlabel(r"posterior draws of $\mu = e^{\beta}$")
     ax.set_ylabel("density")
-    ax.legend(loc="upper left", fontsize=9)
+    ax.legend(loc="upper left")
 
 
 def utility(res, data_model: str = "poisson", sources=("Data", "Unweighted", "LW", "CW", "SW"), axes=None):
@@ -117,7 +117,7 @@ def _scatter(ax, m, names, line_of: str):
     ax.axhline(d, ls="--", color="black", lw=1.1, label=f"{line_of}'s Δ = {d:.2f}")
     ax.set_xlabel(_WEIGHT)
     ax.set_ylabel(_BOUND)
-    ax.legend(loc="lower right", fontsize=9)
+    ax.legend(loc="lower right")
 
 
 def bound_vs_weight(res, axes=None):
@@ -166,7 +166,7 @@ def reweighting_weights(res, axes=None):
     ax.plot([0, 1], [0, 1], ls=":", color="black", lw=1, label="no change")
     ax.set_xlabel("weight before")
     ax.set_ylabel("weight after")
-    ax.legend(loc="lower right", fontsize=9)
+    ax.legend(loc="lower right")
     ax.set_title("(b) weights, record by record")
     for ax, start, t in zip(axes[1], ("LW", "CW"), ("(c)", "(d)")):
         plots.violins(
@@ -246,5 +246,5 @@ def contraction_by_n(res, axes=None):
         ax.set_ylabel(_LOCAL)
         ax.set_xlabel("records per database")
         ax.set_title(DM_LABEL[dm])
-        ax.legend(loc="upper left", fontsize=9)
+        ax.legend(loc="upper left")
     return axes
