@@ -1,0 +1,168 @@
+"""Figures of the censoring chapter.
+
+Each function takes the chapter's results (or one of its Datasets) and returns the Axes it drew on
+(an array for multi-panel figures), creating a figure when none is given. Names, colours and
+labels come from :mod:`dpsynth.registry`; every figure stays legible in the book's text column.
+"""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+from scipy import stats
+
+from ... import plots, registry
+from .replicate import DOWNSCALE_SYNTHS, MIX_SYNTHS, true_stats
+from .summaries import _eps_grid, _shown, values
+
+__all__ = ["posterior_figure", "bounds_figure", "threshold_figure", "ecdf_figure", "mixing_figure",
+           "percentile_figure", "downscale_figure"]
+
+_MAX_W = 9.0  # inches: at dpi 110 the 9-pt tick labels stay >= 9 px in a 660-px column
+
+
+def _grid(axes, n: int, *, ncols: int = 2, height: float = 3.6, sharey=True):
+    if axes is not None:
+        return np.atleast_1d(axes)
+    plots.use_style()
+    ncols = min(ncols, n)
+    nrows = int(np.ceil(n / ncols))
+    fig, ax = plt.subplots(nrows, ncols, figsize=(min(_MAX_W, 4.5 * ncols), height * nrows), sharey=sharey,
+                           squeeze=False)
+    flat = ax.ravel()
+    for extra in flat[n:]:
+        extra.set_visible(False)
+    return flat[:n]
+
+
+def _panels(study, var, names, eps):
+    return {k: values(study, var, k, eps) for k in _shown(study, names)}
+
+
+def posterior_figure(figure1, axes=None):
+    """Prior (Uniform(0, 1)), posterior and censored posterior of ``phi`` on one data set; right: centred."""
+    f = figure1.isel(replicate=0) if "replicate" in figure1.dims else figure1
+    ax = _grid(axes, 2, sharey=False)
+    post = f["phi"].sel(synthesizer="Unweighted").values
+    cens = f["phi"].sel(synthesizer="Censor_uw").values
+    samples = {"posterior": (post, plots.color("Unweighted"), "-"),
+               "censored posterior": (cens, plots.color("Censor_uw"), "--")}
+    both = np.concatenate([post, cens])
+    lo, hi = np.quantile(both, 5e-4), np.quantile(both, 1 - 5e-4)
+    grid = np.linspace(lo - 0.1 * (hi - lo), hi + 0.1 * (hi - lo), 400)
+    half = 4 * max(post.std(), cens.std())
+    cgrid = np.linspace(-half, half, 400)
+    for a, g, centred in ((ax[0], grid, False), (ax[1], cgrid, True)):
+        a.plot(g, np.where((g >= 0) & (g <= 1), 1.0, 0.0) if not centred else np.ones_like(g), color="#7f7f7f", ls=":",
+               label="prior")
+        for k, (v, col, ls) in samples.items():
+            a.plot(g, stats.gaussian_kde(v - v.mean() if centred else v)(g), color=col, ls=ls, label=k)
+        a.set_ylabel("density")
+        a.legend(loc="upper right")
+    ax[0].set_xlabel("$\\phi$ (mean of the Beta model)")
+    ax[0].set_title("on the parameter's scale")
+    ax[1].set_xlabel("$\\phi$ minus its mean")
+    ax[1].set_title("centred at each mean")
+    return ax
+
+
+def bounds_figure(results, axes=None, *, unweighted: bool = False):
+    """Lipschitz bound Delta per synthesizer and eps (one record removed), eps/2 dashed."""
+    study = results.study
+    grid = _eps_grid(study)
+    names = (["Unweighted"] if unweighted else []) + ["Weighted", "Weighted-e", "Censor_w", "Censor_w-pub", "Censor_uw"]
+    ax = _grid(axes, len(grid), height=3.8)
+    for a, eps in zip(ax, grid):
+        plots.violins(a, _panels(study, "delta", names, eps), ylabel="Lipschitz bound $\\Delta$", hline=eps / 2,
+                      hline_label="$\\varepsilon/2$", title=f"$\\varepsilon$ = {eps:g} (one record removed)")
+    return ax
+
+
+def threshold_figure(results, axes=None):
+    """Left: Unweighted and Weighted Delta against -log(min x)/2. Right: Weighted-e truncations by Weighted Delta."""
+    study = results.study
+    ax = _grid(axes, 2, sharey=False)
+    xmin = study["x_min"].values.ravel()
+    for k, var in (("Unweighted", "delta_unweighted"), ("Weighted", "delta_weighted")):
+        ax[0].scatter(-0.5 * np.log(xmin), study[var].values.ravel(), s=14, color=plots.color(k), label=plots.label(k))
+    ax[0].set_xlabel("$-\\frac{1}{2}\\log x_{(1)}$ (smallest record)")
+    ax[0].set_ylabel("Lipschitz bound $\\Delta$")
+    ax[0].legend()
+    wd = study["delta_weighted"].values.ravel()
+    for eps, mk in zip(_eps_grid(study), "os^vD"):
+        ax[1].scatter(wd, values(study, "n_truncated", "Weighted-e", eps), s=14, marker=mk,
+                      label=f"$\\varepsilon$ = {eps:g}")
+        ax[1].axvline(eps / 2, ls="--", lw=0.8, color="black")
+    ax[1].set_xlabel("Weighted $\\Delta$ of the replicate")
+    ax[1].set_ylabel("records truncated (Weighted-e)")
+    ax[1].legend()
+    return ax
+
+
+def ecdf_figure(results, axes=None, *, measure: str = "max_ecdf"):
+    """max-ECDF or avg-ECDF (log axis) of one synthetic data set per synthesizer, replicate and eps."""
+    study = results.study
+    grid = _eps_grid(study)
+    names = ["Weighted", "Weighted-e", "Censor_w", "Censor_w-pub", "Censor_uw", "PH", "PH-paper"]
+    lab = {"max_ecdf": "max-ECDF", "avg_ecdf": "avg-ECDF"}[measure]
+    ax = _grid(axes, len(grid), height=3.8)
+    for a, eps in zip(ax, grid):
+        plots.violins(a, _panels(study, measure, names, eps), ylabel=lab,
+                      title=f"$\\varepsilon$ = {eps:g} (one record removed)")
+        if measure == "avg_ecdf":
+            a.set_yscale("log")
+    return ax
+
+
+def mixing_figure(results, axes=None):
+    """One draw per data set (filled) against record-wise mixing (open): max-ECDF and eps of the release."""
+    p, study = results.params, results.study
+    names = registry.order(_shown(study, MIX_SYNTHS))
+    ax = _grid(axes, 2, sharey=False, height=4.0)
+    for j, k in enumerate(names):
+        for a, (one, mixed) in zip(ax, (("max_ecdf", "mix_max_ecdf"), ("eps_remove", "mix_eps"))):
+            for var, off, mk in ((one, -0.15, "o"), (mixed, 0.15, "s")):
+                y = values(study, var, k, p.mix_eps)
+                a.scatter(np.full(y.size, j + off), y, s=18, marker=mk, color=plots.color(k),
+                          facecolors="none" if var == mixed else plots.color(k))
+    for a in ax:
+        a.set_xticks(range(len(names)), [registry.label(k) for k in names], rotation=20, ha="right")
+    ax[0].set_ylabel("max-ECDF")
+    ax[0].set_title(f"utility at $\\varepsilon$ = {p.mix_eps:g}")
+    ax[1].set_yscale("log")
+    ax[1].set_ylabel("$\\varepsilon$ of the release (removed)")
+    ax[1].set_title("privacy cost")
+    return ax
+
+
+def percentile_figure(results, axes=None, *, stat: str = "median"):
+    """Median, 15th or 90th percentile of one synthetic data set per synthesizer, with Data and the true value."""
+    study = results.study
+    grid = _eps_grid(study)
+    lab = {"median": "median", "q15": "15th percentile", "q90": "90th percentile"}[stat]
+    names = ["Data", "Weighted", "Weighted-e", "Censor_w", "Censor_w-pub", "Censor_uw", "PH", "PH-paper"]
+    ax = _grid(axes, len(grid), height=3.8)
+    truth = true_stats()[stat]
+    for j, (a, eps) in enumerate(zip(ax, grid)):
+        plots.violins(a, _panels(study, stat, names, eps), ylabel=lab, hline=truth,
+                      hline_label="Beta(0.5, 3)" if j == 0 else None, title=f"$\\varepsilon$ = {eps:g}")
+    return ax
+
+
+def downscale_figure(results, axes=None):
+    """Weighted, Weighted-e and Censor_w at the downscaling eps without (left) and with (right) downscaled weights."""
+    p, down = results.params, results.downscale
+    truth = true_stats()
+    if axes is None:
+        plots.use_style()
+        _, axes = plt.subplots(3, 2, figsize=(_MAX_W, 10.5), sharey="row", squeeze=False)
+    axes = np.asarray(axes).reshape(3, 2)
+    rows = (("delta", "Lipschitz bound $\\Delta$", p.downscale_eps / 2, "$\\varepsilon/2$"),
+            ("avg_ecdf", "avg-ECDF", None, None), ("q15", "15th percentile", truth["q15"], "Beta(0.5, 3)"))
+    for i, (var, lab, line, line_lab) in enumerate(rows):
+        for j, scaling in enumerate(("none", "downscale")):
+            vals = {k: down[var].sel(synthesizer=k, scaling=scaling).values.ravel() for k in DOWNSCALE_SYNTHS}
+            title = "without downscaling" if scaling == "none" else f"downscaled, c = {p.downscale:g}"
+            plots.violins(axes[i, j], vals, ylabel=lab, hline=line, hline_label=line_lab if j == 0 else None,
+                          title=title if i == 0 else None)
+    return axes

@@ -1,0 +1,91 @@
+"""Small synthetic results of the censoring chapter (no MCMC) for the summary and figure tests."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from dpsynth.experiments.censoring import CensoringResults, Params
+from dpsynth.experiments.censoring.replicate import true_stats
+from dpsynth.studies import fits_to_dataset, rows_to_dataset
+
+#: Utility rank of each synthesizer (1 = best): Weighted best, PH worst, Censor_w above Censor_uw.
+RANK = {"Data": 0, "Unweighted": 1, "Weighted": 1, "Censor_w": 2, "Censor_w-pub": 3, "Weighted-e": 4, "Censor_uw": 5,
+        "PH": 6, "PH-paper": 7}
+EPS = (4.0, 3.0)
+
+
+def _row(name, eps, rng, r):
+    t = true_stats()
+    q = RANK[name] * (1 + 0.01 * r)
+    mcmc = not name.startswith("PH") and name != "Data"
+    censored = name.startswith("Censor")
+    delta = {"Unweighted": 7.0 + r, "Weighted": 1.8 + 0.2 * r}.get(name, (eps / 2 if censored else 1.9 + 0.1 * r))
+    row = {"synthesizer": name, "eps": eps, "delta": delta, "eps_remove": 2 * delta, "eps_replace": 4 * delta,
+           "noise_scale": (1 / eps if name == "PH" else 2 / eps) if name.startswith("PH") else np.nan,
+           "n_censored": (600 - 100 * eps + 10 * r) if censored else np.nan,
+           "n_truncated": (5.0 - eps + r) if name == "Weighted-e" else np.nan,
+           "n_exceed_unweighted": (700 - 100 * eps) if censored else np.nan,
+           "max_ecdf": 0.01 * q, "avg_ecdf": 0.001 * q, "mean": t["mean"] + 0.001 * q,
+           "median": t["median"] + 0.001 * q, "q15": t["q15"] + 0.001 * q, "q90": t["q90"] + 0.001 * q,
+           "mcmc": mcmc, "converged": bool(mcmc and r == 0) or not mcmc, "rhat": 1.0 + 0.01 * r if mcmc else np.nan,
+           "ess": 400.0 if mcmc else np.nan, "divergences": r if mcmc else 0}
+    if name in ("Weighted", "Censor_w", "Censor_w-pub", "Censor_uw") and (eps == 4.0 or np.isnan(eps)):
+        row.update(mix_max_ecdf=0.008 * q, mix_avg_ecdf=0.0008 * q, mix_eps=150 * row["eps_remove"],
+                   mix_eps_replace=150 * row["eps_replace"], mix_n_draws=150.0)
+    if name.startswith("PH"):
+        row.update({f"ph_alt_{k}": row[k] * 1.5 for k in ("max_ecdf", "avg_ecdf", "mean", "median", "q15", "q90")})
+    if name == "Data":
+        row.update(max_ecdf=0.0, avg_ecdf=0.0, delta=np.nan, eps_remove=np.nan, eps_replace=np.nan)
+    return row
+
+
+def fake_results(replicates: int = 3, *, break_bound: bool = False) -> CensoringResults:
+    """Results with a known ordering of utilities; ``break_bound`` puts Censor_uw above eps/2."""
+    rng = np.random.default_rng(0)
+    mains, downs, rels = [], [], []
+    for r in range(replicates):
+        rows = [_row(k, np.nan, rng, r) for k in ("Data", "Unweighted", "Weighted")]
+        rows += [_row(k, e, rng, r) for e in EPS for k in ("Weighted-e", "Censor_w", "Censor_w-pub", "Censor_uw", "PH",
+                                                            "PH-paper")]
+        if break_bound and r == 0:
+            rows[-3]["delta"] = 5.0
+        ds = fits_to_dataset(rows)
+        ds["x_min"] = 1e-6 * (r + 1)
+        ds["delta_unweighted"] = 7.0 + r
+        ds["delta_weighted"] = 1.8 + 0.2 * r
+        for k, v in (("converged", True), ("rhat", 1.0), ("ess", 300.0), ("divergences", 0), ("delta", 7.0)):
+            ds[f"hist_{k}"] = v
+        ds["convergence_warnings"] = r
+        mains.append(ds)
+        drows = [{"synthesizer": k, "scaling": s, "own_fit": s == "downscale",
+                  "delta": (1.6 if s == "downscale" else 2.0) + 0.01 * r,
+                  "n_censored": (0.0 if s == "downscale" else 50.0) if k == "Censor_w" else np.nan,
+                  "n_truncated": (1.0 if s == "downscale" else 20.0) if k == "Weighted-e" else np.nan,
+                  "avg_ecdf": 0.002, "q15": true_stats()["q15"], "converged": True, "divergences": 0, "rhat": 1.0,
+                  "ess": 500.0} for k in ("Weighted", "Weighted-e", "Censor_w") for s in ("none", "downscale")]
+        downs.append(rows_to_dataset(drows, ["synthesizer", "scaling"]))
+        rrows = [{"synthesizer": k, "scaling": s, "delta": 1.4, "eps_remove": 3.0, "eps_replace": 6.0,
+                  "n_censored": 0.0 if s == "downscale" else 70.0, "max_ecdf": 0.05, "avg_ecdf": 0.003, "q15": 0.01,
+                  "converged": True, "divergences": 0, "rhat": 1.0, "ess": 400.0}
+                 for k in ("Censor_w-pub", "Censor_w") for s in ("downscale", "none")]
+        rel = rows_to_dataset(rrows, ["synthesizer", "scaling"])
+        rel["converged_unweighted"] = True
+        rel["divergences_unweighted"] = 0
+        rels.append(rel)
+    idx = pd.Index(range(replicates), name="replicate")
+    study, down, release = (xr.concat(x, dim=idx) for x in (mains, downs, rels))
+    draws = np.random.default_rng(1)
+    fig1 = xr.Dataset({"phi": (("synthesizer", "draw"), np.stack([draws.normal(0.14, 0.008, 400),
+                                                                  draws.normal(0.30, 0.02, 400)])),
+                       "delta": ("synthesizer", [7.0, 0.5]), "n_censored": ("synthesizer", [0.0, 900.0]),
+                       "converged": ("synthesizer", [True, False]), "divergences": ("synthesizer", [0, 2]),
+                       "rhat": ("synthesizer", [1.0, 1.02]), "ess": ("synthesizer", [400.0, 90.0]),
+                       "convergence_warnings": 1},
+                      coords={"synthesizer": ["Unweighted", "Censor_uw"]}).expand_dims(replicate=[0])
+    cal = xr.Dataset({"c": 0.7, "delta": 1.45, "trace_c": ("step", [1.0, 0.5, 0.75, 0.7]),
+                      "trace_delta": ("step", [2.1, 1.1, 1.55, 1.45]), "converged": True, "divergences": 0,
+                      "rhat": 1.0, "ess": 400.0, "convergence_warnings": 2}).expand_dims(replicate=[0])
+    params = Params.preset("smoke", replicates=replicates, eps_grid=EPS, mix_eps=4.0)
+    return CensoringResults(params=params, study=study, downscale=down, figure1=fig1, calibration=cal, release=release)
