@@ -70,11 +70,10 @@ def _by_key(vs):
 def test_verdicts_on_a_study_where_literal_b_exceeds_lw():
     v = _by_key(S.verdicts(fake_study()))
     assert set(v) == {"accounting_consistent", "lw_below_unweighted", "averaged_within_lw", "literal_b_within_lw",
-                      "literal_b_attained_by_zero_weight", "whole_term_within_lw", "narrower_range_buys_more",
-                      "averaged_utility_within_lw", "utility_comparison_same_when_mixing", "bound_contracts"}
-    for k in ("accounting_consistent", "lw_below_unweighted", "averaged_within_lw", "whole_term_within_lw",
-              "literal_b_attained_by_zero_weight", "narrower_range_buys_more", "averaged_utility_within_lw",
-              "utility_comparison_same_when_mixing", "bound_contracts"):
+                      "literal_b_exceeds_by_range_term", "literal_b_attained_by_zero_weight", "whole_term_within_lw",
+                      "narrower_range_buys_more", "averaged_utility_within_lw", "utility_comparison_same_when_mixing",
+                      "bound_contracts"}
+    for k in set(v) - {"literal_b_within_lw"}:
         assert v[k].holds is True, (k, v[k].evidence)
     assert v["literal_b_within_lw"].holds is False
     assert v["literal_b_within_lw"].numbers["within"] == 0 and v["literal_b_within_lw"].numbers["cases"] == 24
@@ -86,7 +85,17 @@ def test_verdicts_when_literal_b_stays_below_lw_and_few_replicates():
     v = _by_key(S.verdicts(fake_study(b_exceeds=False, replicates=2)))
     assert v["literal_b_within_lw"].holds is True
     assert v["literal_b_attained_by_zero_weight"].holds is None     # nothing to explain
+    assert v["literal_b_exceeds_by_range_term"].holds is None
     assert v["bound_contracts"].holds is None                        # too few replicates to tell
+
+
+def test_zero_weight_verdict_fails_when_a_weighted_record_attains_the_bound():
+    ds = fake_study()
+    ds["weight_at_max"].loc[dict(replicate=0, n_obs=40, synthesizer="B[0.6,1.2]")] = 0.2
+    v = _by_key(S.verdicts(ds))
+    assert v["literal_b_attained_by_zero_weight"].holds is False
+    assert v["literal_b_attained_by_zero_weight"].numbers["exceed_at_zero_weight"] == 23
+    assert v["literal_b_exceeds_by_range_term"].holds is True     # -log P alone still exceeds LW's bound
 
 
 def test_accounting_verdict_catches_a_wrong_eps():
@@ -135,6 +144,6 @@ def test_smoke_preset_end_to_end(tmp_path):
     for k in ("accounting_consistent", "lw_below_unweighted", "averaged_within_lw", "whole_term_within_lw"):
         assert v[k].holds is True, (k, v[k].evidence)
     assert v["literal_b_within_lw"].holds is False   # the literal reading fails on the tail records
-    assert v["literal_b_attained_by_zero_weight"].holds is True
+    assert v["literal_b_exceeds_by_range_term"].holds is True
     again = chapter.run(chapter.Params.smoke(), cache_dir=tmp_path, progress=False)
     assert again.study.attrs["from_cache"] == 1

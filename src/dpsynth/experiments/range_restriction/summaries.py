@@ -182,7 +182,8 @@ def verdicts(results) -> list[Verdict]:
     """The chapter's claims ("What this shows"), each checked on the study.
 
     Keys: ``accounting_consistent``, ``lw_below_unweighted``, ``averaged_within_lw``,
-    ``literal_b_within_lw``, ``literal_b_attained_by_zero_weight``, ``whole_term_within_lw``,
+    ``literal_b_within_lw``, ``literal_b_exceeds_by_range_term``, ``literal_b_attained_by_zero_weight``,
+    ``whole_term_within_lw``,
     ``narrower_range_buys_more``, ``averaged_utility_within_lw``, ``utility_comparison_same_when_mixing``,
     ``bound_contracts``.
     """
@@ -230,7 +231,7 @@ def verdicts(results) -> list[Verdict]:
         per = {t: _count(_le_lw(ds, f"{prefix}{t}")) for t in tags}
         k, N = sum(v[0] for v in per.values()), sum(v[1] for v in per.values())
         meds = {t: float(med.sel(synthesizer=f"{prefix}{t}")) for t in tags}
-        ev = (f"Δ ≤ Δ_LW (same data) in {k} of {N} replicate-and-n cases; median Δ at n = {n}: "
+        ev = (f"$\\Delta \\le \\Delta_{{LW}}$ (same data) in {k} of {N} replicate-and-n cases; median Δ at n = {n}: "
               + ", ".join(f"{prefix}{t} {meds[t]:.2f}" for t in tags)
               + f" against LW {float(med.sel(synthesizer='LW')):.2f}. "
               + note)
@@ -238,30 +239,38 @@ def verdicts(results) -> list[Verdict]:
                                                     "per_range": {t: v[0] for t, v in per.items()}}))
 
     within("A", "averaged_within_lw", "(A) knowledge weights: a public range gives a bound at most LW's "
-           "(Δ_{α,λ,x} ≤ Δ_{α,x}).",
+           "($\\Delta_{\\alpha,\\lambda,x} \\le \\Delta_{\\alpha,x}$).",
            "The charged weight (1 − λ_i) α_i is at most α_i on every record, so only the Monte Carlo difference "
            "between the two fits could break it.")
     within("B", "literal_b_within_lw", "(B) range-truncated sensitivity, literal reading |α f − log P|: a public "
-           "range gives a bound at most LW's (Δ_{α,I,x} ≤ Δ_{α,x}).",
+           "range gives a bound at most LW's ($\\Delta_{\\alpha,I,x} \\le \\Delta_{\\alpha,x}$).",
            "The weight shrinks f but not −log P, so a record with weight 0 keeps its −log P.")
 
     # why the literal reading can exceed LW
-    exceed, attained = 0, 0
+    exceed, attained, by_range_term = 0, 0, 0
     for t in tags:
         sub = ds.sel(synthesizer=f"B{t}")
         over = (~_le_lw(ds, f"B{t}")).values
         exceed += int(over.sum())
         attained += int((over & (sub["weight_at_max"] == 0).values).sum())
+        by_range_term += int((over & (sub["neg_log_prob_at_max"] >= d.sel(synthesizer="LW")).values).sum())
     w0 = sum(int((ds["weight_at_max"].sel(synthesizer=f"B{t}") == 0).sum()) for t in tags)
     total = len(tags) * ds.sizes["replicate"] * len(ns)
+    counts = {"cases": total, "exceed": exceed, "exceed_at_zero_weight": attained,
+              "exceed_by_range_term": by_range_term, "attained_at_zero_weight": w0}
+    out.append(Verdict(
+        "literal_b_exceeds_by_range_term", "Where the literal (B) bound exceeds LW's, the range term "
+        "−log P_θ(R_i) of the record attaining it alone exceeds LW's bound, and no weight can reduce it.",
+        None if exceed == 0 else by_range_term == exceed,
+        f"(B) exceeds LW in {exceed} of {total} cases; in {by_range_term} of them the attaining record's "
+        "−log P_θ(R_i) alone is at least LW's Δ." if exceed else "(B) never exceeds LW here.", counts))
     out.append(Verdict(
         "literal_b_attained_by_zero_weight", "Where the literal (B) bound exceeds LW's, it is attained by a record "
-        "with weight 0: the bound is that record's −log P_θ(R_i), which no weight can reduce.",
+        "with weight 0, so the bound is exactly that record's −log P_θ(R_i).",
         None if exceed == 0 else attained == exceed,
-        (f"(B) exceeds LW in {exceed} of {total} cases, {attained} of them attained by a weight-0 record; over all "
-         f"cases the (B) bound is attained by a weight-0 record in {w0} of {total}.") if exceed else
-        f"(B) never exceeds LW here; its bound is attained by a weight-0 record in {w0} of {total} cases.",
-        {"cases": total, "exceed": exceed, "exceed_at_zero_weight": attained, "attained_at_zero_weight": w0}))
+        (f"{attained} of the {exceed} cases in which (B) exceeds LW are attained by a weight-0 record (the others by a "
+         f"record with a small positive weight); over all cases, {w0} of {total}.") if exceed else
+        f"(B) never exceeds LW here; its bound is attained by a weight-0 record in {w0} of {total} cases.", counts))
 
     within("B'", "whole_term_within_lw", "(B') whole-term reading |α (f − log P)|: a public range gives a bound at "
            "most LW's.",
@@ -279,7 +288,7 @@ def verdicts(results) -> list[Verdict]:
             "and lowers the (A) bound more.", more and lower,
             f"mean λ at n = {n}: {float(lam_n.sel(n_obs=n).mean()):.2f} for {t_n} against "
             f"{float(lam_w.sel(n_obs=n).mean()):.2f} for {t_w} (larger in every case: {'yes' if more else 'no'}); "
-            f"median Δ_A {float(med.sel(synthesizer=f'A{t_n}')):.2f} against "
+            f"median $\\Delta_A$ {float(med.sel(synthesizer=f'A{t_n}')):.2f} against "
             f"{float(med.sel(synthesizer=f'A{t_w}')):.2f}.",
             {"narrow": t_n, "wide": t_w, "lambda_larger_everywhere": more, "delta_lower": lower}))
     else:
