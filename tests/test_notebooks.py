@@ -23,7 +23,8 @@ CHAPTERS: dict[str, tuple[str, ...]] = {
     "censoring": (),
     "reweighting": (),
     "range_restriction": (),
-    "sdr_application": (),
+    "sdr_application": ("censored_within_bound", "privacy_relations", "mixed_sets_compose_eps",
+                        "reweighting_keeps_delta"),
     "choosing": (),
 }
 #: pages with no study of their own (no dpsynth.experiments.<name> package)
