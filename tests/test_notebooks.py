@@ -21,7 +21,8 @@ REPO = Path(__file__).resolve().parents[1]
 CHAPTERS: dict[str, tuple[str, ...]] = {
     "tutorial": (),
     "censoring": (),
-    "reweighting": (),
+    "reweighting": ("reweighting_never_raises_delta", "weights_in_unit_interval", "replace_equals_remove",
+                    "lw_lowers_delta"),
     "range_restriction": (),
     "sdr_application": ("censored_within_bound", "privacy_relations", "mixed_sets_compose_eps",
                         "reweighting_keeps_delta"),
