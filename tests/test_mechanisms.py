@@ -7,15 +7,14 @@ import warnings
 
 import numpy as np
 import pytest
+from conftest import SMALL, TINY, fit_from_draws
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dpsynth import datasets, mechanisms
-from dpsynth.fitting import ConvergenceWarning, SamplerConfig
+from dpsynth.fitting import ConvergenceWarning
 from dpsynth.privacy import CENSOR_TOL
 from dpsynth.weights import count_weights, lipschitz_weights, reweight, scale_weights
-
-from conftest import SMALL, TINY, fit_from_draws
 
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::dpsynth.fitting.ConvergenceWarning")]
 

@@ -25,8 +25,8 @@ from .privacy import CENSOR_TOL, PrivacyReport, RecordBounds, privacy_report
 from .seeds import SeedLike, stream
 from .validation import DataError, check_eps, check_positive
 from .weights import (
-    lipschitz_weights,
     count_weights,
+    lipschitz_weights,
     reweight,
     scalar_weight,
     scale_weights,
@@ -336,9 +336,14 @@ def public_lipschitz_weights(
     f = historical.bounds.abs_loglik
     finite = np.isfinite(f)
     if not finite.any():
-        raise DataError("the historical fit has no record with a finite log-likelihood; `historical` cannot fix the rule.")
+        raise DataError(
+            "the historical fit has no record with a finite log-likelihood; `historical` cannot fix the rule."
+        )
     S = historical.n_draws
-    idx = np.arange(S) if max_draws is None or S <= max_draws else np.linspace(0, S - 1, int(max_draws)).round().astype(int)
+    if max_draws is None or S <= max_draws:
+        idx = np.arange(S)
+    else:
+        idx = np.linspace(0, S - 1, int(max_draws)).round().astype(int)
     draws = {k: np.asarray(v)[idx] for k, v in historical.draws.items() if k in cm.param_names}
     return PublicLipschitzWeights(compiled=cm, draws=draws, f_min=float(f[finite].min()), f_max=float(f[finite].max()),
                                   c=float(c), g=float(g))
