@@ -20,7 +20,8 @@ REPO = Path(__file__).resolve().parents[1]
 #: chapter -> verdict keys that must hold at smoke scale (the guarantees, not the utility rankings)
 CHAPTERS: dict[str, tuple[str, ...]] = {
     "tutorial": (),
-    "censoring": (),
+    "censoring": ("censored_within_bound", "counts_rise_as_eps_falls", "mixing_multiplies_eps",
+                  "censoring_flattens_posterior"),
     "reweighting": ("reweighting_never_raises_delta", "weights_in_unit_interval", "replace_equals_remove",
                     "lw_lowers_delta"),
     "range_restriction": ("accounting_consistent", "lw_below_unweighted", "averaged_within_lw",
