@@ -50,15 +50,27 @@ def run_notebook(name: str, tmp_path: Path, *, use_cache: bool = True, **paramet
     """Execute ``notebooks/<name>.ipynb`` with ``parameters`` into ``tmp_path``.
 
     With ``use_cache`` the study cache goes to ``tmp_path/cache`` unless ``cache_dir`` is given.
+    The cache folder reaches the kernel as ``$DPSYNTH_CACHE`` (which :func:`dpsynth.paths.cache_dir`
+    reads), not as a parameter, so no temporary path is written into the page.
     Raises if a cell fails (papermill) and asserts that no output is an error.
     """
-    if use_cache:
-        parameters.setdefault("cache_dir", str(tmp_path / "cache"))
+    import os
+
+    cache = parameters.pop("cache_dir", str(tmp_path / "cache") if use_cache else None)
     out = tmp_path / f"{name}.ipynb"
-    papermill.execute_notebook(
-        str(REPO / "notebooks" / f"{name}.ipynb"), str(out), parameters=parameters,
-        kernel_name="python3", cwd=str(REPO), progress_bar=False,
-    )
+    before = os.environ.get("DPSYNTH_CACHE")
+    try:
+        if cache is not None:
+            os.environ["DPSYNTH_CACHE"] = str(cache)
+        papermill.execute_notebook(
+            str(REPO / "notebooks" / f"{name}.ipynb"), str(out), parameters=parameters,
+            kernel_name="python3", cwd=str(REPO), progress_bar=False,
+        )
+    finally:
+        if before is None:
+            os.environ.pop("DPSYNTH_CACHE", None)
+        else:
+            os.environ["DPSYNTH_CACHE"] = before
     nb = nbformat.read(out, as_version=4)
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
     assert not [o for o in outputs if o["output_type"] == "error"]
