@@ -548,3 +548,15 @@ def test_layout_check_catches_an_overflowing_table(server, chromium, built_book,
 
     m = re.search(r'<pre id="dpsynth-check"[^>]*>(.*?)</pre>', proc.stdout, flags=re.S)
     assert m and json.loads(htmlmod.unescape(m.group(1)))["tables"], "an overflowing table was not reported"
+
+
+def test_api_page_lists_every_module():
+    """Every module of the package has its section on the API page."""
+    import pkgutil
+
+    import dpsynth
+
+    listed = set(re.findall(r"^\.\. automodule:: (\S+)", (REPO / "book" / "api.md").read_text(), flags=re.M))
+    modules = {m.name for m in pkgutil.walk_packages(dpsynth.__path__, "dpsynth.")}
+    missing = sorted(m for m in modules if m not in listed and not m.endswith("__main__"))
+    assert not missing, f"modules missing from book/api.md: {missing}"
