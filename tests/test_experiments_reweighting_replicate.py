@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import xarray as xr
 
+from dpsynth import registry
 from dpsynth.experiments import reweighting as rw
 from dpsynth.experiments.reweighting import replicate as rep
 from dpsynth.fitting import ConvergenceWarning
@@ -30,8 +31,11 @@ def synth():
 def test_synthesizers_structure(synth):
     ds = synth
     assert list(ds.data_model.values) == list(rw.DATA_MODELS)
-    assert list(ds.synthesizer.values) == list(rw.SYNTHESIZERS)
-    assert list(ds.source.values) == ["Data", *rw.SYNTHESIZERS]
+    # one synthesizer dimension: "Data" and the fits, in registry order
+    assert list(ds.synthesizer.values) == list(rw.SYNTHESIZER_COORD) == registry.order(["Data", *rw.SYNTHESIZERS])
+    assert list(ds.synthesizer.values) == ["Data", *rw.SYNTHESIZERS] and "source" not in ds.dims
+    assert ds.is_fit.dtype == bool
+    assert list(ds.is_fit.all("data_model").values) == [nm != "Data" for nm in ds.synthesizer.values]
     assert ds.sizes["record"] == TINY["n"] and ds.sizes["syn_set"] == TINY["synthetic_sets"]
     for v in (
         "delta",
@@ -53,26 +57,44 @@ def test_synthesizers_structure(synth):
         assert ds[v].dims == ("data_model", "synthesizer")
     for v in ("delta_i", "weight", "synthetic"):
         assert ds[v].dims == ("data_model", "synthesizer", "record")
+    for s in ("mean", "median", "q15", "q90", "max_ecdf"):
+        assert ds[s].dims == ("data_model", "synthesizer", "syn_set")
+        assert np.all(np.isfinite(ds[s]))  # "Data": bootstrap resamples
     for s in ("mean", "median", "q15", "q90"):
-        assert ds[s].dims == ("data_model", "source", "syn_set")
-        assert np.all(np.isfinite(ds[f"{s}_mixed"]))
+        assert np.all(np.isfinite(ds[f"{s}_mixed"].sel(synthesizer=list(rw.SYNTHESIZERS))))
     assert ds.cw_radius.dims == ("data_model",) and ds.cw_radius_matched.dtype == bool
     # eps of one draw with one record removed is 2 Delta; the count models' terms are <= 0: replacement equal
-    np.testing.assert_allclose(ds.eps, 2 * ds.delta)
-    np.testing.assert_allclose(ds.eps_replace, ds.eps)
-    np.testing.assert_allclose(ds.delta, ds.delta_i.max("record"))
+    fits = ds.sel(synthesizer=list(rw.SYNTHESIZERS))
+    assert np.all(np.isfinite(fits.delta)) and np.all(np.isfinite(fits.delta_i))
+    np.testing.assert_allclose(fits.eps, 2 * fits.delta)
+    np.testing.assert_allclose(fits.eps_replace, fits.eps)
+    np.testing.assert_allclose(fits.delta, fits.delta_i.max("record"))
     assert set(np.unique(ds.guarantee.sel(synthesizer="Unweighted").values)) == {"none"}
     assert set(np.unique(ds.guarantee.sel(synthesizer=list(rw.SYNTHESIZERS[1:])).values)) == {"aDP"}
     assert np.issubdtype(ds.divergences.dtype, np.integer) and np.all(ds.divergences >= 0)
     assert not np.any(ds.converged.values & (ds.divergences.values > 0))
-    assert np.all(ds.mixed_n_draws > 1)  # record-wise mixing uses many draws; one-draw sets use one
+    assert np.all(fits.mixed_n_draws > 1)  # record-wise mixing uses many draws; one-draw sets use one
+
+
+@pytest.mark.slow
+def test_data_row_is_not_a_fit(synth):
+    data = synth.sel(synthesizer="Data")
+    assert not np.any(data.is_fit) and np.all(synth.is_fit.sel(synthesizer=list(rw.SYNTHESIZERS)))
+    for v in ("delta", "eps", "eps_replace", "k", "mean_weight", "rhat_max", "delta_refit", "mixed_n_draws"):
+        assert np.all(np.isnan(data[v])), v
+    for v in ("delta_i", "weight", "synthetic", "mu_draw", "mean_mixed", "q90_mixed"):
+        assert np.all(np.isnan(data[v])), v
+    for v in ("converged", "search_converged", "refit_converged"):
+        assert synth[v].dtype == bool and not np.any(data[v]), v
+    assert np.all(data.divergences == 0) and np.all(data.n_fits == 0)
+    assert set(np.unique(data.guarantee.values)) == {""}
 
 
 @pytest.mark.slow
 def test_synthesizers_invariants(synth):
     for dm in rw.DATA_MODELS:
         ds = synth.sel(data_model=dm)
-        w = ds.weight.values
+        w = ds.weight.sel(synthesizer=list(rw.SYNTHESIZERS)).values
         assert np.all((w >= 0) & (w <= 1))
         assert np.all(ds.weight.sel(synthesizer="Unweighted") == 1)
         assert float(ds.delta.sel(synthesizer="LW")) < float(ds.delta.sel(synthesizer="Unweighted"))
@@ -86,8 +108,8 @@ def test_synthesizers_invariants(synth):
         x = ds.x.values
         assert (
             x.min()
-            <= float(ds["mean"].sel(source="Data").min())
-            <= float(ds["mean"].sel(source="Data").max())
+            <= float(ds["mean"].sel(synthesizer="Data").min())
+            <= float(ds["mean"].sel(synthesizer="Data").max())
             <= x.max()
         )
 
@@ -102,7 +124,13 @@ def test_contraction_structure_and_reproducible():
     p = rw.Params.preset("smoke", n=80, contraction_sizes=(40,), draws=150, tune=150).study_dict()
     a = _run(rw.contraction_replicate, 5, p)
     assert a.delta.dims == ("data_model", "n", "synthesizer")
-    assert a.sizes == {"data_model": 2, "n": 2, "synthesizer": 2, "source": 3}
+    assert a.sizes == {"data_model": 2, "n": 2, "synthesizer": 3}
+    assert list(a.synthesizer.values) == list(rw.CONTRACTION_COORD) == ["Data", "Unweighted", "LW"]
+    assert list(a.is_fit.values) == [False, True, True]
+    assert a["mean"].dims == ("data_model", "n", "synthesizer") and np.all(np.isfinite(a["mean"]))
+    data = a.sel(synthesizer="Data")
+    assert np.all(np.isnan(data.delta)) and not np.any(data.converged) and np.all(data.divergences == 0)
+    assert a.converged.dtype == bool
     assert list(a.n.values) == [40, 80]
     assert np.all(a.delta.sel(synthesizer="LW") < a.delta.sel(synthesizer="Unweighted"))
     assert np.all(a.min_weight.sel(synthesizer="Unweighted") == 1)

@@ -112,16 +112,39 @@ def test_tables_are_narrow_and_use_registry_labels(res):
     assert t1.shape[0] == 4 * len(s.TABLE1_SOURCES) and set(t1.columns) == {"ours", "paper", "overlap"}
     conv = s.convergence_table(res)
     assert {"divergences", "not converged"} <= set(conv.columns)
-    assert int(conv.loc["appendix contraction", "fits"]) == res.contraction.converged.size
+    assert int(conv.loc["appendix contraction", "fits"]) == s.fitted(res.contraction).converged.size == 5 * 2 * 2 * 2
+    assert int(conv.loc["Sections 3–4 (reported fits)", "fits"]) == 12  # "Data" is not a fit
 
 
 def test_bias_and_width_summary(res):
     m = res.synthesizers.sel(data_model="nb_mixture")
-    want = float(m["q15"].sel(source="CW").mean()) - float(np.quantile(m.x.values, 0.15))
+    want = float(m["q15"].sel(synthesizer="CW").mean()) - float(np.quantile(m.x.values, 0.15))
     assert s.bias(res, "nb_mixture", "CW", "q15") == pytest.approx(want)
     ws = s.width_summary(res)
     assert ws["median_ratio"] > 1 and ws["n_intervals"] == 16
     assert ws["eps_lw_mixed"] == pytest.approx(ws["eps_lw"] * 50)
+
+
+def test_one_synthesizer_dimension(res):
+    for ds in (res.synthesizers, res.contraction):
+        assert "source" not in ds.dims
+        assert list(ds.synthesizer.values) == registry.order([str(v) for v in ds.synthesizer.values])
+        assert str(ds.synthesizer.values[0]) == "Data"
+        assert s.fit_names(ds) == [str(v) for v in ds.synthesizer.values[1:]]
+    assert s.fit_names(res.synthesizers) == list(rw.SYNTHESIZERS)
+    # statistics of the data sit on the "Data" row of the same dimension
+    assert s.bias(res, "poisson", "Data", "mean") == pytest.approx(
+        float(res.synthesizers["mean"].sel(data_model="poisson", synthesizer="Data").mean())
+        - float(res.synthesizers.x.sel(data_model="poisson").mean())
+    )
+
+
+def test_data_row_does_not_change_verdicts(res):
+    """NaN/False on the "Data" row (not a fit) is not counted as a failed fit or an out-of-range weight."""
+    v = _by_key(res)
+    assert v["fits_converged"].numbers == {"not_converged": 0, "fits": 12 + 40}
+    assert v["weights_in_unit_interval"].holds is True and v["replace_equals_remove"].holds is True
+    assert "Data" not in set(s.fits_table(res).index.get_level_values("synthesizer"))
 
 
 def test_captions_and_settings(res):

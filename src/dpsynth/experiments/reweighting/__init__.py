@@ -4,6 +4,10 @@ Modules: :mod:`.params` (presets and validation), :mod:`.replicate` (the two stu
 functions), :mod:`.summaries` (tables and verdicts) and :mod:`.figures`. :func:`run` runs or loads
 both studies; :func:`verdicts` checks the claims of the chapter's "What this shows".
 
+Both results have one dimension for the synthesizer, ``synthesizer``: "Data" (the confidential
+data, not a fit: ``is_fit`` is false and the per-fit variables are NaN, False, 0 or "" there) and
+the synthesizers, in registry order (:data:`SYNTHESIZER_COORD`, :data:`CONTRACTION_COORD`).
+
 ``match_cw_radius`` lives in :mod:`dpsynth.mechanisms`; it is re-exported here for old imports.
 """
 
@@ -18,7 +22,15 @@ from ... import paths
 from ...mechanisms import match_cw_radius
 from ...studies import run_study
 from .params import CW_BALLS, DATA_MODELS, ReweightingParams
-from .replicate import SYNTHESIZERS, contraction_replicate, family_for, simulate_data, synthesizers_replicate
+from .replicate import (
+    CONTRACTION_COORD,
+    SYNTHESIZER_COORD,
+    SYNTHESIZERS,
+    contraction_replicate,
+    family_for,
+    simulate_data,
+    synthesizers_replicate,
+)
 from .summaries import verdicts
 
 __all__ = [
@@ -30,6 +42,8 @@ __all__ = [
     "DATA_MODELS",
     "CW_BALLS",
     "SYNTHESIZERS",
+    "SYNTHESIZER_COORD",
+    "CONTRACTION_COORD",
     "family_for",
     "simulate_data",
     "synthesizers_replicate",
@@ -49,9 +63,11 @@ class ReweightingResults:
     ----------
     params : ReweightingParams
     synthesizers : xarray.Dataset
-        Sections 3-4: one data set per generating model (``data_model`` dimension), six synthesizers.
+        Sections 3-4: one data set per generating model (``data_model`` dimension); ``synthesizer``
+        holds "Data" and the six synthesizers (:data:`SYNTHESIZER_COORD`).
     contraction : xarray.Dataset
-        The appendix study, with a ``replicate`` dimension.
+        The appendix study, with a ``replicate`` dimension; ``synthesizer`` holds "Data",
+        "Unweighted" and "LW" (:data:`CONTRACTION_COORD`).
     """
 
     params: ReweightingParams

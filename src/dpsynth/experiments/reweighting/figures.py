@@ -78,14 +78,18 @@ def _mu_density(ax, m, names):
 
 
 def utility(res, data_model: str = "poisson", sources=("Data", "Unweighted", "LW", "CW", "SW"), axes=None):
-    """Statistics over one-draw synthetic sets (a-d), posterior of mu (e), records (f) (paper Figs. 2, 3c-f, 7)."""
+    """Statistics over one-draw synthetic sets (a-d), posterior of mu (e), records (f) (paper Figs. 2, 3c-f, 7).
+
+    ``sources`` are values of the ``synthesizer`` coordinate: "Data" (bootstrap resamples in (a-d),
+    the confidential records in (f)) and synthesizers.
+    """
     axes = _axes(axes, 3, 2, (9.0, 10.5))
     flat = axes.ravel()
     m = res.synthesizers.sel(data_model=data_model)
     for i, (ax, s) in enumerate(zip(flat, ("q15", "q90", "mean", "median"))):
         plots.violins(
             ax,
-            {src: m[s].sel(source=src).values for src in sources},
+            {src: m[s].sel(synthesizer=src).values for src in sources},
             ylabel=STAT_LABEL[s],
             hline=data_value(m, s),
             hline_label="confidential" if i == 0 else None,
@@ -204,7 +208,7 @@ def estimands(res, axes=None):
         for i, s in enumerate(("q15", "q90", "mean", "median")):
             plots.violins(
                 axes[i, j],
-                {src: c[s].sel(data_model=dm, n=n, source=src).values for src in ("Data", "Unweighted", "LW")},
+                {nm: c[s].sel(data_model=dm, n=n, synthesizer=nm).values for nm in ("Data", "Unweighted", "LW")},
                 ylabel=STAT_LABEL[s],
                 title=f"{DM_LABEL[dm]}: {STAT_LABEL[s]}",
             )

@@ -20,6 +20,12 @@ parameters with :meth:`ReweightingParams.from_mapping`:
   local-to-global study), plus the summary statistics of the data and of one synthetic data set
   per fit.
 
+Both results have ONE dimension for the synthesizer, ``synthesizer``, whose coordinate is
+:data:`SYNTHESIZER_COORD` (resp. "Data", "Unweighted", "LW"): "Data" (the confidential records;
+bootstrap resamples of them for the utility statistics) and the fitted synthesizers, in registry
+order. "Data" is not a fit: the boolean variable ``is_fit`` is false there, and every per-fit
+variable holds NaN (floats), False (booleans), 0 (counts) or "" (strings) on that row.
+
 Both are module-level so that :func:`dpsynth.studies.run_study` can run them on other processes.
 """
 
@@ -30,17 +36,30 @@ from collections.abc import Mapping
 import numpy as np
 import xarray as xr
 
-from ... import datasets, mechanisms, metrics, models
+from ... import datasets, mechanisms, metrics, models, registry
 from ...fitting import SamplerConfig, compiled_model
 from ...mechanisms import match_cw_radius
 from ...seeds import generator, stream
 from ...synthesis import release, synthesize
 from .params import DATA_MODELS, ReweightingParams
 
-__all__ = ["SYNTHESIZERS", "STATS", "family_for", "simulate_data", "synthesizers_replicate", "contraction_replicate"]
+__all__ = [
+    "SYNTHESIZERS",
+    "SYNTHESIZER_COORD",
+    "CONTRACTION_COORD",
+    "STATS",
+    "family_for",
+    "simulate_data",
+    "synthesizers_replicate",
+    "contraction_replicate",
+]
 
 #: Synthesizers fitted by :func:`synthesizers_replicate`, in fitting order (registry display names).
 SYNTHESIZERS = ("Unweighted", "LW", "CW", "SW", "LW_final", "CW_final")
+#: The ``synthesizer`` coordinate of :func:`synthesizers_replicate`: "Data" and the fits, registry order.
+SYNTHESIZER_COORD = tuple(registry.order(["Data", *SYNTHESIZERS]))
+#: The ``synthesizer`` coordinate of :func:`contraction_replicate`.
+CONTRACTION_COORD = tuple(registry.order(["Data", "Unweighted", "LW"]))
 
 #: Summary statistics of a data set: mean, median, 15th and 90th percentiles.
 STATS = metrics.STAT_NAMES
@@ -67,6 +86,17 @@ _SCALARS = (
     "refit_converged",
     "refit_divergences",
 )
+
+#: Values of the per-fit scalars on the "Data" row (not a fit): NaN, False, 0 or "" by type.
+_NOT_A_FIT = {
+    "guarantee": "",
+    "converged": False,
+    "divergences": 0,
+    "n_fits": 0,
+    "search_converged": False,
+    "refit_converged": False,
+    "refit_divergences": 0,
+}
 
 
 def family_for(data_model: str) -> models.ModelFamily:
@@ -120,9 +150,14 @@ def _fit_all(x: np.ndarray, data_model: str, p: ReweightingParams, seed) -> tupl
 
 
 def _scalars(res: dict, refits: dict) -> dict[str, list]:
+    """Per-fit scalars over :data:`SYNTHESIZER_COORD` ("Data" gets :data:`_NOT_A_FIT` or NaN)."""
     nan = float("nan")
     scal = {k: [] for k in _SCALARS}
-    for nm in SYNTHESIZERS:
+    for nm in SYNTHESIZER_COORD:
+        if nm not in res:
+            for k in _SCALARS:
+                scal[k].append(_NOT_A_FIT.get(k, nan))
+            continue
         r, ex, rf = res[nm], res[nm].extra, refits.get(nm)
         d = r.fit.diagnostics
         w = np.asarray(r.weights, dtype=float)
@@ -169,22 +204,31 @@ def _one_model(data_model: str, p: ReweightingParams, seed) -> xr.Dataset:
 
     # Utility: m synthetic data sets per synthesizer, each from ONE posterior draw, and m bootstrap
     # resamples of the confidential records for "Data"; for comparison, m record-wise mixed sets.
-    sources = ["Data"] + names
-    stats = {s: np.empty((len(sources), m)) for s in (*STATS, "max_ecdf")}
-    mixed = {s: np.empty((len(names), m)) for s in STATS}
-    mixed_draws = np.empty(len(names))
-    one_syn = np.empty((len(names), n))
+    # Every array runs over SYNTHESIZER_COORD ("Data" first); the per-fit rows of "Data" stay NaN.
+    rows = list(SYNTHESIZER_COORD)
+    at = {nm: i for i, nm in enumerate(rows)}
+    nan = float("nan")
+    stats = {s: np.empty((len(rows), m)) for s in (*STATS, "max_ecdf")}
+    mixed = {s: np.full((len(rows), m), nan) for s in STATS}
+    mixed_draws = np.full(len(rows), nan)
+    one_syn = np.full((len(rows), n), nan)
+    delta_i = np.full((len(rows), n), nan)
+    weight = np.full((len(rows), n), nan)
     rng_boot = generator(stream(seed, "bootstrap"))
+    d = at["Data"]
     for j in range(m):
         xb = x[rng_boot.integers(n, size=n)]
         for s, v in metrics.summary_stats(xb).items():
-            stats[s][0, j] = v
-        stats["max_ecdf"][0, j] = metrics.ecdf_distances(x, xb).max_ecdf
-    for a, nm in enumerate(names, start=1):
+            stats[s][d, j] = v
+        stats["max_ecdf"][d, j] = metrics.ecdf_distances(x, xb).max_ecdf
+    for nm in names:
+        a = at[nm]
+        delta_i[a] = res[nm].bounds.delta_i
+        weight[a] = np.broadcast_to(res[nm].weights, (n,))
         for j in range(m):
             xs = synthesize(res[nm].fit, stream(seed, "synthetic", nm, j))
             if j == 0:
-                one_syn[a - 1] = xs
+                one_syn[a] = xs
             for s, v in metrics.summary_stats(xs).items():
                 stats[s][a, j] = v
             stats["max_ecdf"][a, j] = metrics.ecdf_distances(x, xs).max_ecdf
@@ -193,19 +237,23 @@ def _one_model(data_model: str, p: ReweightingParams, seed) -> xr.Dataset:
             rel = release(res[nm], stream(seed, "mixed", nm, j), mix_draws=True)
             used.append(rel.n_draws_used)
             for s, v in metrics.summary_stats(rel.values).items():
-                mixed[s][a - 1, j] = v
-        mixed_draws[a - 1] = float(np.mean(used))
+                mixed[s][a, j] = v
+        mixed_draws[a] = float(np.mean(used))
 
-    mu = np.stack([np.exp(res[nm].fit.draws["beta"][:, 0]) for nm in names])
+    mu_fit = {nm: np.exp(res[nm].fit.draws["beta"][:, 0]) for nm in names}
+    mu = np.full((len(rows), len(mu_fit[names[0]])), nan)
+    for nm, v in mu_fit.items():
+        mu[at[nm]] = v
     return xr.Dataset(
         {
+            "is_fit": ("synthesizer", np.array([nm != "Data" for nm in rows], dtype=bool)),
             **{k: ("synthesizer", np.asarray(v)) for k, v in scal.items()},
-            "delta_i": (("synthesizer", "record"), np.stack([res[nm].bounds.delta_i for nm in names])),
-            "weight": (("synthesizer", "record"), np.stack([np.broadcast_to(res[nm].weights, (n,)) for nm in names])),
+            "delta_i": (("synthesizer", "record"), delta_i),
+            "weight": (("synthesizer", "record"), weight),
             "synthetic": (("synthesizer", "record"), one_syn),
             "x": ("record", x),
             "mu_draw": (("synthesizer", "draw"), mu),
-            **{s: (("source", "syn_set"), v) for s, v in stats.items()},
+            **{s: (("synthesizer", "syn_set"), v) for s, v in stats.items()},
             **{f"{s}_mixed": (("synthesizer", "syn_set"), v) for s, v in mixed.items()},
             "mixed_n_draws": ("synthesizer", mixed_draws),
             "cw_radius": ((), radius),
@@ -213,8 +261,7 @@ def _one_model(data_model: str, p: ReweightingParams, seed) -> xr.Dataset:
             "cw_radius_matched": ((), matched),
         },
         coords={
-            "synthesizer": names,
-            "source": sources,
+            "synthesizer": rows,
             "record": np.arange(n),
             "draw": np.arange(mu.shape[1]),
             "syn_set": np.arange(m),
@@ -237,8 +284,11 @@ def synthesizers_replicate(replicate: int, seed: np.random.SeedSequence, params:
     Returns
     -------
     xarray.Dataset
-        Over ``data_model`` and ``synthesizer``: ``delta``, ``eps`` (one draw, one record removed:
-        ``2 Delta``), ``eps_replace`` (one record replaced; equal to ``eps`` here, the Poisson and NB
+        The ``synthesizer`` coordinate is :data:`SYNTHESIZER_COORD`: "Data" and the six fits in
+        registry order; ``is_fit`` (bool) is false for "Data", whose per-fit values are NaN
+        (floats), False (booleans), 0 (counts) or "" (``guarantee``).
+        Over ``data_model`` and ``synthesizer``: ``is_fit``, ``delta``, ``eps`` (one draw, one record
+        removed: ``2 Delta``), ``eps_replace`` (one record replaced; equal to ``eps`` here, the Poisson and NB
         log-likelihood terms being <= 0), ``guarantee`` (registry type: "none" or "aDP"),
         ``converged`` (R-hat, ESS and no divergences), ``divergences``, ``k``, ``delta_before``,
         ``delta_after``, ``n_fits``, ``search_converged``, ``min_weight``, ``max_weight``,
@@ -247,10 +297,10 @@ def synthesizers_replicate(replicate: int, seed: np.random.SeedSequence, params:
         ``refit_converged`` and ``refit_divergences``, ``mixed_n_draws`` (mean number of distinct
         draws a record-wise mixed data set used); per data model ``cw_radius``, ``cw_fits``,
         ``cw_radius_matched``; per record ``x`` and, per synthesizer, ``delta_i``, ``weight``,
-        ``synthetic`` (one-draw); per synthesizer and draw ``mu_draw``; per source ("Data" and the
-        synthesizers) and synthetic set ``mean``, ``median``, ``q15``, ``q90``, ``max_ecdf``
-        (one-draw sets; bootstrap resamples for "Data"); per synthesizer and set ``mean_mixed``,
-        ``median_mixed``, ``q15_mixed``, ``q90_mixed`` (record-wise mixing).
+        ``synthetic`` (one-draw); per synthesizer and draw ``mu_draw``; per synthesizer (with
+        "Data") and synthetic set ``mean``, ``median``, ``q15``, ``q90``, ``max_ecdf`` (one-draw
+        sets; bootstrap resamples for "Data"); per synthesizer and set ``mean_mixed``,
+        ``median_mixed``, ``q15_mixed``, ``q90_mixed`` (record-wise mixing; NaN for "Data").
     """
     p = ReweightingParams.from_mapping(params)
     parts = [_one_model(dm, p, stream(seed, dm)) for dm in p.data_models]
@@ -269,20 +319,22 @@ def contraction_replicate(replicate: int, seed: np.random.SeedSequence, params: 
     Returns
     -------
     xarray.Dataset
-        ``delta``, ``converged``, ``divergences``, ``rhat_max``, ``ess_min``, ``min_weight`` and
-        ``share_weight_below_half`` over ``data_model``, ``n``, ``synthesizer`` ("Unweighted",
-        "LW"), and the statistics over ``data_model``, ``n``, ``source`` ("Data", "Unweighted", "LW").
+        Over ``data_model``, ``n`` and ``synthesizer`` (:data:`CONTRACTION_COORD`: "Data",
+        "Unweighted", "LW"): the statistics ``mean``, ``median``, ``q15``, ``q90`` (of the data
+        for "Data"), and per fit ``delta``, ``converged``, ``divergences``, ``rhat_max``,
+        ``ess_min``, ``min_weight``, ``share_weight_below_half``; "Data" is not a fit (``is_fit``
+        false over ``synthesizer``): NaN, False and 0 there.
     """
     p = ReweightingParams.from_mapping(params)
     dms, ns = list(p.data_models), list(p.sizes)
     cfg = SamplerConfig(draws=p.contraction_draws, tune=p.contraction_tune, chains=p.chains)
-    syn = ["Unweighted", "LW"]
-    src = ["Data"] + syn
-    shape = (len(dms), len(ns), len(syn))
-    out = {k: np.empty(shape) for k in ("delta", "rhat_max", "ess_min", "min_weight", "share_weight_below_half")}
-    conv = np.empty(shape, dtype=bool)
+    rows = list(CONTRACTION_COORD)
+    at = {nm: i for i, nm in enumerate(rows)}
+    shape = (len(dms), len(ns), len(rows))
+    out = {k: np.full(shape, np.nan) for k in ("delta", "rhat_max", "ess_min", "min_weight", "share_weight_below_half")}
+    conv = np.zeros(shape, dtype=bool)
     div = np.zeros(shape, dtype=int)
-    st = {s: np.empty((len(dms), len(ns), len(src))) for s in STATS}
+    st = {s: np.empty(shape) for s in STATS}
     for a, dm in enumerate(dms):
         fam = family_for(dm)
         for b, n in enumerate(ns):
@@ -291,8 +343,9 @@ def contraction_replicate(replicate: int, seed: np.random.SeedSequence, params: 
             uw = mechanisms.unweighted(cm, x, sampler=cfg, seed=stream(seed, "Unweighted", dm, n))
             lw = mechanisms.lipschitz_weighted(cm, uw.fit, sampler=cfg, seed=stream(seed, "LW", dm, n))
             for s, v in metrics.summary_stats(x).items():
-                st[s][a, b, 0] = v
-            for c, (nm, r) in enumerate(zip(syn, (uw, lw))):
+                st[s][a, b, at["Data"]] = v
+            for nm, r in (("Unweighted", uw), ("LW", lw)):
+                c = at[nm]
                 d = r.fit.diagnostics
                 w = np.broadcast_to(r.weights, (n,))
                 out["delta"][a, b, c] = r.privacy.delta
@@ -304,14 +357,15 @@ def contraction_replicate(replicate: int, seed: np.random.SeedSequence, params: 
                 div[a, b, c] = int(d.divergences)
                 xs = synthesize(r.fit, stream(seed, "synthetic", dm, n, nm))
                 for s, v in metrics.summary_stats(xs).items():
-                    st[s][a, b, c + 1] = v
+                    st[s][a, b, c] = v
     dims3 = ("data_model", "n", "synthesizer")
     return xr.Dataset(
         {
+            "is_fit": ("synthesizer", np.array([nm != "Data" for nm in rows], dtype=bool)),
             **{k: (dims3, v) for k, v in out.items()},
             "converged": (dims3, conv),
             "divergences": (dims3, div),
-            **{s: (("data_model", "n", "source"), v) for s, v in st.items()},
+            **{s: (dims3, v) for s, v in st.items()},
         },
-        coords={"data_model": dms, "n": ns, "synthesizer": syn, "source": src},
+        coords={"data_model": dms, "n": ns, "synthesizer": rows},
     )

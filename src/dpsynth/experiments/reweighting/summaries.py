@@ -1,7 +1,9 @@
 """Tables, captions and verdicts of the re-weighting chapter, computed from :func:`run`'s results.
 
 Every function takes a :class:`~dpsynth.experiments.reweighting.ReweightingResults` (anything with
-``params``, ``synthesizers`` and ``contraction``). Tables use registry labels and at most seven
+``params``, ``synthesizers`` and ``contraction``). Both results have one synthesizer dimension,
+``synthesizer``, whose coordinate starts with "Data" (the confidential data; not a fit, ``is_fit``
+false): statistics of the fits only use :func:`fitted`. Tables use registry labels and at most seven
 columns; :func:`verdicts` turns each claim of the chapter's "What this shows" into a
 :class:`~dpsynth.verdicts.Verdict`.
 """
@@ -23,6 +25,8 @@ __all__ = [
     "PAPER_TABLE1",
     "TABLE1_SOURCES",
     "data_value",
+    "fit_names",
+    "fitted",
     "bias",
     "fits_table",
     "reweighting_table",
@@ -71,7 +75,7 @@ PAPER_TABLE1 = {
         "CW_final": (96.1, 100.1),
     },
 }
-#: Sources of the paper's Table 1.
+#: Rows ("Data" and synthesizers) of the paper's Table 1.
 TABLE1_SOURCES = ("Data", "LW", "LW_final", "CW", "CW_final")
 
 
@@ -87,6 +91,19 @@ def _scale_text(res) -> str:
     return f"{res.params.scale} scale"
 
 
+def fit_names(ds) -> list[str]:
+    """The ``synthesizer`` coordinate values that are fits (``is_fit``; "Data" is not)."""
+    f = ds["is_fit"]
+    other = [d for d in f.dims if d != "synthesizer"]
+    keep = (f.all(other) if other else f).values
+    return [str(nm) for nm, k in zip(ds.synthesizer.values, keep) if k]
+
+
+def fitted(ds):
+    """``ds`` restricted to the fits (drops the "Data" row of the ``synthesizer`` dimension)."""
+    return ds.sel(synthesizer=fit_names(ds))
+
+
 def data_value(ds, stat: str) -> float:
     """A summary statistic of the confidential records ``ds.x``."""
     x = np.asarray(ds["x"].values, dtype=float)
@@ -95,10 +112,10 @@ def data_value(ds, stat: str) -> float:
     return float(np.quantile(x, {"q15": 0.15, "q90": 0.90, "median": 0.5}[stat]))
 
 
-def bias(res, data_model: str, source: str, stat: str) -> float:
-    """Mean over the synthetic sets of ``stat`` minus the confidential value."""
+def bias(res, data_model: str, synthesizer: str, stat: str) -> float:
+    """Mean over the synthetic sets (bootstrap resamples for "Data") of ``stat`` minus the confidential value."""
     m = res.synthesizers.sel(data_model=data_model)
-    return float(m[stat].sel(source=source).mean()) - data_value(m, stat)
+    return float(m[stat].sel(synthesizer=synthesizer).mean()) - data_value(m, stat)
 
 
 def _v(res, data_model: str, var: str, synthesizer: str) -> float:
@@ -110,7 +127,7 @@ def fits_table(res) -> pd.DataFrame:
     rows = []
     ds = res.synthesizers
     for dm in ds.data_model.values:
-        for nm in ds.synthesizer.values:
+        for nm in fit_names(ds):
             r = ds.sel(data_model=dm, synthesizer=nm)
             rows.append(
                 {
@@ -157,7 +174,7 @@ def _intervals(res, mixed: bool = False) -> dict:
         for src in TABLE1_SOURCES:
             if mixed and src == "Data":
                 continue
-            v = m[f"{s}_mixed"].sel(synthesizer=src) if mixed else m[s].sel(source=src)
+            v = m[f"{s}_mixed"].sel(synthesizer=src) if mixed else m[s].sel(synthesizer=src)
             out[s][src] = interval_over_sets(v.values)
     return out
 
@@ -207,19 +224,19 @@ def width_summary(res) -> dict:
     wt = width_table(res)
     t1 = table1(res)
     m = res.synthesizers.sel(data_model="nb_mixture")
-    names = [str(v) for v in m.synthesizer.values]
+    names = fit_names(m)
     ratio_by_syn = {}
     for nm in names:
         r = []
         for s in PAPER_TABLE1:
             a, b = (
-                interval_over_sets(m[s].sel(source=nm).values),
+                interval_over_sets(m[s].sel(synthesizer=nm).values),
                 interval_over_sets(m[f"{s}_mixed"].sel(synthesizer=nm).values),
             )
             r.append((a[1] - a[0]) / (b[1] - b[0]) if b[1] > b[0] else np.nan)
         ratio_by_syn[nm] = float(np.nanmedian(r))
     shift = max(
-        abs(float(m[s].sel(source=nm).mean()) - float(m[f"{s}_mixed"].sel(synthesizer=nm).mean()))
+        abs(float(m[s].sel(synthesizer=nm).mean()) - float(m[f"{s}_mixed"].sel(synthesizer=nm).mean()))
         for s in PAPER_TABLE1
         for nm in names
     )
@@ -284,7 +301,7 @@ def _arrow(v) -> str:
 
 def convergence_table(res) -> pd.DataFrame:
     """Fits, non-converged fits, divergences, worst R-hat and smallest bulk ESS per study."""
-    m, c = res.synthesizers, res.contraction
+    m, c = fitted(res.synthesizers), fitted(res.contraction)
     refit = m.delta_refit.notnull()
     rows = [
         {
@@ -435,7 +452,7 @@ def captions(res) -> dict[str, str]:
         f"{_arrow(_trend(res, 'poisson', 'LW', 'median Δ'))} (Poisson) and "
         f"{_arrow(_trend(res, 'nb_mixture', 'LW', 'median Δ'))} (mixture)."
     )
-    bad = int((~m.converged.astype(bool)).sum())
+    bad = int((~fitted(m).converged.astype(bool)).sum())
     cap["tbl-reweighting-fits"] = (
         f"Bounds and weights ({sc}). One posterior draw per release; ε (remove) = 2Δ with "
         f"{neighbours_phrase('remove')}, "
@@ -506,7 +523,8 @@ def verdicts(res) -> list[Verdict]:
             {"max_ratio": worst},
         )
     )
-    w = m.weight.values
+    mf, cf = fitted(m), fitted(c)
+    w = mf.weight.values
     out.append(
         Verdict(
             "weights_in_unit_interval",
@@ -516,7 +534,7 @@ def verdicts(res) -> list[Verdict]:
             {"min": float(w.min()), "max": float(w.max())},
         )
     )
-    eq = bool(np.allclose(m.eps_replace, m.eps) and np.allclose(m.eps, 2 * m.delta))
+    eq = bool(np.allclose(mf.eps_replace, mf.eps) and np.allclose(mf.eps, 2 * mf.delta))
     out.append(
         Verdict(
             "replace_equals_remove",
@@ -673,8 +691,8 @@ def verdicts(res) -> list[Verdict]:
             {"iqr_over_median": rel, "median": med},
         )
     )
-    bad = int((~m.converged.astype(bool)).sum()) + int((~c.converged.astype(bool)).sum())
-    total = int(m.converged.size) + int(c.converged.size)
+    bad = int((~mf.converged.astype(bool)).sum()) + int((~cf.converged.astype(bool)).sum())
+    total = int(mf.converged.size) + int(cf.converged.size)
     out.append(
         Verdict(
             "fits_converged",
