@@ -1,0 +1,88 @@
+"""Where the paper-scale time goes: each chapter's studies at its paper preset, 1 and 2 replicates.
+
+For every chapter, runs ``run(Params.preset("paper", replicates=k))`` for k = 1 and k = 2 in a
+fresh cache (compile included in both), so that
+
+* the second replicate's time is ``t2 - t1`` (what each further replicate costs), and
+* the fixed cost (compilation, one-off studies such as illustrations, calibrations or release
+  months) is ``t1`` minus that;
+
+and extrapolates the paper-scale time with one worker, ``fixed + R x per_replicate``. With
+``--profile`` it also prints the 25 functions with the largest cumulative time of the
+1-replicate run (cProfile), to find what to speed up.
+
+Usage::
+
+    .venv/bin/python benchmarks/bench_paper_scale.py [--chapters censoring reweighting ...] [--profile]
+
+Run it on an otherwise idle machine; it prints the load average before and after.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import importlib
+import io
+import os
+import pstats
+import tempfile
+import time
+import warnings
+
+CHAPTERS = ("censoring", "reweighting", "range_restriction", "sdr_application")
+
+
+def run_chapter(name: str, replicates: int, profile: bool = False) -> tuple[float, str]:
+    module = importlib.import_module(f"dpsynth.experiments.{name}")
+    params = module.Params.preset("paper", replicates=replicates)
+    with tempfile.TemporaryDirectory() as tmp, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        prof = cProfile.Profile() if profile else None
+        t0 = time.perf_counter()
+        if prof:
+            prof.enable()
+        module.run(params, cache_dir=tmp, progress=False)
+        if prof:
+            prof.disable()
+        elapsed = time.perf_counter() - t0
+    text = ""
+    if prof:
+        buf = io.StringIO()
+        pstats.Stats(prof, stream=buf).sort_stats("cumulative").print_stats(25)
+        text = buf.getvalue()
+    return elapsed, text
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--chapters", nargs="*", default=list(CHAPTERS))
+    ap.add_argument("--profile", action="store_true")
+    args = ap.parse_args()
+    print(f"load average before: {os.getloadavg()}")
+    rows = []
+    for name in args.chapters:
+        module = importlib.import_module(f"dpsynth.experiments.{name}")
+        R = module.Params.paper().replicates
+        t1, prof = run_chapter(name, 1, profile=args.profile)
+        t2, _ = run_chapter(name, 2)
+        per_rep = max(t2 - t1, 0.0)
+        fixed = max(t1 - per_rep, 0.0)
+        est = fixed + R * per_rep
+        rows.append((name, R, t1, t2, per_rep, fixed, est))
+        print(f"{name}: 1 replicate {t1:.1f} s, 2 replicates {t2:.1f} s -> {per_rep:.1f} s per replicate, "
+              f"fixed {fixed:.1f} s; paper scale (R = {R}, one worker) about {est / 60:.1f} min", flush=True)
+        if prof:
+            print(prof)
+    print(f"load average after: {os.getloadavg()}")
+    print("\n| chapter | R | 1 replicate (s) | per further replicate (s) | fixed (s) "
+          "| estimated paper scale, 1 worker (min) |")
+    print("|---|---|---|---|---|---|")
+    for name, R, t1, _t2, per_rep, fixed, est in rows:
+        print(f"| {name} | {R} | {t1:.1f} | {per_rep:.1f} | {fixed:.1f} | {est / 60:.1f} |")
+    total = sum(r[-1] for r in rows)
+    print(f"| all | | | | | {total / 60:.1f} |")
+
+
+if __name__ == "__main__":
+    main()
