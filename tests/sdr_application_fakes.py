@@ -7,7 +7,7 @@ import xarray as xr
 
 from dpsynth import sdr
 from dpsynth.experiments.sdr_application import Params, SDRResults
-from dpsynth.experiments.sdr_application.replicate import PART1_ROWS, PART2_SYNTHESIZERS
+from dpsynth.experiments.sdr_application.replicate import PART1_ROWS, PART2_ROWS, PART2_SYNTHESIZERS
 
 
 def part1(rng, n=40, eps=5.0, converged=True):
@@ -43,32 +43,46 @@ def part1(rng, n=40, eps=5.0, converged=True):
 
 
 def part2(rng, n=40, n_syn=5, converged=True):
+    """Part 2 over ``PART2_ROWS``: "Data" (not a fit: NaN, False, 0) and the six synthesizers."""
+    rows = list(PART2_ROWS)
     names = list(PART2_SYNTHESIZERS)
     k = len(names)
+    fit = np.array([r != "Data" for r in rows])
+
+    def per_fit(v, fill=np.nan):
+        """Values given per fit (in ``PART2_SYNTHESIZERS`` order) spread over ``rows``, ``fill`` for "Data"."""
+        out = np.full((len(rows),) + v.shape[1:], fill, dtype=v.dtype)
+        for i, nm in enumerate(names):
+            out[rows.index(nm)] = v[i]
+        return out
+
     delta = np.array([3.0, 2.0, 1.9, 2.0, 1.95, 1.85])
-    src = ["Data"] + names
-    stats = {s: (("source", "syn_set"), rng.normal(100_000, 5_000, (k + 1, n_syn)))
+    stats = {s: (("synthesizer", "syn_set"), rng.normal(100_000, 5_000, (k + 1, n_syn)))
              for s in ("mean", "median", "q15", "q90")}
     return xr.Dataset(
-        {"delta": ("synthesizer", delta), "eps": ("synthesizer", 2 * delta), "eps_replace": ("synthesizer", 2 * delta),
-         "eps_all_sets": ("synthesizer", 2 * n_syn * delta),
-         "converged": ("synthesizer", np.full(k, converged)), "divergences": ("synthesizer", np.zeros(k)),
-         "rhat_max": ("synthesizer", np.full(k, 1.002)), "ess_min": ("synthesizer", np.full(k, 300.0)),
-         "k": ("synthesizer", [np.nan] * 4 + [0.9, 0.8]), "n_fits": ("synthesizer", [1, 1, 3, 2, 2, 2]),
-         "search_converged": ("synthesizer", np.ones(k, bool)),
-         "mean_weight": ("synthesizer", [1.0, 0.6, 0.4, 0.5, 0.7, 0.8]),
-         "min_weight": ("synthesizer", [1.0, 0.1, 0.0, 0.5, 0.2, 0.3]),
-         "mu_mean": ("synthesizer", np.full(k, 100_000.0)),
-         "delta_i": (("synthesizer", "record"), rng.uniform(0, 1, (k, n)) * delta[:, None]),
-         "weight": (("synthesizer", "record"), rng.uniform(0, 1, (k, n))),
-         "synthetic": (("synthesizer", "record"), rng.lognormal(11.3, 0.5, (k, n))),
-         "mu_draw": (("synthesizer", "draw"), rng.normal(100_000, 3_000, (k, 200))),
+        {"is_fit": ("synthesizer", fit),
+         "delta": ("synthesizer", per_fit(delta)), "eps": ("synthesizer", per_fit(2 * delta)),
+         "eps_replace": ("synthesizer", per_fit(2 * delta)),
+         "eps_all_sets": ("synthesizer", per_fit(2 * n_syn * delta)),
+         "converged": ("synthesizer", per_fit(np.full(k, converged), False)),
+         "divergences": ("synthesizer", per_fit(np.zeros(k), 0.0)),
+         "rhat_max": ("synthesizer", per_fit(np.full(k, 1.002))),
+         "ess_min": ("synthesizer", per_fit(np.full(k, 300.0))),
+         "k": ("synthesizer", per_fit(np.array([np.nan] * 4 + [0.9, 0.8]))),
+         "n_fits": ("synthesizer", per_fit(np.array([1, 1, 3, 2, 2, 2], float), 0.0)),
+         "search_converged": ("synthesizer", per_fit(np.ones(k, bool), False)),
+         "mean_weight": ("synthesizer", per_fit(np.array([1.0, 0.6, 0.4, 0.5, 0.7, 0.8]))),
+         "min_weight": ("synthesizer", per_fit(np.array([1.0, 0.1, 0.0, 0.5, 0.2, 0.3]))),
+         "mu_mean": ("synthesizer", per_fit(np.full(k, 100_000.0))),
+         "delta_i": (("synthesizer", "record"), per_fit(rng.uniform(0, 1, (k, n)) * delta[:, None])),
+         "weight": (("synthesizer", "record"), per_fit(rng.uniform(0, 1, (k, n)))),
+         "synthetic": (("synthesizer", "record"), per_fit(rng.lognormal(11.3, 0.5, (k, n)))),
+         "mu_draw": (("synthesizer", "draw"), per_fit(rng.normal(100_000, 3_000, (k, 200)))),
          **stats,
-         "max_ecdf": (("source", "syn_set"), rng.uniform(0, 0.2, (k + 1, n_syn))),
-         "avg_ecdf": (("source", "syn_set"), rng.uniform(0, 0.01, (k + 1, n_syn))),
+         "max_ecdf": (("synthesizer", "syn_set"), rng.uniform(0, 0.2, (k + 1, n_syn))),
+         "avg_ecdf": (("synthesizer", "syn_set"), rng.uniform(0, 0.01, (k + 1, n_syn))),
          "cw_radius": 0.2},
-        coords={"synthesizer": names, "source": src, "record": np.arange(n), "draw": np.arange(200),
-                "syn_set": np.arange(n_syn)})
+        coords={"synthesizer": rows, "record": np.arange(n), "draw": np.arange(200), "syn_set": np.arange(n_syn)})
 
 
 def results(replicates=1, converged=True, seed=0) -> SDRResults:

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 import xarray as xr
 
-from dpsynth import sdr
+from dpsynth import registry, sdr
 from dpsynth.experiments.sdr_application import replicate as app
 from dpsynth.fitting import ConvergenceWarning
 from dpsynth.privacy import CENSOR_TOL
@@ -81,26 +81,40 @@ def test_part1_structure_and_privacy(part1):
 
 
 def test_part2_structure_and_invariants(part2):
-    assert list(part2.synthesizer.values) == list(app.PART2_SYNTHESIZERS)
-    assert list(part2.source.values) == ["Data"] + list(app.PART2_SYNTHESIZERS)
-    assert part2.delta_i.shape == (6, 60) and part2.weight.shape == (6, 60)
-    assert part2.q90.shape == (7, 3)
-    assert part2.mu_draw.shape == (6, 200)
-    w = part2.weight.values
+    # one synthesizer dimension: "Data" (bootstrap resamples for the statistics; not a fit) and the fits,
+    # in registry order
+    rows = ["Data"] + list(app.PART2_SYNTHESIZERS)
+    assert list(part2.synthesizer.values) == list(app.PART2_ROWS) == registry.order(rows) == rows
+    assert "source" not in part2.dims and "source" not in part2.coords
+    assert part2.is_fit.dtype == bool and part2.is_fit.values.tolist() == [False] + [True] * 6
+    assert part2.delta_i.shape == (7, 60) and part2.weight.shape == (7, 60)
+    assert part2.q90.dims == ("synthesizer", "syn_set") and part2.q90.shape == (7, 3)
+    assert part2.mu_draw.shape == (7, 200)
+    fits = part2.sel(synthesizer=list(app.PART2_SYNTHESIZERS))
+    data = part2.sel(synthesizer="Data")
+    w = fits.weight.values
     assert np.all((w >= 0) & (w <= 1))
     for nm in ("LW_final", "CW_final"):
         start = nm.replace("_final", "")
         assert float(part2.delta.sel(synthesizer=nm)) <= float(part2.delta.sel(synthesizer=start)) * (1 + 1e-12)
-    np.testing.assert_allclose(part2.delta, part2.delta_i.max("record"))
-    assert np.all(part2.synthetic.values >= 0)
+    np.testing.assert_allclose(fits.delta, fits.delta_i.max("record"))
+    assert np.all(fits.synthetic.values >= 0)
     # NB log probabilities are <= 0: replacement = removal = 2 Delta; n_syn sets cost n_syn * eps
-    np.testing.assert_allclose(part2.eps, 2 * part2.delta)
-    np.testing.assert_allclose(part2.eps_replace, part2.eps)
-    np.testing.assert_allclose(part2.eps_all_sets, 3 * part2.eps)
+    np.testing.assert_allclose(fits.eps, 2 * fits.delta)
+    np.testing.assert_allclose(fits.eps_replace, fits.eps)
+    np.testing.assert_allclose(fits.eps_all_sets, 3 * fits.eps)
     for v in ("divergences", "rhat_max", "ess_min"):
-        assert part2[v].dims == ("synthesizer",) and np.all(np.isfinite(part2[v]))
+        assert part2[v].dims == ("synthesizer",) and np.all(np.isfinite(fits[v]))
     assert part2.converged.dtype == bool and part2.search_converged.dtype == bool
-    assert np.all(part2.converged.values[part2.divergences.values > 0] == 0)
+    assert np.all(fits.converged.values[fits.divergences.values > 0] == 0)
+    # the "Data" row is not a fit: NaN per-fit floats, 0 counts, False booleans; its statistics are finite
+    for v in ("delta", "eps", "eps_replace", "eps_all_sets", "rhat_max", "ess_min", "k", "mean_weight",
+              "min_weight", "mu_mean", "delta_i", "weight", "synthetic", "mu_draw"):
+        assert np.all(np.isnan(data[v].values)), v
+    assert float(data.divergences) == 0 and float(data.n_fits) == 0
+    assert not bool(data.converged) and not bool(data.search_converged)
+    for v in ("mean", "median", "q15", "q90", "max_ecdf", "avg_ecdf"):
+        assert np.all(np.isfinite(part2[v].values)), v
 
 
 def test_same_seed_same_results(part1, part2):

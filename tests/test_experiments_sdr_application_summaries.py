@@ -49,6 +49,10 @@ def test_other_tables():
     spread = summaries.spread_table(res)
     assert spread is not None and len(spread) == 6 and len(spread.columns) <= 6
     assert summaries.spread_table(fakes.results()) is None
+    # one synthesizer dimension: "Data" first, not a fit, so not a row of Part 2's tables
+    assert list(res.part2.synthesizer.values) == list(app.PART2_ROWS) and "source" not in res.part2.dims
+    assert summaries.fit_names(res.part2) == list(app.PART2_SYNTHESIZERS)
+    assert list(summaries.fitted(res.part2).synthesizer.values) == list(app.PART2_SYNTHESIZERS)
     p2 = summaries.part2_privacy_table(res)
     assert list(p2.index) == [plots.label(n) for n in app.PART2_SYNTHESIZERS] and "ε, 5 sets" in p2.columns
     w = summaries.part2_weights_table(res)

@@ -8,6 +8,11 @@
 * :mod:`.figures`: the chapter's figures.
 
 :func:`run` runs (or loads from the cache) both studies and loads the data they used.
+
+Both results have one dimension for the synthesizer, ``synthesizer``, starting with "Data":
+:data:`PART1_ROWS` for Part 1 and :data:`PART2_ROWS` ("Data" and the six fits in registry order)
+for Part 2, where "Data" is not a fit (``is_fit`` is false and the per-fit variables are NaN, 0 or
+False there).
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from .replicate import (
     PART1_HISTOGRAMS,
     PART1_ROWS,
     PART1_SYNTHESIZERS,
+    PART2_ROWS,
     PART2_SYNTHESIZERS,
     censoring_replicate,
     data_part1,
@@ -46,6 +52,7 @@ __all__ = [
     "PART1_ROWS",
     "PART1_HISTOGRAMS",
     "PART2_SYNTHESIZERS",
+    "PART2_ROWS",
 ]
 
 Params = SDRApplicationParams
@@ -60,7 +67,8 @@ class SDRResults:
     params : SDRApplicationParams
     part1, part2 : xarray.Dataset
         The studies of Part 1 (:func:`censoring_replicate`) and Part 2
-        (:func:`reweighting_replicate`), with a ``replicate`` dimension.
+        (:func:`reweighting_replicate`), with a ``replicate`` dimension; ``synthesizer`` holds
+        :data:`PART1_ROWS` and :data:`PART2_ROWS` ("Data" first in both).
     data1, data2 : dpsynth.sdr.SDRData
         The confidential samples of both parts (file or stand-in), with their provenance.
     """

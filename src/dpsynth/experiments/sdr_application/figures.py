@@ -67,8 +67,9 @@ def density_figure(results, axes=None, replicate: int = 0):
 
 
 def _violin_stats(ax_list, ds, names):
+    """Four statistics over synthetic sets; ``names`` are ``synthesizer`` values ("Data": bootstrap resamples)."""
     for a, (stat, lab) in zip(ax_list, _STATS):
-        plots.violins(a, {s: ds[stat].sel(source=s).values / 1000 for s in names}, ylabel=f"{lab} ($1000)")
+        plots.violins(a, {s: ds[stat].sel(synthesizer=s).values / 1000 for s in names}, ylabel=f"{lab} ($1000)")
 
 
 def before_reweighting_figure(results, axes=None, replicate: int = 0):
@@ -142,7 +143,7 @@ def utility_figure(results, axes=None, replicate: int = 0):
     names = ("Data",) + FOUR
     _violin_stats(ax.flat[:4], ds, names)
     for a, (stat, _) in zip(ax.flat[:4], _STATS):
-        a.axhline(float(np.median(ds[stat].sel(source="Data"))) / 1000, ls="--", color="black", lw=1.0)
+        a.axhline(float(np.median(ds[stat].sel(synthesizer="Data"))) / 1000, ls="--", color="black", lw=1.0)
     x = results.data2.salary
     plots.violins(ax.flat[4], {s: ds.mu_draw.sel(synthesizer=s).values / 1000 for s in FOUR},
                   ylabel="NB mean μ ($1000)", hline=float(np.mean(x)) / 1000, hline_label="data mean")

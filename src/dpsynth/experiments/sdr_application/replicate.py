@@ -19,6 +19,13 @@ can move.
   per synthesizer, each from its own distinct posterior draw (releasing all of them would cost
   ``n_syn * eps``).
 
+Both results have ONE dimension for the synthesizer, ``synthesizer``, and both start with "Data":
+Part 1's coordinate is :data:`PART1_ROWS` (the data row holds the confidential salaries), Part 2's
+is :data:`PART2_ROWS`, "Data" (bootstrap resamples of the confidential records for the utility
+statistics) and the six fits in registry order. In Part 2 "Data" is not a fit: the boolean
+``is_fit`` is false there, and every per-fit variable holds NaN (floats), 0 (counts) or False
+(booleans) on that row.
+
 Privacy figures name their neighbour relation: ``eps`` is one record removed, ``eps_replace``
 one record replaced (twice ``eps`` for the beta regression, whose log densities take both signs;
 equal to ``eps`` for the NB, whose log probabilities are <= 0). Every fit records its
@@ -36,7 +43,7 @@ from collections.abc import Mapping
 import numpy as np
 import xarray as xr
 
-from ... import mechanisms, metrics, models, sdr
+from ... import mechanisms, metrics, models, registry, sdr
 from ...fitting import SamplerConfig, compiled_model
 from ...histogram import perturbed_histogram
 from ...mechanisms import match_cw_radius
@@ -48,6 +55,7 @@ __all__ = [
     "PART1_SYNTHESIZERS",
     "PART1_ROWS",
     "PART2_SYNTHESIZERS",
+    "PART2_ROWS",
     "PART1_HISTOGRAMS",
     "DIAGNOSTICS",
     "data_part1",
@@ -66,10 +74,19 @@ PART1_HISTOGRAMS = {"PH": "remove", "PH-paper": "replace"}
 PART1_ROWS = ("Data",) + PART1_SYNTHESIZERS + tuple(PART1_HISTOGRAMS)
 #: Fits of Part 2 (re-weighting paper), in fitting order.
 PART2_SYNTHESIZERS = ("Unweighted", "LW", "CW", "SW", "LW_final", "CW_final")
+#: The ``synthesizer`` coordinate of Part 2's results: "Data" and the fits, in registry order.
+PART2_ROWS = tuple(registry.order(["Data", *PART2_SYNTHESIZERS]))
 
 STATS = metrics.STAT_NAMES  # ("mean", "median", "q15", "q90")
 #: Convergence diagnostics recorded per fit.
 DIAGNOSTICS = ("converged", "divergences", "rhat_max", "ess_min")
+#: Part 2's per-fit scalars.
+_PART2_SCALARS = ("delta", "eps", "eps_replace", "eps_all_sets", *DIAGNOSTICS, "k", "n_fits", "search_converged",
+                  "mean_weight", "min_weight", "mu_mean")
+#: Booleans among them (kept as bool).
+_PART2_BOOLS = ("converged", "search_converged")
+#: Values of Part 2's per-fit scalars on the "Data" row (not a fit): False, 0, else NaN.
+_NOT_A_FIT = {"converged": False, "search_converged": False, "divergences": 0.0, "n_fits": 0.0}
 
 
 def _diagnostics(fit) -> dict:
@@ -237,6 +254,9 @@ def reweighting_replicate(replicate: int, seed: np.random.SeedSequence, params: 
     Returns
     -------
     xarray.Dataset
+        The ``synthesizer`` coordinate is :data:`PART2_ROWS`: "Data" and the six fits in registry
+        order; ``is_fit`` (bool) is false for "Data", whose per-fit values are NaN (floats), 0
+        (``divergences``, ``n_fits``) or False (``converged``, ``search_converged``).
         Per synthesizer: ``delta``, ``eps`` (one record removed, ``2 Delta``), ``eps_replace``
         (one record replaced: also ``2 Delta``, the NB's log probabilities being <= 0),
         ``eps_all_sets`` (``n_syn * eps``: the cost of releasing all ``n_syn`` sets), the
@@ -244,7 +264,7 @@ def reweighting_replicate(replicate: int, seed: np.random.SeedSequence, params: 
         ``search_converged``, ``mean_weight``, ``min_weight``, ``mu_mean``; per synthesizer and
         record: ``delta_i``, ``weight``, ``synthetic`` (one synthetic data set; NaN for
         replicates not kept); per synthesizer and draw: ``mu_draw`` (200 thinned draws of the NB
-        mean ``exp(beta)``, dollars); per source ("Data" and the synthesizers) and set: ``mean``,
+        mean ``exp(beta)``, dollars); per synthesizer (with "Data") and set: ``mean``,
         ``median``, ``q15``, ``q90``, ``max_ecdf``, ``avg_ecdf`` (bootstrap resamples for
         "Data"; for a synthesizer, set ``j`` is generated from one posterior draw, distinct
         draws for distinct sets).
@@ -269,11 +289,18 @@ def reweighting_replicate(replicate: int, seed: np.random.SeedSequence, params: 
         res[f"{start}_final"] = mechanisms.reweighted(cm, res[start], k0=float(params["k0"]), tol=float(params["tol"]),
                                                       sampler=cfg, seed=stream(seed, f"{start}_final"))
 
+    # Every per-synthesizer array runs over PART2_ROWS ("Data" first); the per-fit rows of "Data" stay
+    # NaN (floats), 0 (counts) or False (booleans).
     names = list(PART2_SYNTHESIZERS)
+    rows = list(PART2_ROWS)
+    at = {nm: i for i, nm in enumerate(rows)}
     nan = float("nan")
-    scal = {k: [] for k in ("delta", "eps", "eps_replace", "eps_all_sets", *DIAGNOSTICS, "k", "n_fits",
-                            "search_converged", "mean_weight", "min_weight", "mu_mean")}
-    for nm in names:
+    scal = {k: [] for k in _PART2_SCALARS}
+    for nm in rows:
+        if nm not in res:
+            for k in _PART2_SCALARS:
+                scal[k].append(_NOT_A_FIT.get(k, nan))
+            continue
         r = res[nm]
         scal["delta"].append(r.privacy.delta)
         scal["eps"].append(r.privacy.eps)
@@ -292,47 +319,52 @@ def reweighting_replicate(replicate: int, seed: np.random.SeedSequence, params: 
         scal["mu_mean"].append(float(np.exp(r.fit.draws["beta"][:, 0]).mean()))
 
     keep = replicate < int(params.get("keep_records", 1))
-    sources = ["Data"] + names
-    stats = {k: np.empty((len(sources), n_syn)) for k in (*STATS, "max_ecdf", "avg_ecdf")}
-    one_syn = np.full((len(names), n), nan)
+    stats = {k: np.empty((len(rows), n_syn)) for k in (*STATS, "max_ecdf", "avg_ecdf")}
+    one_syn = np.full((len(rows), n), nan)
     rng_boot = generator(stream(seed, "bootstrap"))
+    d0 = at["Data"]
     for j in range(n_syn):
         xb = x[rng_boot.integers(n, size=n)]
         for k, v in metrics.summary_stats(xb).items():
-            stats[k][0, j] = v
+            stats[k][d0, j] = v
         d = metrics.ecdf_distances(x, xb)
-        stats["max_ecdf"][0, j], stats["avg_ecdf"][0, j] = d.max_ecdf, d.avg_ecdf
-    for a, nm in enumerate(names, start=1):
+        stats["max_ecdf"][d0, j], stats["avg_ecdf"][d0, j] = d.max_ecdf, d.avg_ecdf
+    for nm in names:
+        a = at[nm]
         # n_syn sets, each generated from its own posterior draw (distinct draws): n_syn * eps in all
         sets = release_sets(res[nm], n_syn, stream(seed, "synthetic", nm))
         for j, rel in enumerate(sets):
             xs = rel.values
             if j == 0 and keep:
-                one_syn[a - 1] = xs
+                one_syn[a] = xs
             for k, v in metrics.summary_stats(xs).items():
                 stats[k][a, j] = v
             d = metrics.ecdf_distances(x, xs)
             stats["max_ecdf"][a, j], stats["avg_ecdf"][a, j] = d.max_ecdf, d.avg_ecdf
 
     n_keep = 200
-    mu = []
+    mu = np.full((len(rows), n_keep), nan)
     for nm in names:
         draws = np.exp(res[nm].fit.draws["beta"][:, 0])
         idx = np.linspace(0, draws.size - 1, n_keep).round().astype(int)
-        mu.append(draws[idx])
+        mu[at[nm]] = draws[idx]
+
     def rec(f):
-        return np.stack([np.broadcast_to(f(res[nm]), (n,)) for nm in names]) if keep else np.full((len(names), n), nan)
+        out = np.full((len(rows), n), nan)
+        if keep:
+            for nm in names:
+                out[at[nm]] = np.broadcast_to(f(res[nm]), (n,))
+        return out
 
     ds = xr.Dataset(
-        {**{k: ("synthesizer", np.asarray(v, dtype=bool if k in ("converged", "search_converged") else float))
-            for k, v in scal.items()},
+        {"is_fit": ("synthesizer", np.array([nm != "Data" for nm in rows], dtype=bool)),
+         **{k: ("synthesizer", np.asarray(v, dtype=bool if k in _PART2_BOOLS else float)) for k, v in scal.items()},
          "delta_i": (("synthesizer", "record"), rec(lambda r: r.bounds.delta_i)),
          "weight": (("synthesizer", "record"), rec(lambda r: r.weights)),
          "synthetic": (("synthesizer", "record"), one_syn),
-         "mu_draw": (("synthesizer", "draw"), np.stack(mu)),
-         **{k: (("source", "syn_set"), v) for k, v in stats.items()},
+         "mu_draw": (("synthesizer", "draw"), mu),
+         **{k: (("synthesizer", "syn_set"), v) for k, v in stats.items()},
          "cw_radius": float(cw_radius)},
-        coords={"synthesizer": names, "source": sources, "record": np.arange(n), "draw": np.arange(n_keep),
-                "syn_set": np.arange(n_syn)},
+        coords={"synthesizer": rows, "record": np.arange(n), "draw": np.arange(n_keep), "syn_set": np.arange(n_syn)},
     )
     return ds

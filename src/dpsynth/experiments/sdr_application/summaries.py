@@ -6,6 +6,10 @@ Table 2) is split in two, :func:`privacy_table` and :func:`utility_table`, each 
 (one replicate) beside the paper's published ones. Privacy figures of a fit that failed the
 convergence checks carry a dagger (†). :func:`verdicts` checks each claim of the chapter's "What
 this shows" against the results.
+
+Both parts' results have one synthesizer dimension, ``synthesizer``, whose coordinate starts with
+"Data". In Part 2 "Data" is not a fit (``is_fit`` false; bootstrap resamples of the confidential
+records for the utility statistics): statistics of the fits use :func:`fit_names` / :func:`fitted`.
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ __all__ = [
     "TABLE2_COLUMNS",
     "PAPER_TABLE2",
     "DAGGER",
+    "fit_names",
+    "fitted",
     "privacy_table",
     "utility_table",
     "counts_table",
@@ -71,6 +77,19 @@ def _mcmc(ds: xr.Dataset, name: str) -> bool:
 
 def _dag(ds: xr.Dataset, name: str, text: str) -> str:
     return text if text == "–" or _converged(ds, name) else text + DAGGER
+
+
+def fit_names(ds: xr.Dataset) -> list[str]:
+    """The ``synthesizer`` coordinate values that are fits (``is_fit``; "Data" is not)."""
+    f = ds["is_fit"]
+    other = [d for d in f.dims if d != "synthesizer"]
+    keep = (f.all(other) if other else f).values
+    return [str(nm) for nm, k in zip(ds.synthesizer.values, keep) if k]
+
+
+def fitted(ds: xr.Dataset) -> xr.Dataset:
+    """``ds`` restricted to the fits (drops the "Data" row of the ``synthesizer`` dimension)."""
+    return ds.sel(synthesizer=fit_names(ds))
 
 
 def _pair_index(names) -> pd.MultiIndex:
@@ -145,7 +164,7 @@ def spread_table(results) -> pd.DataFrame | None:
 def part2_privacy_table(results, replicate: int = 0) -> pd.DataFrame:
     """Part 2 per synthesizer: Delta, eps removed and replaced (equal for the NB), eps of all sets."""
     ds = results.part2.isel(replicate=replicate)
-    names = list(ds.synthesizer.values)
+    names = fit_names(ds)
     n_syn = int(ds.sizes["syn_set"])
     return pd.DataFrame({
         "Δ": [_dag(ds, n, _num(ds.delta.sel(synthesizer=n), ".3f")) for n in names],
@@ -159,7 +178,7 @@ def part2_privacy_table(results, replicate: int = 0) -> pd.DataFrame:
 def part2_weights_table(results, replicate: int = 0) -> pd.DataFrame:
     """Part 2 per synthesizer: mean and smallest weight, re-weighting k, fits run, posterior mean of mu."""
     ds = results.part2.isel(replicate=replicate)
-    names = list(ds.synthesizer.values)
+    names = fit_names(ds)
     return pd.DataFrame({
         "mean weight": [_num(ds.mean_weight.sel(synthesizer=n), ".3f") for n in names],
         "min weight": [_num(ds.min_weight.sel(synthesizer=n), ".3f") for n in names],
@@ -202,6 +221,7 @@ def verdicts(results) -> list[Verdict]:
     ``reweighting_raises_weights``, ``cw_gains_more``, ``all_fits_converged``.
     """
     p1, p2 = results.part1, results.part2
+    f2 = fitted(p2)
     eps = float(results.params.eps)
     R1 = p1.sizes["replicate"]
     s1 = lambda v, n: p1[v].sel(synthesizer=n).values  # noqa: E731
@@ -223,7 +243,7 @@ def verdicts(results) -> list[Verdict]:
            and np.allclose(s1("eps_replace", fits), 2 * s1("eps", fits))
            and np.allclose(s1("eps", "PH"), eps) and np.allclose(s1("eps", "PH-paper"), eps / 2)
            and np.allclose(s1("eps_replace", "PH-paper"), eps)
-           and np.allclose(p2.eps, 2 * p2.delta) and np.allclose(p2.eps_replace, p2.eps))
+           and np.allclose(f2.eps, 2 * f2.delta) and np.allclose(f2.eps_replace, f2.eps))
     out.append(Verdict(
         "privacy_relations", "ε is 2Δ with one record removed; replacement doubles it for the beta regression, "
         "not for the NB; PH is at ε and PH-paper at ε/2 with one record removed.", bool(rel),
@@ -291,7 +311,8 @@ def verdicts(results) -> list[Verdict]:
         mw["LW_final"] >= mw["LW"] and mw["CW_final"] > mw["CW"],
         f"mean weight LW {mw['LW']:.3f} → {mw['LW_final']:.3f}, CW {mw['CW']:.3f} → {mw['CW_final']:.3f}.", mw))
 
-    med = {s: float(np.median(p2["mean"].sel(source=s).values)) for s in ("Data", "LW", "LW_final", "CW", "CW_final")}
+    med = {s: float(np.median(p2["mean"].sel(synthesizer=s).values))
+           for s in ("Data", "LW", "LW_final", "CW", "CW_final")}
     gain_cw = abs(med["CW"] - med["Data"]) - abs(med["CW_final"] - med["Data"])
     gain_lw = abs(med["LW"] - med["Data"]) - abs(med["LW_final"] - med["Data"])
     out.append(Verdict(
@@ -301,7 +322,7 @@ def verdicts(results) -> list[Verdict]:
         f"→ \\${med['LW_final']:,.0f}, data \\${med['Data']:,.0f}.", med))
 
     c1 = p1.converged.sel(synthesizer=fits).values.ravel()
-    c2 = p2.converged.values.ravel()
+    c2 = f2.converged.values.ravel()
     bad = [f"Part 1 {plots.label(n)}" for n in fits if not np.all(s1("converged", n))]
     bad += [f"Part 2 {plots.label(n)}" for n in PART2_SYNTHESIZERS if not np.all(s2("converged", n))]
     out.append(Verdict(
