@@ -26,7 +26,10 @@ CASES = [
     (F.ecdf_figure, RES, {"measure": "avg_ecdf"}),
     (F.mixing_figure, RES, {}),
     (F.percentile_figure, RES, {"stat": "q15"}),
+    (F.percentile_figure, RES, {"stat": "mean"}),
     (F.downscale_figure, RES, {}),
+    (F.downscale_utility_figure, RES, {}),
+    (F.downscale_utility_figure, RES, {"stats": ("median", "q90")}),
 ]
 
 
@@ -48,3 +51,24 @@ def test_figure_draws_on_given_axes():
     out = F.bounds_figure(RES, axes=axes)
     assert out[0] is axes[0] and out[0].get_ylabel().startswith("Lipschitz")
     plt.close(fig)
+
+
+def test_percentile_figure_shows_unweighted_and_the_truth():
+    axes = F.percentile_figure(RES, stat="mean")
+    for a in axes:
+        ticks = [t.get_text() for t in a.get_xticklabels()]
+        assert registry.label("Unweighted") in ticks and "Data" in ticks
+    assert len(axes) == 2  # one panel per eps of the fake
+    with pytest.raises(ValueError, match="stat"):
+        F.percentile_figure(RES, stat="q99")
+    plt.close(axes[0].figure)
+
+
+def test_downscale_utility_figure_layout():
+    axes = F.downscale_utility_figure(RES, stats=("max_ecdf", "mean"))
+    assert axes.shape == (2, 2)
+    assert axes[0, 0].get_title() == "without downscaling" and axes[1, 0].get_title().startswith("downscaled")
+    assert axes[0, 1].get_ylabel() == "mean" and axes[0, 0].get_ylabel() == "max-ECDF"
+    with pytest.raises(ValueError, match="stats"):
+        F.downscale_utility_figure(RES, stats=("nope",))
+    plt.close(axes[0, 0].figure)

@@ -51,6 +51,13 @@ def test_replicate_structure_and_guarantee():
         k = float(v["mix_n_draws"])
         assert 1 < k <= SMALL.n and float(v["mix_eps"]) == pytest.approx(k * float(v["eps_remove"]))
     assert np.isnan(float(select_fits(ds, "Censor_uw", 3.0).isel(fit=0)["mix_eps"]))
+    # Weighted-e's refit: records above eps/2 after it, those the truncation kept, the shift of phi
+    for eps in (3.0, 4.0):
+        v = select_fits(ds, "Weighted-e", eps).isel(fit=0)
+        above, risen = float(v["n_above_target"]), float(v["n_risen"])
+        assert 0 <= risen <= above and (above > 0) == (float(v["delta"]) > eps / 2 + CENSOR_TOL)
+        assert np.isfinite(float(v["refit_shift_sd"]))
+        assert np.isnan(float(select_fits(ds, "Censor_uw", eps).isel(fit=0)["n_above_target"]))
     # downscaling: own fits flagged; the "none" rows repeat fits of the main study at eps = 4
     assert set(down["scaling"].values) == {"none", "downscale"}
     assert float(down["delta"].sel(synthesizer="Censor_w", scaling="downscale")) <= 2.0 + CENSOR_TOL
@@ -88,6 +95,7 @@ def test_side_studies_hold_the_bound():
     assert set(rel["synthesizer"].values) == {"Censor_w", "Censor_w-pub"}
     assert np.all(rel["delta"].values <= SMALL.release_eps / 2 + CENSOR_TOL)
     assert np.allclose(rel["eps_remove"].values, 3.0) and np.allclose(rel["eps_replace"].values, 6.0)
+    assert "n_above_target" not in rel
 
 
 @pytest.mark.slow

@@ -45,6 +45,7 @@ def test_tables_use_registry_labels(res):
     assert S.tally_table(res).shape == (6, 5)
     u = S.utility_table(res)
     assert list(u.columns) == list(S.MEASURES) and ("4", "PH (DP) (ln n bins)") in u.index
+    assert "|mean - true|" in u.columns and u.shape[1] == 5
     m = S.mixing_table(res)
     assert m.shape == (4, 6) and m.loc["Censor_uw (DP)", "distinct draws"] == 150
     assert S.calibration_table(res).shape == (4, 2)
@@ -76,6 +77,25 @@ def test_verdicts_on_known_orderings(res):
     assert v["censor_w_beats_censor_uw"].numbers == {"wins": 8, "cells": 8}
     assert v["mixing_multiplies_eps"].numbers["multiplier"]["Censor_uw"] == pytest.approx(150)
     assert v["censored_within_bound"].numbers["adp_over"]["Weighted"] == {"4": 1, "3": 3}
+
+
+def test_weighted_e_above_target_verdict(res):
+    v = {x.key: x for x in verdicts(res)}["weighted_e_above_target"]
+    assert v.holds is True
+    n = v.numbers
+    assert (n["4"]["above"], n["3"]["above"]) == (1, 3) and n["3"]["replicates"] == 3
+    assert n["3"]["above_after_refit"] == 4 and n["3"]["risen"] == 4 and n["3"]["all_risen"]
+    assert "posterior mean" in v.evidence
+
+
+def test_weighted_e_verdict_fails_when_kept_records_did_not_rise():
+    bad = fake_results()
+    bad.study["n_risen"] = bad.study["n_risen"] * 0
+    v = {x.key: x for x in verdicts(bad)}["weighted_e_above_target"]
+    assert v.holds is False
+    bad.study = bad.study.drop_vars(["n_above_target", "n_risen", "refit_shift_sd"])
+    v = {x.key: x for x in verdicts(bad)}["weighted_e_above_target"]
+    assert v.holds is None and v.numbers == {}
 
 
 def test_verdict_fails_when_the_bound_is_broken():

@@ -16,7 +16,11 @@ from .replicate import DOWNSCALE_SYNTHS, MIX_SYNTHS, true_stats
 from .summaries import _eps_grid, _shown, values
 
 __all__ = ["posterior_figure", "bounds_figure", "threshold_figure", "ecdf_figure", "mixing_figure",
-           "percentile_figure", "downscale_figure"]
+           "percentile_figure", "downscale_figure", "downscale_utility_figure", "STAT_LABELS"]
+
+#: Axis labels of the utility statistics.
+STAT_LABELS = {"max_ecdf": "max-ECDF", "avg_ecdf": "avg-ECDF", "mean": "mean", "median": "median",
+               "q15": "15th percentile", "q90": "90th percentile"}
 
 _MAX_W = 9.0  # inches: at dpi 110 the 9-pt tick labels stay >= 9 px in a 660-px column
 
@@ -136,16 +140,26 @@ def mixing_figure(results, axes=None):
 
 
 def percentile_figure(results, axes=None, *, stat: str = "median"):
-    """Median, 15th or 90th percentile of one synthetic data set per synthesizer, with Data and the true value."""
+    """Mean, median, 15th or 90th percentile of one synthetic data set per synthesizer, with the true value.
+
+    Data (the confidential data) and Unweighted (none; the model's fit without any privacy
+    mechanism, the same values in every panel) are shown beside the synthesizers, so that model
+    misfit (Unweighted away from the line) and the mechanisms' own bias can be told apart.
+    """
+    if stat not in ("mean", "median", "q15", "q90"):
+        raise ValueError(f"`stat` must be 'mean', 'median', 'q15' or 'q90'; got {stat!r}.")
     study = results.study
     grid = _eps_grid(study)
-    lab = {"median": "median", "q15": "15th percentile", "q90": "90th percentile"}[stat]
-    names = ["Data", "Weighted", "Weighted-e", "Censor_w", "Censor_w-pub", "Censor_uw", "PH", "PH-paper"]
+    lab = STAT_LABELS[stat]
+    names = ["Data", "Unweighted", "Weighted", "Weighted-e", "Censor_w", "Censor_w-pub", "Censor_uw", "PH", "PH-paper"]
     ax = _grid(axes, len(grid), height=3.8)
     truth = true_stats()[stat]
     for j, (a, eps) in enumerate(zip(ax, grid)):
         plots.violins(a, _panels(study, stat, names, eps), ylabel=lab, hline=truth,
                       hline_label="Beta(0.5, 3)" if j == 0 else None, title=f"$\\varepsilon$ = {eps:g}")
+        for t in a.get_xticklabels():  # nine labels in a half-width panel: steeper, so they do not overlap
+            t.set_rotation(40)
+            t.set_horizontalalignment("right")
     return ax
 
 
@@ -165,4 +179,33 @@ def downscale_figure(results, axes=None):
             title = "without downscaling" if scaling == "none" else f"downscaled, c = {p.downscale:g}"
             plots.violins(axes[i, j], vals, ylabel=lab, hline=line, hline_label=line_lab if j == 0 else None,
                           title=title if i == 0 else None)
+    return axes
+
+
+def downscale_utility_figure(results, axes=None, *, stats=("max_ecdf", "mean")):
+    """Utility of Weighted, Weighted-e and Censor_w at the downscaling eps, without (top) and with (bottom) downscaling.
+
+    The supplement's S5 Figures 7-10: one column per statistic of ``stats`` (``max_ecdf``,
+    ``avg_ecdf``, ``mean``, ``median``, ``q15``, ``q90``), violins over the replicates, the
+    analytical Beta(0.5, 3) value dashed for the summary statistics. Rows: the LW weights as they
+    are (top) and scaled by ``c`` (bottom). Returns the (2, len(stats)) axes array.
+    """
+    p, down = results.params, results.downscale
+    stats = tuple(stats)
+    bad = [s for s in stats if s not in STAT_LABELS]
+    if bad or not stats:
+        raise ValueError(f"`stats` must be a non-empty selection of {tuple(STAT_LABELS)}; got {stats!r}.")
+    truth = true_stats()
+    if axes is None:
+        plots.use_style()
+        _, axes = plt.subplots(2, len(stats), figsize=(min(_MAX_W, 4.5 * len(stats)), 7.6), sharey="col",
+                               squeeze=False)
+    axes = np.asarray(axes).reshape(2, len(stats))
+    for j, stat in enumerate(stats):
+        for i, scaling in enumerate(("none", "downscale")):
+            vals = {k: down[stat].sel(synthesizer=k, scaling=scaling).values.ravel() for k in DOWNSCALE_SYNTHS}
+            where = "without downscaling" if scaling == "none" else f"downscaled, c = {p.downscale:g}"
+            line = truth.get(stat)
+            plots.violins(axes[i, j], vals, ylabel=STAT_LABELS[stat], hline=line,
+                          hline_label="Beta(0.5, 3)" if line is not None and i == 0 else None, title=where)
     return axes

@@ -13,6 +13,8 @@ and builds every synthesizer of the study (names and guarantee types from :mod:`
   eps with one record removed) and **PH-paper** (the papers' Laplace(2/eps): eps/2 with one
   record removed), in research mode on the public bound [0, 1], each also with a second
   data-independent bin rule (``ph_alt_*``);
+* for Weighted-e, how its refit moved (``n_above_target``, ``n_risen``, ``refit_shift_sd``: see
+  :func:`_refit_cols`);
 * at the downscaling eps (Section 4.4): Weighted, Weighted-e and Censor_w again with the LW
   weights multiplied by the downscaling factor ``c``.
 
@@ -111,6 +113,26 @@ def _check_cap(res: mechanisms.MechanismResult, eps: float) -> None:
         raise AssertionError(f"{res.name} at eps={eps}: Delta={res.privacy.delta} > eps/2")
 
 
+_NAN_REFIT = {"n_above_target": np.nan, "n_risen": np.nan, "refit_shift_sd": np.nan}
+
+
+def _refit_cols(we: mechanisms.MechanismResult, lw: mechanisms.MechanismResult, eps: float) -> dict:
+    """How Weighted-e's refit moved: records above eps/2 after the refit, and the shift of ``phi``.
+
+    ``n_above_target`` counts the refit's records with ``Delta_i > eps/2``; ``n_risen`` those of
+    them whose LW ``Delta_i`` was at or under eps/2 (so they were kept, and their bound rose with
+    the refit); ``refit_shift_sd`` is the refit's posterior mean of ``phi`` minus the LW fit's, in
+    LW posterior standard deviations.
+    """
+    m = eps / 2
+    above = np.asarray(we.bounds.delta_i) > m + CENSOR_TOL
+    risen = above & (np.asarray(lw.bounds.delta_i) <= m)
+    phi_lw, phi_we = (np.asarray(r.fit.draws["phi"], dtype=float).ravel() for r in (lw, we))
+    sd = float(phi_lw.std())
+    return {"n_above_target": float(above.sum()), "n_risen": float(risen.sum()),
+            "refit_shift_sd": float((phi_we.mean() - phi_lw.mean()) / sd) if sd > 0 else np.nan}
+
+
 _NAN_MIX = {"mix_max_ecdf": np.nan, "mix_avg_ecdf": np.nan, "mix_eps": np.nan, "mix_eps_replace": np.nan,
             "mix_n_draws": np.nan}
 _NAN_ALT = {f"ph_alt_{k}": np.nan for k in _UTIL}
@@ -134,6 +156,7 @@ def _mech_row(res: mechanisms.MechanismResult, x: np.ndarray, seed, *, mix_seed=
         **_fit_cols(res.fit),
         **_NAN_MIX,
         **_NAN_ALT,
+        **_NAN_REFIT,
     }
     if mix_seed is not None:
         mixed = release(res, mix_seed, mix_draws=True)
@@ -152,7 +175,7 @@ def _ph_row(x, eps, neighbours, p: CensoringParams, seed, alt_seed) -> dict:
     ph = _ph(x, eps, neighbours, p.ph_bins, seed)
     row = {"delta": np.nan, "eps_remove": ph.eps_remove, "eps_replace": ph.eps_replace, "noise_scale": ph.noise_scale,
            "n_censored": np.nan, "n_truncated": np.nan, "n_exceed_unweighted": np.nan, **_utility(x, ph.synthetic),
-           **_fit_cols(None), **_NAN_MIX, **_NAN_ALT}
+           **_fit_cols(None), **_NAN_MIX, **_NAN_ALT, **_NAN_REFIT}
     if p.ph_alt_bins is not None:
         # PH is sensitive to its data-independent bin rule: keep the other rule of the supplement too.
         alt = _utility(x, _ph(x, eps, neighbours, p.ph_alt_bins, alt_seed).synthetic)
@@ -225,6 +248,8 @@ def replicate(r: int, seed: np.random.SeedSequence, params: Mapping) -> xr.Datas
             if res.fit.censored:
                 _check_cap(res, eps)
             row = _mech_row(res, x, stream(seed, "syn", res.name, k), mix_seed=mix(res.name, eps, k))
+            if res is we:
+                row.update(_refit_cols(we, lw, eps))
             rows.append({"synthesizer": res.name, "eps": eps, **row})
             if eps == ds_eps:
                 at_ds[res.name] = {**row, "own_fit": False}
@@ -406,7 +431,7 @@ def release_replicate(r: int, seed: np.random.SeedSequence, params: Mapping) -> 
         _check_cap(res, eps)
         row = _mech_row(res, x, stream(seed, "syn", name, scaling))
         rows.append({"synthesizer": name, "scaling": scaling,
-                     **{k: v for k, v in row.items() if not k.startswith(("mix_", "ph_alt_"))}})
+                     **{k: v for k, v in row.items() if not k.startswith(("mix_", "ph_alt_")) and k not in _NAN_REFIT}})
     out = rows_to_dataset(rows, ["synthesizer", "scaling"])
     out["converged_unweighted"] = bool(uw.fit.diagnostics.ok)
     out["divergences_unweighted"] = int(uw.fit.diagnostics.divergences)

@@ -27,6 +27,7 @@ __all__ = [
     "CENSORED",
     "SHORT",
     "MEASURES",
+    "VERDICT_MEASURES",
     "count_summary",
     "values",
     "figure1_table",
@@ -45,6 +46,7 @@ __all__ = [
     "release_markdown",
     "ph_markdown",
     "discrepancy_markdown",
+    "weighted_e_numbers",
     "verdicts",
 ]
 
@@ -85,7 +87,9 @@ PAPER_DELTA_RANGES = {"Unweighted": (7.5, 15.0), "Weighted": (2.0, 3.5)}
 #: The censored synthesizers (their Delta is capped at eps/2).
 CENSORED = ("Censor_w", "Censor_w-pub", "Censor_uw")
 #: Utility measures of :func:`utility_table` (smaller is better).
-MEASURES = ("avg-ECDF", "max-ECDF", "|q15 - true|", "|median - true|")
+MEASURES = ("avg-ECDF", "max-ECDF", "|mean - true|", "|q15 - true|", "|median - true|")
+#: The measures the utility verdicts count cells over (the paper's Figures 3-4 and its 15th percentile and median).
+VERDICT_MEASURES = ("avg-ECDF", "max-ECDF", "|q15 - true|", "|median - true|")
 _MODEL_BASED = ("Weighted", "Weighted-e", "Censor_w", "Censor_uw")  # the paper's four
 _ALT = " (ln n bins)"
 
@@ -231,8 +235,9 @@ def _utility_medians(results, eps: float) -> pd.DataFrame:
             if pre and (not k.startswith("PH") or f"{pre}avg_ecdf" not in study
                         or np.all(np.isnan(values(study, f"{pre}avg_ecdf", k, eps)))):
                 continue
-            v = {m: values(study, f"{pre}{m}", k, eps) for m in ("avg_ecdf", "max_ecdf", "q15", "median")}
+            v = {m: values(study, f"{pre}{m}", k, eps) for m in ("avg_ecdf", "max_ecdf", "mean", "q15", "median")}
             out[k + suffix] = {"avg-ECDF": float(np.median(v["avg_ecdf"])), "max-ECDF": float(np.median(v["max_ecdf"])),
+                               "|mean - true|": float(np.median(np.abs(v["mean"] - truth["mean"]))),
                                "|q15 - true|": float(np.median(np.abs(v["q15"] - truth["q15"]))),
                                "|median - true|": float(np.median(np.abs(v["median"] - truth["median"])))}
     return pd.DataFrame(out).T
@@ -521,13 +526,72 @@ def _cap_numbers(results) -> dict:
     return worst
 
 
+def weighted_e_numbers(results) -> dict:
+    """Weighted-e against its target eps/2, per eps: why its Delta ends above it.
+
+    Returns
+    -------
+    dict
+        Keyed by eps (as ``"4"``): replicates with Weighted-e's Delta above eps/2 (``above``) of
+        ``replicates``; medians over those replicates of the records truncated under the LW fit
+        (``truncated``), of the refit's records with ``Delta_i > eps/2`` (``above_after_refit``),
+        of those that had been under eps/2 in the LW fit (``risen``), of Delta (``delta``) and of the
+        shift of the refit's posterior mean of ``phi`` in LW posterior sds (``shift_sd``); and
+        ``all_risen``: in every such replicate the records above eps/2 after the refit are records
+        the truncation had kept (their LW bound was at or under eps/2). None where not stored.
+    """
+    study = results.study
+    if "n_above_target" not in study:
+        return {}
+    out = {}
+    for e in _eps_grid(study):
+        d = values(study, "delta", "Weighted-e", e)
+        hit = d > e / 2 + CENSOR_TOL
+        v = {k: values(study, var, "Weighted-e", e)[hit] for k, var in (
+            ("truncated", "n_truncated"), ("above_after_refit", "n_above_target"), ("risen", "n_risen"),
+            ("shift_sd", "refit_shift_sd"))}
+
+        def med(a):
+            return float(np.median(a)) if a.size else np.nan
+
+        out[f"{e:g}"] = {"above": int(hit.sum()), "replicates": int(d.size), "delta": med(d[hit]),
+                         **{k: med(a) for k, a in v.items()},
+                         "all_risen": bool(np.all((v["risen"] > 0) & (v["risen"] == v["above_after_refit"])))}
+    return out
+
+
+def _weighted_e_verdict(results) -> Verdict:
+    num = weighted_e_numbers(results)
+    cells = {e: d for e, d in num.items() if d["above"] > 0}
+    holds = all(d["all_risen"] for d in cells.values()) if cells else None
+    if not num:
+        ev = "not stored in these results."
+    else:
+        def one(e, d):
+            head = (f"at $\\varepsilon$ = {e}: above $\\varepsilon/2$ = {float(e) / 2:g} in {d['above']} of "
+                    f"{d['replicates']} replicates")
+            if not d["above"]:
+                return head
+            return (head + f" (median $\\Delta$ {d['delta']:.2f}); there the LW fit's bounds made it truncate a median "
+                    f"of {d['truncated']:.0f} records, yet after the refit {d['above_after_refit']:.0f} records are "
+                    f"above $\\varepsilon/2$, {d['risen']:.0f} of them kept by the truncation (their LW bound was "
+                    f"under it), and the refit's posterior mean of $\\phi$ moved {d['shift_sd']:+.2f} LW posterior sds")
+
+        ev = "; ".join(one(e, d) for e, d in num.items()) + "."
+    return Verdict(
+        "weighted_e_above_target",
+        "Weighted-e ends above eps/2 because its refit raises the bounds of records the truncation kept.",
+        holds, ev, num)
+
+
 def verdicts(results) -> list[Verdict]:
     """The chapter's claims checked on ``results`` (see the chapter's "What this shows").
 
     Keys: ``censored_within_bound``, ``counts_rise_as_eps_falls``, ``censor_w_beats_censor_uw``,
     ``censor_w_pub_beats_censor_uw``, ``ph_least_useful``, ``weighted_most_useful``,
     ``mixing_multiplies_eps``, ``censoring_flattens_posterior``, ``downscaling_reduces_counts``,
-    ``censor_uw_counts_match_paper`` (undecided unless n = 2000).
+    ``censor_uw_counts_match_paper`` (undecided unless n = 2000), ``weighted_e_above_target``
+    (undecided when Weighted-e never ends above eps/2).
     """
     p, study = _res(results)
     grid = _eps_grid(study)
@@ -552,6 +616,8 @@ def verdicts(results) -> list[Verdict]:
         + " replicates.",
         {"worst_excess": worst, "adp_over": over}))
 
+    out.append(_weighted_e_verdict(results))
+
     med_uw = {e: float(np.median(values(study, "n_censored", "Censor_uw", e))) for e in grid}
     rising = all(med_uw[a] < med_uw[b] for a, b in zip(grid, grid[1:]))  # grid is descending
     out.append(Verdict(
@@ -560,15 +626,17 @@ def verdicts(results) -> list[Verdict]:
         + ", ".join(f"{v:g} at $\\varepsilon$ = {e:g}" for e, v in med_uw.items()) + ".", {"median_censored": med_uw}))
 
     um = {e: _utility_medians(results, e) for e in grid}
-    n_cells = len(grid) * len(MEASURES)
+    n_cells = len(grid) * len(VERDICT_MEASURES)
+    cells_of = ("($\\varepsilon$, measure) cells of the utility table (avg-ECDF, max-ECDF and the errors of the 15th "
+                "percentile and the median)")
 
     def wins(a, b):
-        return int(sum(um[e].loc[a, m] < um[e].loc[b, m] for e in grid for m in MEASURES))
+        return int(sum(um[e].loc[a, m] < um[e].loc[b, m] for e in grid for m in VERDICT_MEASURES))
 
     cw = wins("Censor_w", "Censor_uw")
     out.append(Verdict(
         "censor_w_beats_censor_uw", "Censor_w is more useful than Censor_uw.", cw == n_cells,
-        f"Censor_w has the smaller median in {cw} of {n_cells} ($\\varepsilon$, measure) cells of the utility table. "
+        f"Censor_w has the smaller median in {cw} of {n_cells} {cells_of}. "
         "This is no longer a comparison of two DP synthesizers: Censor_w is aDP.", {"wins": cw, "cells": n_cells}))
 
     if "Censor_w-pub" in um[grid[0]].index:
@@ -581,9 +649,10 @@ def verdicts(results) -> list[Verdict]:
 
     ph_rows = [k for k in ("PH", "PH" + _ALT, "PH-paper", "PH-paper" + _ALT) if k in um[grid[0]].index]
     mb = list(_MODEL_BASED)
-    almost = {k: int(sum(int((um[e].loc[mb, m] < um[e].loc[k, m]).sum()) >= 3 for e in grid for m in MEASURES))
+    almost = {k: int(sum(int((um[e].loc[mb, m] < um[e].loc[k, m]).sum()) >= 3 for e in grid for m in VERDICT_MEASURES))
               for k in ph_rows}
-    worst_of = {k: int(sum(um[e].loc[mb + [k], m].idxmax() == k for e in grid for m in MEASURES)) for k in ph_rows}
+    worst_of = {k: int(sum(um[e].loc[mb + [k], m].idxmax() == k for e in grid for m in VERDICT_MEASURES))
+                for k in ph_rows}
     out.append(Verdict(
         "ph_least_useful", "PH is the least useful synthesizer (at equal eps with one record removed).",
         almost.get("PH", 0) == n_cells,
