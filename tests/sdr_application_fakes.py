@@ -42,7 +42,7 @@ def part1(rng, n=40, eps=5.0, converged=True):
     return ds
 
 
-def part2(rng, n=40, n_syn=5, converged=True):
+def part2(rng, n=40, n_syn=5, converged=True, cw_matched=True):
     """Part 2 over ``PART2_ROWS``: "Data" (not a fit: NaN, False, 0) and the six synthesizers."""
     rows = list(PART2_ROWS)
     names = list(PART2_SYNTHESIZERS)
@@ -81,7 +81,7 @@ def part2(rng, n=40, n_syn=5, converged=True):
          **stats,
          "max_ecdf": (("synthesizer", "syn_set"), rng.uniform(0, 0.2, (k + 1, n_syn))),
          "avg_ecdf": (("synthesizer", "syn_set"), rng.uniform(0, 0.01, (k + 1, n_syn))),
-         "cw_radius": 0.2},
+         "cw_radius": 0.2, "cw_radius_matched": bool(cw_matched)},
         coords={"synthesizer": rows, "record": np.arange(n), "draw": np.arange(200), "syn_set": np.arange(n_syn)})
 
 

@@ -42,7 +42,19 @@ def test_density_titles_flag_non_converged_fits(res):
 
 
 def test_given_axes_are_used(res):
-    fig, axes = plt.subplots(1, 2, figsize=(9, 4))
+    fig, axes = plt.subplots(2, 2, figsize=(9, 8))
     out = figures.reweighting_violins_figure(res, axes=axes)
-    assert out.flat[0] is axes[0]
+    assert out.flat[0] is axes[0, 0]
     plt.close(fig)
+
+
+def test_figure10_has_four_labelled_panels_as_in_the_paper(res):
+    ax = figures.reweighting_violins_figure(res)
+    assert ax.shape == (2, 2)
+    titles = [a.get_title() for a in ax.flat]
+    assert [t[:3] for t in titles] == ["(a)", "(b)", "(c)", "(d)"]
+    for t, (what, start) in zip(titles, [("bounds", "LW"), ("bounds", "CW"), ("weights", "LW"), ("weights", "CW")]):
+        assert what in t and plots.label(start) in t and plots.label(f"{start}_final") in t
+    ticks = [[x.get_text() for x in a.get_xticklabels()] for a in ax.flat]
+    assert ticks[1] == [plots.label("CW"), plots.label("CW_final")]
+    plt.close(ax.flat[0].figure)

@@ -13,7 +13,8 @@ from dpsynth.experiments.sdr_application import summaries
 
 KEYS = ["censored_within_bound", "privacy_relations", "weighted_above_target", "weights_spare_censoring",
         "censor_w_beats_censor_uw", "histogram_last", "censor_uw_beats_ph_equal_budget", "mixed_sets_compose_eps",
-        "reweighting_keeps_delta", "reweighting_raises_weights", "cw_gains_more", "all_fits_converged"]
+        "reweighting_keeps_delta", "reweighting_raises_weights", "cw_gains_more", "table2_ranking",
+        "all_fits_converged"]
 #: Verdicts that must hold at smoke scale (the lead's notebook test asserts the same).
 SMOKE_KEYS = ["censored_within_bound", "privacy_relations", "mixed_sets_compose_eps", "reweighting_keeps_delta"]
 
@@ -69,7 +70,7 @@ def test_verdicts_on_synthetic_results():
     assert list(v) == KEYS
     for k in ("censored_within_bound", "privacy_relations", "weights_spare_censoring", "censor_w_beats_censor_uw",
               "histogram_last", "censor_uw_beats_ph_equal_budget", "mixed_sets_compose_eps",
-              "reweighting_keeps_delta", "reweighting_raises_weights", "all_fits_converged"):
+              "reweighting_keeps_delta", "reweighting_raises_weights", "table2_ranking", "all_fits_converged"):
         assert v[k].holds is True, (k, v[k].evidence)
     assert v["weighted_above_target"].holds is False  # local 2 Delta of 4-6 against eps 5 is not above in both
     assert v["censored_within_bound"].numbers["bound"] == 2.5
@@ -84,6 +85,50 @@ def test_verdicts_turn_when_the_results_do():
     assert v["reweighting_keeps_delta"].holds is False
     assert v["all_fits_converged"].holds is False and v["all_fits_converged"].numbers["failed"] == 11
     assert v["weighted_above_target"].holds is None  # not established from non-converged fits
+    assert v["table2_ranking"].holds is None  # no replicate with all fits converged
+
+
+def test_cw_match_counts_replicates_and_shortfall():
+    res = fakes.results(replicates=3)
+    res.part2["cw_radius_matched"] = ("replicate", [True, False, True])
+    res.part2["delta"].loc[dict(replicate=1, synthesizer="CW")] = 1.8  # LW 2.0: 10% below
+    m = summaries.cw_match(res)
+    assert list(m.matched) == [True, False, True] and np.isclose(m.gap.iloc[1], -0.1)
+    text = summaries.cw_match_sentence(res)
+    assert "2 of 3 replicates" in text and "10.0% below" in text and "replicate 1" in text
+    p2 = summaries.part2_privacy_table(res, replicate=1)
+    assert p2.loc[plots.label("CW"), "Δ vs LW"] == "-10.0% (not matched)"
+    assert p2.loc[plots.label("LW"), "Δ vs LW"] == "–" and len(p2.columns) <= 7
+    assert summaries.part2_privacy_table(res).loc[plots.label("CW"), "Δ vs LW"].endswith("(matched)")
+    # without the stored flag, the band is checked from the stored Deltas
+    del res.part2["cw_radius_matched"]
+    assert list(summaries.cw_match(res).matched) == [True, False, True]  # fakes: CW 1.9 vs LW 2.0, smoke tol 5%
+    res.params = app.Params.preset("smoke", tol=0.02)
+    assert list(summaries.cw_match(res).matched) == [False, False, False]
+    assert "0 of 3" in summaries.cw_match_sentence(res)
+
+
+def test_ranking_table_over_replicates_marks_non_converged_fits():
+    res = fakes.results(replicates=4)
+    res.part1["avg_ecdf"].loc[dict(replicate=2, synthesizer="Censor_w")] = 0.0  # best in one replicate
+    rk = summaries.ranks(res)
+    assert list(rk.columns) == list(summaries.RANKED) and rk.loc[2, "Censor_w"] == 1 and rk.loc[0, "Weighted"] == 1
+    t = summaries.ranking_table(res)
+    assert len(t.columns) <= 7 and list(t.index) == [plots.label(n) for n in summaries.RANKED]
+    assert t.loc[plots.label("Weighted"), "avg-ECDF first"] == "3 of 4"
+    assert t.loc[plots.label("Censor_w"), "avg-ECDF rank"] == "3 (1–3)"
+    assert t.loc[plots.label("PH"), "converged"] == "no MCMC" and "†" not in "".join(t.iloc[:, 0])
+    assert "0 failed" in summaries.ranking_sentence(res) and "3 of 4 replicates" in summaries.ranking_sentence(res)
+    v = {x.key: x for x in summaries.verdicts(res)}["table2_ranking"]
+    assert v.holds is True and v.numbers["holds_in"] == 3 and v.numbers["clean_replicates"] == 4
+    # a non-converged fit marks its ranks and is left out of the verdict
+    res.part1["converged"].loc[dict(replicate=[0, 1, 3], synthesizer="Weighted")] = False
+    t = summaries.ranking_table(res)
+    assert t.loc[plots.label("Weighted"), "avg-ECDF rank"].endswith("†")
+    assert t.loc[plots.label("Weighted"), "converged"] == "1 of 4"
+    assert "3 failed the convergence checks, in 3 of 4 replicates" in summaries.ranking_sentence(res)
+    v = {x.key: x for x in summaries.verdicts(res)}["table2_ranking"]
+    assert v.holds is False and v.numbers["clean_replicates"] == 1
 
 
 @pytest.mark.slow
@@ -95,6 +140,8 @@ def test_smoke_preset_end_to_end(tmp_path):
     assert list(v) == KEYS
     for k in SMOKE_KEYS:
         assert v[k].holds is True, (k, v[k].evidence)
+    assert "cw_radius_matched" in res.part2 and res.part2.cw_radius_matched.dtype == bool
+    assert bool(res.part2.cw_radius_matched[0]) == bool(summaries.cw_match(res).matched.iloc[0])
     assert np.isclose(v["censored_within_bound"].numbers["bound"], 2.5)
     again = app.run(app.Params.smoke(), cache_dir=tmp_path, progress=False)
     assert again.part1.attrs["from_cache"] == 1

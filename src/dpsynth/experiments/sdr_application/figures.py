@@ -122,13 +122,31 @@ def reweighting_scatter_figure(results, axes=None, replicate: int = 0):
     return ax
 
 
+#: Panels of the re-weighting paper's Figure 10, in its order: (variable, start, panel letter).
+FIGURE10_PANELS = (("delta_i", "LW", "a"), ("delta_i", "CW", "b"), ("weight", "LW", "c"), ("weight", "CW", "d"))
+
+
 def reweighting_violins_figure(results, axes=None, replicate: int = 0):
-    """By-record bounds and weights of LW, LW_final, CW, CW_final (1 x 2; re-weighting paper Figure 10)."""
-    ax = _axes(axes, 1, 2, (9.5, 4.2))
+    """Before and after re-weighting (2 x 2; the re-weighting paper's Figure 10).
+
+    (a) by-record Lipschitz bounds of LW and LW_final, (b) of CW and CW_final, (c) record weights
+    of LW and LW_final, (d) of CW and CW_final. The bound panels draw the starting synthesizer's
+    Delta (dashed), which re-weighting must not exceed.
+    """
+    ax = _axes(axes, 2, 2, (9.5, 8.0))
     ds = results.part2.isel(replicate=replicate)
-    plots.violins(ax.flat[0], {s: ds.delta_i.sel(synthesizer=s).values for s in FOUR}, ylabel=_DELTA_I,
-                  hline=float(ds.delta.sel(synthesizer="LW")), hline_label="LW Δ")
-    plots.violins(ax.flat[1], {s: ds.weight.sel(synthesizer=s).values for s in FOUR}, ylabel=_WEIGHT)
+    for a, (var, start, letter) in zip(ax.flat, FIGURE10_PANELS):
+        pair = (start, f"{start}_final")
+        vals = {s: ds[var].sel(synthesizer=s).values for s in pair}
+        what = "Lipschitz bounds" if var == "delta_i" else "weights"
+        title = f"({letter}) {what}: {plots.label(start)} vs {plots.label(pair[1])}"
+        if var == "delta_i":
+            d = float(ds.delta.sel(synthesizer=start))
+            plots.violins(a, vals, ylabel=_DELTA_I, hline=d, hline_label=f"{plots.label(start)} Δ = {d:.2f}",
+                          title=title)
+        else:
+            plots.violins(a, vals, ylabel=_WEIGHT, title=title)
+            a.set_ylim(-0.05, 1.05)
     return ax
 
 

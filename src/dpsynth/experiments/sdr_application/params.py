@@ -53,6 +53,9 @@ class SDRApplicationParams(StudyParams):
     cw_radius, cw_kind, cw_match : float, str, bool
         Count-weight ball radius (starting value when matched), its kind, and whether the radius
         is tuned so that CW's Delta matches LW's.
+    cw_max_iter : int
+        Fits the CW radius search may run (doubling, then bisection) before it gives up; whether it
+        reached its band is stored per replicate (``cw_radius_matched``).
     k0, tol : float
         Starting k of the re-weighting search and the relative tolerance of the searches.
     keep_records : int
@@ -78,6 +81,7 @@ class SDRApplicationParams(StudyParams):
     cw_radius: float = 0.1
     cw_kind: str = "relative"
     cw_match: bool = True
+    cw_max_iter: int = 20
     k0: float = 0.95
     tol: float = 0.02
     keep_records: int = 1
@@ -109,6 +113,8 @@ class SDRApplicationParams(StudyParams):
             raise DataError(f"`cw_radius` must be > 0; got {self.cw_radius!r}.")
         if self.cw_kind not in CW_KINDS:
             raise DataError(f"`cw_kind` must be one of {CW_KINDS}; got {self.cw_kind!r}.")
+        if self.cw_max_iter < 1:
+            raise DataError(f"`cw_max_iter` must be >= 1; got {self.cw_max_iter!r}.")
         if not 0 < self.k0 <= 1:
             raise DataError(f"`k0` must lie in (0, 1]; got {self.k0!r}.")
         if not 0 < self.tol < 1:
@@ -131,8 +137,9 @@ class SDRApplicationParams(StudyParams):
 
     @classmethod
     def quick(cls) -> SDRApplicationParams:
-        """Minutes: one replicate, 500 draws and tuning steps per chain, 20 synthetic sets."""
-        return cls(scale="quick")
+        """Minutes: three replicates (for the spread of the utility ranking), 500 draws and tuning steps per
+        chain, 20 synthetic sets."""
+        return cls(scale="quick", replicates=3)
 
     @classmethod
     def paper(cls) -> SDRApplicationParams:

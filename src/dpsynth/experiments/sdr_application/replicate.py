@@ -247,7 +247,7 @@ def reweighting_replicate(replicate: int, seed: np.random.SeedSequence, params: 
     Parameters
     ----------
     params : mapping
-        ``draws``, ``tune``, ``chains``, ``cw_radius``, ``cw_kind``, ``cw_match``, ``k0``, ``tol``,
+        ``draws``, ``tune``, ``chains``, ``cw_radius``, ``cw_kind``, ``cw_match``, ``cw_max_iter``, ``k0``, ``tol``,
         ``n_syn`` (synthetic data sets per synthesizer), ``keep_records`` and the data parameters
         of :func:`data_part2`.
 
@@ -267,7 +267,8 @@ def reweighting_replicate(replicate: int, seed: np.random.SeedSequence, params: 
         mean ``exp(beta)``, dollars); per synthesizer (with "Data") and set: ``mean``,
         ``median``, ``q15``, ``q90``, ``max_ecdf``, ``avg_ecdf`` (bootstrap resamples for
         "Data"; for a synthesizer, set ``j`` is generated from one posterior draw, distinct
-        draws for distinct sets).
+        draws for distinct sets). Scalars: ``cw_radius`` (the radius used) and ``cw_radius_matched``
+        (whether the radius search put CW's Delta within ``tol`` below LW's).
     """
     require(params, ("draws", "tune", "cw_radius", "cw_kind", "k0", "tol", "n_syn"))
     cfg = SamplerConfig.from_params(params)
@@ -281,7 +282,8 @@ def reweighting_replicate(replicate: int, seed: np.random.SeedSequence, params: 
     res["LW"] = mechanisms.lipschitz_weighted(cm, res["Unweighted"].fit, sampler=cfg, seed=stream(seed, "LW"))
     res["CW"], cw_radius, cw_fits = match_cw_radius(
         cm, x, res["LW"].privacy.delta, radius=float(params["cw_radius"]), kind=str(params["cw_kind"]),
-        match=bool(params.get("cw_match", True)), tol=float(params["tol"]), sampler=cfg, seed=stream(seed, "CW"),
+        match=bool(params.get("cw_match", True)), tol=float(params["tol"]), max_iter=int(params.get("cw_max_iter", 20)),
+        sampler=cfg, seed=stream(seed, "CW"),
     )
     res["SW"] = mechanisms.scalar_weighted(cm, res["Unweighted"].fit, res["LW"].privacy.delta, sampler=cfg,
                                            seed=stream(seed, "SW"))
@@ -364,7 +366,8 @@ def reweighting_replicate(replicate: int, seed: np.random.SeedSequence, params: 
          "synthetic": (("synthesizer", "record"), one_syn),
          "mu_draw": (("synthesizer", "draw"), mu),
          **{k: (("synthesizer", "syn_set"), v) for k, v in stats.items()},
-         "cw_radius": float(cw_radius)},
+         "cw_radius": float(cw_radius),
+         "cw_radius_matched": bool(res["CW"].extra.get("radius_matched", False))},
         coords={"synthesizer": rows, "record": np.arange(n), "draw": np.arange(n_keep), "syn_set": np.arange(n_syn)},
     )
     return ds

@@ -34,6 +34,13 @@ __all__ = [
     "counts_table",
     "spread_table",
     "part2_privacy_table",
+    "cw_match",
+    "cw_match_sentence",
+    "RANKED",
+    "PAPER_ORDER",
+    "ranks",
+    "ranking_table",
+    "ranking_sentence",
     "part2_weights_table",
     "convergence_table",
     "salary_table",
@@ -57,6 +64,10 @@ PAPER_TABLE2 = pd.DataFrame(
     index=["delta", "eps", "eps_replace", "max_ecdf", "avg_ecdf", "mean", "median", "q15", "q90"]).T
 #: Mark of a privacy figure from a fit that failed the convergence checks.
 DAGGER = " †"
+#: The private synthesizers of the censoring paper's Table 2 that are ranked by utility.
+RANKED = TABLE2_COLUMNS[1:]
+#: The paper's utility order (its Table 2, avg-ECDF, best first; its histogram is PH-paper).
+PAPER_ORDER = ("Weighted", "Weighted-e", "Censor_w", "Censor_uw", "PH-paper")
 
 
 def _dollars(v) -> str:
@@ -161,18 +172,132 @@ def spread_table(results) -> pd.DataFrame | None:
     }, index=pd.Index([plots.label(n) for n in names], name="synthesizer"))
 
 
+def cw_match(results) -> pd.DataFrame:
+    """Per replicate: LW's and CW's Delta, CW's relative gap, and whether CW reached its band.
+
+    The CW radius search aims at ``LW Delta (1 - tol) <= CW Delta <= LW Delta``. ``matched`` is the
+    stored ``cw_radius_matched`` of the replicate (when present; otherwise the band is checked from
+    the stored Deltas); ``gap`` is ``CW Delta / LW Delta - 1`` (negative: CW below LW).
+    """
+    p2 = results.part2
+    lw = p2.delta.sel(synthesizer="LW").values
+    cw = p2.delta.sel(synthesizer="CW").values
+    tol = float(results.params.tol)
+    if "cw_radius_matched" in p2:
+        matched = np.asarray(p2.cw_radius_matched.values, dtype=bool).reshape(lw.shape)
+    else:
+        matched = (cw >= lw * (1 - tol)) & (cw <= lw)
+    return pd.DataFrame({"LW Δ": lw, "CW Δ": cw, "gap": cw / lw - 1, "matched": matched},
+                        index=pd.Index(p2.replicate.values, name="replicate"))
+
+
+def cw_match_sentence(results) -> str:
+    """Computed sentence: in how many replicates CW's Delta is within the band of LW's, by how much it falls short."""
+    m = cw_match(results)
+    R, k = len(m), int(m.matched.sum())
+    tol = float(results.params.tol)
+    out = (f"CW's Δ is within the {tol:.0%} band below LW's in {k} of {R} replicate{'s' if R > 1 else ''}"
+           if bool(results.params.cw_match) else "The CW radius was not tuned (`cw_match` off)")
+    miss = m[~m.matched]
+    if len(miss):
+        gaps = (-100 * miss.gap).to_numpy()
+        worst = float(gaps[np.argmax(np.abs(gaps))])
+        side = "below" if worst > 0 else "above"
+        out += (f"; in the other {len(miss)} it is not matched: CW's Δ lies up to {abs(worst):.1f}% {side} LW's "
+                f"(replicate {', '.join(str(int(r)) for r in miss.index)}: "
+                + ", ".join(f"{c:.2f} against {lw:.2f}" for c, lw in zip(miss['CW Δ'], miss['LW Δ'])) + ")")
+    return out + "."
+
+
 def part2_privacy_table(results, replicate: int = 0) -> pd.DataFrame:
-    """Part 2 per synthesizer: Delta, eps removed and replaced (equal for the NB), eps of all sets."""
+    """Part 2 per synthesizer: Delta, eps removed and replaced (equal for the NB), eps of all sets, and
+    Delta relative to LW's (CW's row says whether its radius search reached the band)."""
     ds = results.part2.isel(replicate=replicate)
     names = fit_names(ds)
     n_syn = int(ds.sizes["syn_set"])
+    lw = float(ds.delta.sel(synthesizer="LW"))
+    m = cw_match(results).iloc[replicate]
+
+    def vs_lw(n):
+        if n == "LW":
+            return "–"
+        txt = f"{100 * (float(ds.delta.sel(synthesizer=n)) / lw - 1):+.1f}%"
+        return txt + ((" (matched)" if m.matched else " (not matched)") if n == "CW" else "")
+
     return pd.DataFrame({
         "Δ": [_dag(ds, n, _num(ds.delta.sel(synthesizer=n), ".3f")) for n in names],
         "ε removed": [_dag(ds, n, _num(ds.eps.sel(synthesizer=n), ".2f")) for n in names],
         "ε replaced": [_dag(ds, n, _num(ds.eps_replace.sel(synthesizer=n), ".2f")) for n in names],
         f"ε, {n_syn} sets": [_dag(ds, n, _num(ds.eps_all_sets.sel(synthesizer=n), ".1f")) for n in names],
         "converged": ["yes" if _converged(ds, n) else "no" + DAGGER for n in names],
+        "Δ vs LW": [vs_lw(n) for n in names],
     }, index=pd.Index([plots.label(n) for n in names], name="synthesizer"))
+
+
+def ranks(results, metric: str = "avg_ecdf") -> pd.DataFrame:
+    """Rank (1 = smallest ``metric``, the best utility) of each of :data:`RANKED` in each replicate.
+
+    Rows: replicates; columns: synthesizer names. Ties share the lower rank.
+    """
+    p1 = results.part1
+    v = p1[metric].sel(synthesizer=list(RANKED)).transpose("replicate", "synthesizer").values
+    df = pd.DataFrame(v, columns=list(RANKED), index=pd.Index(p1.replicate.values, name="replicate"))
+    return df.rank(axis=1, method="min")
+
+
+def _converged_part1(results) -> pd.DataFrame:
+    """Per replicate and synthesizer of :data:`RANKED`: whether its fit converged (True where no MCMC)."""
+    p1 = results.part1
+    c = p1.converged.sel(synthesizer=list(RANKED)).transpose("replicate", "synthesizer").values
+    return pd.DataFrame(np.asarray(c, dtype=bool), columns=list(RANKED),
+                        index=pd.Index(p1.replicate.values, name="replicate"))
+
+
+def ranking_table(results) -> pd.DataFrame:
+    """The Table 2 utility ranking over replicates: median rank (range) and share ranked first, by avg-ECDF
+    and max-ECDF, and the fits that converged.
+
+    A rank cell carries :data:`DAGGER` when some of its replicates come from a fit that failed the
+    convergence checks (the "converged" column says how many).
+    """
+    conv = _converged_part1(results)
+    R = len(conv)
+    cols = {}
+    for metric, lab in (("avg_ecdf", "avg-ECDF"), ("max_ecdf", "max-ECDF")):
+        rk = ranks(results, metric)
+        cols[f"{lab} rank"] = [
+            f"{rk[n].median():g} ({rk[n].min():g}–{rk[n].max():g})" + ("" if conv[n].all() else DAGGER)
+            for n in RANKED]
+        cols[f"{lab} first"] = [f"{int((rk[n] == 1).sum())} of {R}" for n in RANKED]
+    cols["converged"] = ["no MCMC" if not _mcmc(results.part1.isel(replicate=0), n)
+                         else f"{int(conv[n].sum())} of {R}" for n in RANKED]
+    return pd.DataFrame(cols, index=pd.Index([plots.label(n) for n in RANKED], name="synthesizer"))
+
+
+def _paper_order_holds(results) -> pd.Series:
+    """Per replicate: whether the avg-ECDF order of :data:`PAPER_ORDER` is the paper's (strictly increasing)."""
+    v = results.part1.avg_ecdf.sel(synthesizer=list(PAPER_ORDER)).transpose("replicate", "synthesizer").values
+    return pd.Series(np.all(np.diff(v, axis=1) > 0, axis=1), index=results.part1.replicate.values)
+
+
+def ranking_sentence(results) -> str:
+    """Computed sentence: fits of the ranked synthesizers that failed, replicates affected, and the paper's order."""
+    conv = _converged_part1(results)
+    fits = [n for n in RANKED if _mcmc(results.part1.isel(replicate=0), n)]
+    R = len(conv)
+    failed = int((~conv[fits]).to_numpy().sum())
+    bad_reps = int((~conv[fits].all(axis=1)).sum())
+    holds = _paper_order_holds(results)
+    clean = conv[list(PAPER_ORDER)].all(axis=1)
+    out = (f"Of the {len(fits) * R} fits behind this ranking ({len(fits)} model-based synthesizers × {R} "
+           f"replicate{'s' if R > 1 else ''}), {failed} failed the convergence checks")
+    out += (f", in {bad_reps} of {R} replicate{'s' if R > 1 else ''}; ranks from those fits are marked †. "
+            if failed else ". ")
+    out += (f"The paper's avg-ECDF order ({', '.join(plots.label(n) for n in PAPER_ORDER)}) holds in "
+            f"{int(holds.sum())} of {R} replicate{'s' if R > 1 else ''}"
+            + (f" ({int((holds & clean).sum())} of the {int(clean.sum())} whose fits all converged)." if clean.any()
+               else "; no replicate has all its fits converged, so the ranking is not established."))
+    return out
 
 
 def part2_weights_table(results, replicate: int = 0) -> pd.DataFrame:
@@ -218,7 +343,7 @@ def verdicts(results) -> list[Verdict]:
     Keys: ``censored_within_bound``, ``privacy_relations``, ``weighted_above_target``,
     ``weights_spare_censoring``, ``censor_w_beats_censor_uw``, ``histogram_last``,
     ``censor_uw_beats_ph_equal_budget``, ``mixed_sets_compose_eps``, ``reweighting_keeps_delta``,
-    ``reweighting_raises_weights``, ``cw_gains_more``, ``all_fits_converged``.
+    ``reweighting_raises_weights``, ``cw_gains_more``, ``table2_ranking``, ``all_fits_converged``.
     """
     p1, p2 = results.part1, results.part2
     f2 = fitted(p2)
@@ -320,6 +445,23 @@ def verdicts(results) -> list[Verdict]:
         bool(gain_cw > 0 and gain_cw > gain_lw),
         f"median synthetic mean salary: CW \\${med['CW']:,.0f} → \\${med['CW_final']:,.0f}, LW \\${med['LW']:,.0f} "
         f"→ \\${med['LW_final']:,.0f}, data \\${med['Data']:,.0f}.", med))
+
+    holds = _paper_order_holds(results)
+    clean = _converged_part1(results)[list(PAPER_ORDER)].all(axis=1)
+    med = ranks(results, "avg_ecdf").median()
+    order = sorted(PAPER_ORDER, key=lambda n: (med[n], util[n]))
+    n_clean = int(clean.sum())
+    verdict = (bool(holds[clean.to_numpy()].mean() > 0.5) if n_clean else None)
+    out.append(Verdict(
+        "table2_ranking", "The censoring paper's utility ranking holds: by avg-ECDF Weighted is best, then Weighted-e, "
+        "Censor_w and Censor_uw, and the papers' histogram (PH-paper) is last.", verdict,
+        (f"the order holds in {int((holds & clean).sum())} of the {n_clean} replicate(s) whose fits all converged "
+         f"({int(holds.sum())} of {R1} in all)" if n_clean else f"the order holds in {int(holds.sum())} of {R1} "
+         "replicate(s)") + "; by median rank over replicates: "
+        + " < ".join(plots.label(n) for n in order)
+        + ("" if n_clean else "; no replicate has all its fits converged, so this is not established") + ".",
+        {"holds_in": int((holds & clean).sum()), "clean_replicates": n_clean, "replicates": R1,
+         "median_rank": {n: float(med[n]) for n in PAPER_ORDER}}))
 
     c1 = p1.converged.sel(synthesizer=fits).values.ravel()
     c2 = f2.converged.values.ravel()
