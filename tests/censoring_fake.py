@@ -57,6 +57,11 @@ def fake_results(replicates: int = 3, *, break_bound: bool = False) -> Censoring
         if break_bound and r == 0:
             rows[-3]["delta"] = 5.0
         ds = fits_to_dataset(rows)
+        # Milder weights: "shift" censors 0 in the first replicate at eps = 4, else near the paper's medians.
+        mild = np.array([[0.0 if r == 0 else 425.0 + r, 741.0 + r], [100.0 + r, 200.0 + r]])
+        ds["milder_n_censored"] = xr.DataArray(mild, dims=("lw_variant", "lw_eps"),
+                                               coords={"lw_variant": ["shift", "power"], "lw_eps": list(EPS)})
+        ds["milder_converged"] = ds["milder_n_censored"] >= 0
         ds["x_min"] = 1e-6 * (r + 1)
         ds["delta_unweighted"] = 7.0 + r
         ds["delta_weighted"] = 1.8 + 0.2 * r

@@ -27,6 +27,20 @@ def test_names_are_registered_and_truth():
     assert t["mean"] == pytest.approx(0.5 / 3.5) and 0 < t["q15"] < t["median"] < t["q90"] < 1
 
 
+def test_milder_weights_are_milder():
+    f = np.array([0.5, 1.0, 2.0, 4.0, np.inf])
+    lw = rep.lipschitz_weights(f)
+    np.testing.assert_allclose(rep.milder_weights(f), lw)
+    for g, p in rep.MILDER_LW.values():
+        w = rep.milder_weights(f, g, p)
+        assert np.all(w >= lw) and np.all((w >= 0) & (w <= 1)) and w[-1] == 0 and w[0] == 1
+        assert np.any(w[1:4] > lw[1:4])
+    np.testing.assert_allclose(rep.milder_weights(f, 0.0, 2.0)[:4], 1 - ((f[:4] - 0.5) / 3.5) ** 2)
+    np.testing.assert_allclose(rep.milder_weights(f, 0.25)[:4], np.clip(lw[:4] + 0.25, 0, 1))
+    with pytest.raises(ValueError):
+        rep.milder_weights(f, 0.0, 0.0)
+
+
 @pytest.mark.slow
 def test_replicate_structure_and_guarantee():
     out = rep.replicate(0, stream(11, 0), SMALL.study_dict())
@@ -65,6 +79,10 @@ def test_replicate_structure_and_guarantee():
     assert float(down["delta"].sel(synthesizer="Censor_w", scaling="none")) == float(
         select_fits(ds, "Censor_w", 4.0).isel(fit=0)["delta"])
     assert float(out["delta_unweighted"]) > float(out["delta_weighted"]) and "hist_converged" in out
+    # Censor_w with milder weights: one count per variant and eps, never below the LW Censor_w's by design
+    mild = ds["milder_n_censored"]
+    assert mild.dims == ("lw_variant", "lw_eps") and list(mild["lw_variant"].values) == list(rep.MILDER_LW)
+    assert np.all(mild.values >= 0) and ds["milder_converged"].dtype == bool
     again = rep.replicate(0, stream(11, 0), SMALL.study_dict())
     np.testing.assert_allclose(again["delta"].values, out["delta"].values)
 

@@ -112,3 +112,33 @@ def test_computed_text_has_this_runs_numbers(res):
     assert "18 bins" in S.ph_markdown(res) or "$\\lceil\\sqrt{300}\\rceil$ = 18" in S.ph_markdown(res)
     d = S.discrepancy_markdown(res)
     assert "n = 300" in d and "later release" in d and "R = 100" not in d
+
+
+def test_milder_table_and_verdict(res):
+    t = S.milder_table(res)
+    assert list(t.columns) == ["median", "mean", "zeros"]
+    assert t.loc[(4.0, "shift"), "median"] == pytest.approx(426.0)
+    assert t.loc[(4.0, "shift"), "zeros"] == pytest.approx(1 / 3)
+    assert t.loc[(3.0, "power"), "mean"] == pytest.approx(201.0) and t.loc[(4.0, "LW (ours)"), "zeros"] == 0
+    assert t.loc[(3.0, "paper"), "median"] == 741 and np.isnan(t.loc[(3.0, "paper"), "zeros"])
+    assert "shift: medians 426, 742" in S.milder_markdown(res) and "425 at" in S.milder_markdown(res)
+    v = {x.key: x for x in verdicts(res)}["milder_weights_reproduce_counts"]
+    assert v.holds is None and "undecided" in v.evidence  # n = 300 and no eps = 5
+
+
+def test_milder_verdict_decides_at_the_papers_design(res, monkeypatch):
+    import dataclasses
+
+    import pandas as pd
+
+    rows = {(5.0, "a"): [0, 50, 0.8], (4.0, "a"): [400, 380, 0.1], (3.0, "a"): [700, 690, 0.0],
+            (5.0, "b"): [200, 210, 0.0], (4.0, "b"): [425, 420, 0.0], (3.0, "b"): [741, 741, 0.0],
+            (5.0, "paper"): [0, 110, np.nan]}
+    t = pd.DataFrame.from_dict(rows, orient="index", columns=["median", "mean", "zeros"])
+    t.index = pd.MultiIndex.from_tuples(t.index)
+    monkeypatch.setattr(S, "milder_table", lambda results: t)
+    monkeypatch.setattr(S, "_eps_grid", lambda study: [5.0, 4.0, 3.0])
+    r2 = dataclasses.replace(res, params=dataclasses.replace(res.params, n=2000))
+    n = S._milder_numbers(r2)
+    assert n["decidable"] and n["reproduces"] == {"a": True, "b": False}  # b: no zeros at eps = 5
+    assert n["relative_difference"]["a"]["4"] == pytest.approx(400 / 425 - 1)

@@ -16,7 +16,9 @@ and builds every synthesizer of the study (names and guarantee types from :mod:`
 * for Weighted-e, how its refit moved (``n_above_target``, ``n_risen``, ``refit_shift_sd``: see
   :func:`_refit_cols`);
 * at the downscaling eps (Section 4.4): Weighted, Weighted-e and Censor_w again with the LW
-  weights multiplied by the downscaling factor ``c``.
+  weights multiplied by the downscaling factor ``c``;
+* at each eps, Censor_w's censoring count with MILDER weights (:data:`MILDER_LW`, see
+  :func:`milder_weights`): one censored fit per variant, only the count and convergence kept.
 
 Every synthetic data set is generated from ONE posterior draw (:func:`dpsynth.synthesis.synthesize`).
 At ``mix_eps`` the synthesizers of :data:`MIX_SYNTHS` also release a record-wise-mixed data set
@@ -53,6 +55,8 @@ __all__ = [
     "MIX_SYNTHS",
     "DOWNSCALE_SYNTHS",
     "RELEASE_ROWS",
+    "MILDER_LW",
+    "milder_weights",
     "TRUE_BETA",
     "true_stats",
     "replicate",
@@ -74,6 +78,8 @@ DOWNSCALE_SYNTHS = ("Weighted", "Weighted-e", "Censor_w")
 #: The release workflow's synthesizers: (name, scaling).
 RELEASE_ROWS = (("Censor_w-pub", "downscale"), ("Censor_w-pub", "none"), ("Censor_w", "downscale"),
                 ("Censor_w", "none"))
+#: Milder variants of the LW weights (closer to 1), name -> (shift g, power p): alpha_i = clip(1 - r_i^p + g, 0, 1).
+MILDER_LW = {"shift g = 0.25": (0.25, 1.0), "shift g = 0.5": (0.5, 1.0), "power 1 - r^2": (0.0, 2.0)}
 #: The data-generating distribution of the study.
 TRUE_BETA = (0.5, 3.0)
 
@@ -84,6 +90,23 @@ def true_stats(a: float = TRUE_BETA[0], b: float = TRUE_BETA[1]) -> dict[str, fl
     """Analytical mean, median, 15th and 90th percentiles of Beta(a, b)."""
     d = stats.beta(a, b)
     return {"mean": float(d.mean()), "median": float(d.median()), "q15": float(d.ppf(0.15)), "q90": float(d.ppf(0.90))}
+
+
+def milder_weights(abs_loglik, g: float = 0.0, p: float = 1.0) -> np.ndarray:
+    """LW weights made milder: ``alpha_i = clip(1 - r_i^p + g, 0, 1)``.
+
+    ``r_i`` is the LW rule's scaled ``max_s |f|`` (:func:`dpsynth.weights.lipschitz_weights`);
+    ``g = 0, p = 1`` gives the LW weights themselves, ``g > 0`` shifts every weight up, ``p > 1``
+    lowers ``r_i^p`` below ``r_i`` (so raises the weight) except at the extremes ``r_i = 0, 1``.
+    Records with a non-finite ``f_i`` keep weight 0.
+    """
+    if p <= 0:
+        raise ValueError(f"`p` must be > 0; got {p!r}.")
+    if p == 1.0:
+        return lipschitz_weights(abs_loglik, c=1.0, g=g)
+    base = lipschitz_weights(abs_loglik)
+    finite = np.isfinite(np.asarray(abs_loglik, dtype=float))
+    return np.where(finite, np.clip(1.0 - (1.0 - base) ** p + g, 0.0, 1.0), 0.0)
 
 
 def _family(p: CensoringParams) -> BetaFamily:
@@ -199,7 +222,8 @@ def replicate(r: int, seed: np.random.SeedSequence, params: Mapping) -> xr.Datas
     -------
     xarray.Dataset
         Variables over ``fit`` (coordinates ``synthesizer`` and ``eps``, eps NaN for Data,
-        Unweighted and Weighted) for the main study; variables prefixed ``ds_`` over
+        Unweighted and Weighted) for the main study; ``milder_n_censored`` and ``milder_converged``
+        over ``(lw_variant, lw_eps)``: Censor_w with the weights of :data:`MILDER_LW`; variables prefixed ``ds_`` over
         ``(ds_synthesizer, scaling)`` for the downscaling comparison, with ``ds_own_fit`` False
         where a "none" row repeats a fit of the main study; ``hist_*`` diagnostics of the
         historical fit; scalars ``x_min``, ``delta_unweighted`` and ``delta_weighted``. Split it
@@ -236,7 +260,16 @@ def replicate(r: int, seed: np.random.SeedSequence, params: Mapping) -> xr.Datas
         {"synthesizer": "Weighted", **lw_row},
     ]
     at_ds: dict[str, dict] = {}
+    milder = {name: milder_weights(uw.bounds.abs_loglik, g, pw) for name, (g, pw) in MILDER_LW.items()}
+    mild_n = np.full((len(milder), len(eps_grid)), np.nan)
+    mild_ok = np.zeros((len(milder), len(eps_grid)), dtype=bool)
     for k, eps in enumerate(eps_grid):
+        for j, w in enumerate(milder.values()):
+            # Only the count is needed: no synthetic data from these fits.
+            mres = mechanisms.censored(cm, x, eps, weights=w, sampler=cfg,
+                                       seed=stream(seed, "fit", "Censor_w-milder", j, k))
+            _check_cap(mres, eps)
+            mild_n[j, k], mild_ok[j, k] = float(mres.privacy.n_censored), bool(mres.fit.diagnostics.ok)
         we = mechanisms.weighted_e(cm, lw, eps, sampler=cfg, seed=stream(seed, "fit", "Weighted-e", k))
         cu = mechanisms.censored(cm, x, eps, sampler=cfg, seed=stream(seed, "fit", "Censor_uw", k))
         cw = mechanisms.censored(cm, x, eps, weights=lw.weights, sampler=cfg, seed=stream(seed, "fit", "Censor_w", k))
@@ -284,6 +317,9 @@ def replicate(r: int, seed: np.random.SeedSequence, params: Mapping) -> xr.Datas
     ds = rows_to_dataset([{k: v for k, v in row.items() if k in keep or k in ("ds_synthesizer", "scaling")}
                           for row in ds_rows], ["ds_synthesizer", "scaling"])
     out = xr.merge([main, ds.rename({v: f"ds_{v}" for v in ds.data_vars})])
+    coords = {"lw_variant": list(milder), "lw_eps": eps_grid}
+    out["milder_n_censored"] = xr.DataArray(mild_n, dims=("lw_variant", "lw_eps"), coords=coords)
+    out["milder_converged"] = xr.DataArray(mild_ok, dims=("lw_variant", "lw_eps"), coords=coords)
     out["x_min"] = float(x.min())
     out["delta_unweighted"] = uw.privacy.delta
     out["delta_weighted"] = lw.privacy.delta

@@ -34,6 +34,7 @@ __all__ = [
     "eps_table",
     "count_table",
     "tally_table",
+    "milder_table",
     "utility_table",
     "mixing_table",
     "calibration_table",
@@ -42,6 +43,7 @@ __all__ = [
     "convergence_table",
     "threshold_markdown",
     "tally_markdown",
+    "milder_markdown",
     "mixing_markdown",
     "release_markdown",
     "ph_markdown",
@@ -222,6 +224,76 @@ def tally_table(results, *, full: bool = False) -> pd.DataFrame:
     df = pd.DataFrame.from_dict(out, orient="index")
     df.index = pd.MultiIndex.from_tuples(df.index, names=["eps", "Censor_w count"])
     return df if full else df[list(SHORT)]
+
+
+def _zeros(v) -> float:
+    v = np.asarray(v, dtype=float).ravel()
+    v = v[~np.isnan(v)]
+    return float(np.mean(v == 0)) if v.size else np.nan
+
+
+def milder_table(results) -> pd.DataFrame:
+    """Censor_w counts with the LW weights and with milder weights (:data:`~.replicate.MILDER_LW`), and as published.
+
+    Columns: median, mean, and the share of replicates with no record censored (``zeros``; the
+    paper gives no share: NaN on its rows, although its median 0 at eps = 5 means at least half).
+    """
+    study = results.study
+    out = {}
+    for eps in _eps_grid(study):
+        ours = values(study, "n_censored", "Censor_w", eps)
+        rows = {"LW (ours)": ours}
+        if "milder_n_censored" in study:
+            for v in map(str, study["lw_variant"].values):
+                rows[v] = np.asarray(study["milder_n_censored"].sel(lw_variant=v, lw_eps=eps).values, dtype=float)
+        for k, v in rows.items():
+            cs = count_summary(v)
+            out[(eps, k)] = {"median": cs["median"], "mean": cs["mean"], "zeros": _zeros(v)}
+        if float(eps).is_integer() and (int(eps), "Censor_w") in PAPER_TABLE1:
+            pub = PAPER_TABLE1[(int(eps), "Censor_w")]
+            out[(eps, "paper")] = {"median": pub["median"], "mean": pub["mean"], "zeros": np.nan}
+    df = pd.DataFrame.from_dict(out, orient="index")
+    df.index = pd.MultiIndex.from_tuples(df.index, names=["eps", "Censor_w weights"])
+    return df
+
+
+def _milder_numbers(results, tol: float = 0.25) -> dict:
+    """Per variant: medians against the paper's at eps 4 and 3 (relative difference) and the share of zeros at eps 5."""
+    p, study = _res(results)
+    t = milder_table(results)
+    grid = _eps_grid(study)
+    need = (5.0, 4.0, 3.0)
+    variants = [k for k in dict.fromkeys(t.index.get_level_values(1)) if k != "paper"]
+    rel, zeros5, ok = {}, {}, {}
+    for v in variants:
+        rel[v] = {f"{e:g}": (float(t.loc[(e, v), "median"]) - PAPER_TABLE1[(int(e), "Censor_w")]["median"])
+                  / PAPER_TABLE1[(int(e), "Censor_w")]["median"] for e in (4.0, 3.0) if e in grid}
+        zeros5[v] = float(t.loc[(5.0, v), "zeros"]) if 5.0 in grid else np.nan
+        ok[v] = (len(rel[v]) == 2 and all(abs(x) <= tol for x in rel[v].values()) and zeros5[v] >= 0.5)
+    decidable = p.n == 2000 and all(e in grid for e in need) and "milder_n_censored" in study
+    return {"relative_difference": rel, "zeros_at_5": zeros5, "reproduces": ok, "decidable": decidable, "tol": tol}
+
+
+def milder_markdown(results) -> str:
+    """Which weight variant's Censor_w counts come near the published row, with this run's numbers."""
+    t = milder_table(results)
+    grid = _eps_grid(results.study)
+    variants = [k for k in dict.fromkeys(t.index.get_level_values(1)) if k != "paper"]
+    parts = []
+    for v in variants:
+        meds = ", ".join(f"{float(t.loc[(e, v), 'median']):g}" for e in grid)
+        z = ", ".join(f"{100 * float(t.loc[(e, v), 'zeros']):.0f}%" for e in grid)
+        parts.append(f"{v}: medians {meds} and replicates with no record censored {z}")
+    eps_txt = ", ".join(f"{e:g}" for e in grid)
+    pub = [e for e in grid if (e, "paper") in t.index]
+    txt = (f"At $\\varepsilon$ = {eps_txt}, " + "; ".join(parts) + ".")
+    if "milder_converged" in results.study:
+        ok = np.asarray(results.study["milder_converged"].values, dtype=bool)
+        txt += f" {int(ok.sum())} of these {ok.size} extra fits converged (divergences included)."
+    if pub:
+        txt += (" The published medians are " + ", ".join(f"{float(t.loc[(e, 'paper'), 'median']):g} at "
+                                                          f"$\\varepsilon$ = {e:g}" for e in pub) + ".")
+    return txt
 
 
 def _utility_medians(results, eps: float) -> pd.DataFrame:
@@ -590,7 +662,8 @@ def verdicts(results) -> list[Verdict]:
     Keys: ``censored_within_bound``, ``counts_rise_as_eps_falls``, ``censor_w_beats_censor_uw``,
     ``censor_w_pub_beats_censor_uw``, ``ph_least_useful``, ``weighted_most_useful``,
     ``mixing_multiplies_eps``, ``censoring_flattens_posterior``, ``downscaling_reduces_counts``,
-    ``censor_uw_counts_match_paper`` (undecided unless n = 2000), ``weighted_e_above_target``
+    ``censor_uw_counts_match_paper`` (undecided unless n = 2000), ``milder_weights_reproduce_counts``
+    (undecided unless n = 2000 and eps 5, 4, 3 are in the grid), ``weighted_e_above_target``
     (undecided when Weighted-e never ends above eps/2).
     """
     p, study = _res(results)
@@ -695,6 +768,20 @@ def verdicts(results) -> list[Verdict]:
         all(b <= a for a, b in drop.values()) and any(b < a for a, b in drop.values()),
         "Median counts without → with downscaling: " + ", ".join(f"{L(k)} {a:g} → {b:g}" for k, (a, b) in drop.items())
         + f" at $\\varepsilon$ = {p.downscale_eps:g}, $c$ = {p.downscale:g}.", {"medians": drop}))
+
+    mn = _milder_numbers(results)
+    good = [v for v, ok in mn["reproduces"].items() if ok and v != "LW (ours)"]  # the milder variants only
+    out.append(Verdict(
+        "milder_weights_reproduce_counts", "Milder LW weights (closer to 1) reproduce the published Censor_w counts: "
+        f"medians within {100 * mn['tol']:.0f}% of the paper's at eps = 4 and 3 and at least half of the replicates "
+        "with no record censored at eps = 5.",
+        (bool(good) if mn["decidable"] else None),
+        ("; ".join(f"{v}: median " + ", ".join(f"{100 * d:+.0f}% at $\\varepsilon$ = {e}" for e, d in rel.items())
+                   + f" from the paper's, {100 * mn['zeros_at_5'][v]:.0f}% zeros at $\\varepsilon$ = 5"
+                   for v, rel in mn["relative_difference"].items()) + "."
+         if mn["decidable"] else f"undecided: this run has n = {p.n} and $\\varepsilon$ in "
+         + ", ".join(f"{e:g}" for e in grid) + "; the paper n = 2000 and 5, 4, 3."),
+        {k: mn[k] for k in ("relative_difference", "zeros_at_5", "reproduces")}))
 
     common = [e for e in grid if float(e).is_integer() and (int(e), "Censor_uw") in PAPER_TABLE1]
     paper_med = {e: PAPER_TABLE1[(int(e), "Censor_uw")]["median"] for e in common}
