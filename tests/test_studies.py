@@ -355,3 +355,11 @@ def test_compare_replicates_reports_what_differs():
     moved = same.assign(x_min=("replicate", [0.1, 0.25]), delta=("replicate", [2.5, 2.6]))
     problems = shipped.compare_replicates(base, moved, exact=["x_min"], tolerances={"delta": 0.1})
     assert any(p.startswith("x_min") for p in problems) and any(p.startswith("delta") for p in problems)
+
+
+def test_fit_names_and_fitted_drop_the_data_row():
+    ds = xr.Dataset({"is_fit": (("synthesizer", "data_model"), [[False, False], [True, True], [True, False]]),
+                     "delta": ("synthesizer", [np.nan, 2.0, 3.0])},
+                    coords={"synthesizer": ["Data", "LW", "CW"], "data_model": ["a", "b"]})
+    assert studies.fit_names(ds) == ["LW"]  # a fit in every slice
+    assert list(studies.fitted(ds).synthesizer.values) == ["LW"]

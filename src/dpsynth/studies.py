@@ -40,6 +40,8 @@ from .validation import DataError
 __all__ = [
     "fits_to_dataset",
     "select_fits",
+    "fit_names",
+    "fitted",
     "run_study",
     "study_key",
     "study_path",
@@ -221,6 +223,24 @@ def fits_to_dataset(rows: Sequence[Mapping]) -> xr.Dataset:
                 "eps": ("fit", frame["eps"].to_numpy())},
     )
     return ds
+
+
+def fit_names(ds: xr.Dataset) -> list[str]:
+    """The ``synthesizer`` coordinate values of ``ds`` that are fits.
+
+    A study whose ``synthesizer`` dimension also holds "Data" marks its real fits with the
+    boolean variable ``is_fit``; a synthesizer counts as a fit if it is one in every slice of
+    ``is_fit``'s other dimensions.
+    """
+    f = ds["is_fit"]
+    other = [d for d in f.dims if d != "synthesizer"]
+    keep = (f.all(other) if other else f).values
+    return [str(nm) for nm, k in zip(ds.synthesizer.values, keep) if k]
+
+
+def fitted(ds: xr.Dataset) -> xr.Dataset:
+    """``ds`` restricted to the fits (drops the "Data" row of the ``synthesizer`` dimension)."""
+    return ds.sel(synthesizer=fit_names(ds))
 
 
 def select_fits(ds: xr.Dataset, synthesizer: str | Sequence[str] | None = None, eps: float | None = None) -> xr.Dataset:

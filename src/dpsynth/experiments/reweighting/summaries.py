@@ -16,6 +16,7 @@ import pandas as pd
 from ... import registry
 from ...metrics import interval_over_sets
 from ...privacy import CENSOR_TOL, neighbours_phrase
+from ...studies import fit_names, fitted  # noqa: F401  (part of this module's API: the notebook uses them)
 from ...synthesis import composed_eps
 from ...verdicts import Verdict
 
@@ -89,19 +90,6 @@ def _overlap(a, b) -> bool:
 
 def _scale_text(res) -> str:
     return f"{res.params.scale} scale"
-
-
-def fit_names(ds) -> list[str]:
-    """The ``synthesizer`` coordinate values that are fits (``is_fit``; "Data" is not)."""
-    f = ds["is_fit"]
-    other = [d for d in f.dims if d != "synthesizer"]
-    keep = (f.all(other) if other else f).values
-    return [str(nm) for nm, k in zip(ds.synthesizer.values, keep) if k]
-
-
-def fitted(ds):
-    """``ds`` restricted to the fits (drops the "Data" row of the ``synthesizer`` dimension)."""
-    return ds.sel(synthesizer=fit_names(ds))
 
 
 def data_value(ds, stat: str) -> float:

@@ -20,6 +20,7 @@ import xarray as xr
 
 from ... import plots
 from ...privacy import CENSOR_TOL
+from ...studies import fit_names, fitted  # noqa: F401  (part of this module's API: the notebook uses them)
 from ...verdicts import Verdict
 from .replicate import PART1_SYNTHESIZERS, PART2_SYNTHESIZERS
 
@@ -88,19 +89,6 @@ def _mcmc(ds: xr.Dataset, name: str) -> bool:
 
 def _dag(ds: xr.Dataset, name: str, text: str) -> str:
     return text if text == "–" or _converged(ds, name) else text + DAGGER
-
-
-def fit_names(ds: xr.Dataset) -> list[str]:
-    """The ``synthesizer`` coordinate values that are fits (``is_fit``; "Data" is not)."""
-    f = ds["is_fit"]
-    other = [d for d in f.dims if d != "synthesizer"]
-    keep = (f.all(other) if other else f).values
-    return [str(nm) for nm, k in zip(ds.synthesizer.values, keep) if k]
-
-
-def fitted(ds: xr.Dataset) -> xr.Dataset:
-    """``ds`` restricted to the fits (drops the "Data" row of the ``synthesizer`` dimension)."""
-    return ds.sel(synthesizer=fit_names(ds))
 
 
 def _pair_index(names) -> pd.MultiIndex:
