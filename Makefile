@@ -3,7 +3,9 @@
 #   make venv                 create/update .venv from requirements.lock
 #   make lock                 re-resolve requirements.lock from pyproject.toml
 #   make notebooks            execute the toc's notebooks/<name>.ipynb into book/ (papermill)
-#   make book [SCALE=paper]   notebooks + Jupyter Book HTML in _build/html
+#   make book                 the book from the shipped paper-scale results (results/*.nc; no MCMC)
+#   make book SCALE=quick     recompute every study at quick scale (minutes), then build the book
+#   make results              recompute the paper scale and rewrite results/*.nc (about 25 min, 2 cores)
 #   make test                 lint (ruff) and the whole test suite (pytest)
 #   make bench                every benchmarks/bench_*.py
 #   make clean                remove build outputs (keeps .venv and data/cache)
@@ -20,10 +22,15 @@ STAMP := $(VENV)/.installed
 # the uv that resolved requirements.lock
 UV_VERSION ?= 0.13.9
 
-# quick (minutes) or paper (the original studies' sizes)
-SCALE ?= quick
-# shipped results (results/*.nc): off (compute or use the cache), use (read, compute nothing), write
+# paper (the original studies' sizes; by default read from the shipped results) or quick (minutes)
+SCALE ?= paper
+# shipped results (results/*.nc): use (read them, compute nothing), write (recompute and rewrite
+# them: `make results`) or off (compute, or load data/cache). Paper scale uses them by default.
+ifeq ($(SCALE),paper)
+RESULTS ?= use
+else
 RESULTS ?= off
+endif
 # Chapters of the book: the `root:`/`file:` entries book/<name> of _toc.yml
 # (commented-out lines are ignored). A chapter with a source notebook
 # notebooks/<name>.ipynb is executed into book/<name>.ipynb; notebooks that are
@@ -38,7 +45,8 @@ JB_ARGS ?=
 .PHONY: help venv lock notebooks book results test bench clean distclean
 
 help:
-	@echo "make book [SCALE=quick|paper]  execute the notebooks and build the book"
+	@echo "make book                      build the book from the shipped paper-scale results (no MCMC)"
+	@echo "make book SCALE=quick          recompute the studies at quick scale and build the book"
 	@echo "make results                   recompute the paper-scale studies and rewrite results/*.nc"
 	@echo "make test                      run the test suite"
 	@echo "make bench                     run benchmarks/bench_*.py"
@@ -85,11 +93,11 @@ notebooks: $(STAMP)
 	mkdir -p book; \
 	for nb in $$nbs; do \
 	  name=$$(basename "$$nb" .ipynb); \
-	  echo "papermill $$nb -> book/$$name.ipynb (scale=$(SCALE))"; \
+	  echo "== $$name: papermill $$nb -> book/$$name.ipynb (scale=$(SCALE), results=$(RESULTS))"; \
 	  start=$$SECONDS; \
 	  DPSYNTH_RESULTS="$(RESULTS)" $(VENV)/bin/papermill "$$nb" "book/$$name.ipynb" -p scale "$(SCALE)" \
-	    --kernel python3 $(PAPERMILL_ARGS); \
-	  echo "book/$$name.ipynb: executed in $$((SECONDS - start)) s"; \
+	    --kernel python3 --no-progress-bar --stderr-file /dev/stderr $(PAPERMILL_ARGS); \
+	  echo "== $$name: executed in $$((SECONDS - start)) s"; \
 	done
 
 # Paper-scale studies, recomputed and written to results/<study>.nc with their provenance.

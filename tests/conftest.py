@@ -161,6 +161,10 @@ def mcmc_replicate(r, ss, params):
 # --------------------------------------------------------------------------------------------
 
 
+#: chapters whose notebooks run Monte Carlo studies (and take a ``workers`` parameter)
+STUDY_CHAPTERS = ("censoring", "reweighting", "range_restriction", "sdr_application")
+
+
 class SmokeNotebooks:
     """Executes ``notebooks/<name>.ipynb`` at ``scale="smoke"`` on first request, once per session."""
 
@@ -175,7 +179,9 @@ class SmokeNotebooks:
 
         if name not in self._done:
             try:
-                nb = run_notebook(name, self.folder, scale="smoke", cache_dir=str(self.cache_dir))
+                # one process: the test session already keeps both cores busy
+                extra = {"workers": 1} if name in STUDY_CHAPTERS else {}
+                nb = run_notebook(name, self.folder, scale="smoke", cache_dir=str(self.cache_dir), **extra)
                 self._done[name] = (nb, self.folder / f"{name}.ipynb")
             except BaseException as err:  # noqa: BLE001 - remembered and re-raised for every caller
                 self._done[name] = err

@@ -363,3 +363,14 @@ def test_fit_names_and_fitted_drop_the_data_row():
                     coords={"synthesizer": ["Data", "LW", "CW"], "data_model": ["a", "b"]})
     assert studies.fit_names(ds) == ["LW"]  # a fit in every slice
     assert list(studies.fitted(ds).synthesizer.values) == ["LW"]
+
+
+def test_data_fingerprint_tells_data_sets_apart():
+    x = np.linspace(0.1, 0.9, 50)
+    a = studies.data_fingerprint(x)
+    assert a == studies.data_fingerprint(x.copy()) and a >= 0
+    y = x.copy()
+    y[7] = np.nextafter(y[7], 1.0)  # one record changed in its last bit
+    assert studies.data_fingerprint(y) != a
+    assert studies.data_fingerprint(x[:49]) != a
+    assert studies.data_fingerprint(x, x) != a

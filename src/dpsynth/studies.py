@@ -38,6 +38,7 @@ from .seeds import stream
 from .validation import DataError
 
 __all__ = [
+    "data_fingerprint",
     "fits_to_dataset",
     "select_fits",
     "fit_names",
@@ -111,6 +112,21 @@ def study_path(
 ) -> Path:
     """Cache file of a study."""
     return Path(cache_dir) / f"{name}-{study_key(name, params, replicates, seed, code)}.nc"
+
+
+def data_fingerprint(*arrays) -> np.int64:
+    """A 63-bit digest (SHA-256) of the values of ``arrays`` as float64.
+
+    Stored with a replicate's results (``data_fingerprint``), it says whether a recomputation
+    simulated exactly the same confidential data set, without storing the data
+    (:func:`dpsynth.shipped.compare_replicates`).
+    """
+    h = hashlib.sha256()
+    for a in arrays:
+        v = np.ascontiguousarray(np.asarray(a, dtype=np.float64))
+        h.update(str(v.shape).encode())
+        h.update(v.tobytes())
+    return np.int64(int.from_bytes(h.digest()[:8], "little") >> 1)
 
 
 def rows_to_dataset(rows: Sequence[Mapping], index: Sequence[str]) -> xr.Dataset:

@@ -44,7 +44,7 @@ from ...histogram import perturbed_histogram
 from ...models import BetaFamily
 from ...privacy import CENSOR_TOL
 from ...seeds import stream
-from ...studies import fits_to_dataset, rows_to_dataset
+from ...studies import data_fingerprint, fits_to_dataset, rows_to_dataset
 from ...synthesis import release, synthesize
 from ...weights import lipschitz_weights, scale_weights
 from .params import CensoringParams
@@ -321,6 +321,7 @@ def replicate(r: int, seed: np.random.SeedSequence, params: Mapping) -> xr.Datas
     out["milder_n_censored"] = xr.DataArray(mild_n, dims=("lw_variant", "lw_eps"), coords=coords)
     out["milder_converged"] = xr.DataArray(mild_ok, dims=("lw_variant", "lw_eps"), coords=coords)
     out["x_min"] = float(x.min())
+    out["data_fingerprint"] = data_fingerprint(x, *([x_hist] if hist is not None else []))
     out["delta_unweighted"] = uw.privacy.delta
     out["delta_weighted"] = lw.privacy.delta
     if hist is not None:
@@ -374,7 +375,7 @@ def figure1_replicate(r: int, seed: np.random.SeedSequence, params: Mapping) -> 
          "eps_remove": ("synthesizer", [m.privacy.eps for m in res]),
          "eps_replace": ("synthesizer", [m.privacy.eps_replace for m in res]),
          "n_censored": ("synthesizer", [float(post.privacy.n_censored), float(cens.privacy.n_censored)]),
-         **cols, "true_mean": true_stats()["mean"]},
+         **cols, "true_mean": true_stats()["mean"], "data_fingerprint": data_fingerprint(x)},
         coords={"synthesizer": names},
     )
 
@@ -408,7 +409,7 @@ def calibration_replicate(r: int, seed: np.random.SeedSequence, params: Mapping)
         "trace_c": ("step", trace[:, 0]), "trace_delta": ("step", trace[:, 1]),
         **{k: fc[k] for k in ("converged", "rhat", "ess", "divergences")},
         **{f"rule_{k}": ("rule_draw", np.asarray(v, dtype=float)) for k, v in rule.draws.items()},
-        "f_min": rule.f_min, "f_max": rule.f_max, "g": rule.g,
+        "f_min": rule.f_min, "f_max": rule.f_max, "g": rule.g, "data_fingerprint": data_fingerprint(x_hist),
     })
 
 
@@ -471,4 +472,5 @@ def release_replicate(r: int, seed: np.random.SeedSequence, params: Mapping) -> 
     out = rows_to_dataset(rows, ["synthesizer", "scaling"])
     out["converged_unweighted"] = bool(uw.fit.diagnostics.ok)
     out["divergences_unweighted"] = int(uw.fit.diagnostics.divergences)
+    out["data_fingerprint"] = data_fingerprint(x)
     return out

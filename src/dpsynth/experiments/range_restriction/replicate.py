@@ -35,6 +35,7 @@ from ... import datasets, mechanisms, metrics, models, registry, synthesis
 from ... import range_restriction as rr
 from ...fitting import compiled_model
 from ...seeds import stream
+from ...studies import data_fingerprint
 from .params import RangeRestrictionParams
 
 __all__ = ["family", "range_tag", "synthesizer_names", "replicate"]
@@ -101,7 +102,7 @@ def replicate(r: int, seed: np.random.SeedSequence, params_mapping: Mapping) -> 
     for n in [int(v) for v in p.ns]:
         x = datasets.lognormal_data(n, stream(seed, n, "data"), meanlog=float(p.meanlog), sdlog=float(p.sdlog))
         cm = compiled_model(fam, x)
-        data_rows.append({"n_obs": n, "q90_data": float(np.quantile(x, 0.9))})
+        data_rows.append({"n_obs": n, "q90_data": float(np.quantile(x, 0.9)), "data_fingerprint": data_fingerprint(x)})
         ranks = np.argsort(np.argsort(x)) / max(n - 1, 1)
 
         results = {}

@@ -40,6 +40,7 @@ from ... import datasets, mechanisms, metrics, models, registry
 from ...fitting import SamplerConfig, compiled_model
 from ...mechanisms import match_cw_radius
 from ...seeds import generator, stream
+from ...studies import data_fingerprint
 from ...synthesis import release, synthesize
 from .params import DATA_MODELS, ReweightingParams
 
@@ -252,6 +253,7 @@ def _one_model(data_model: str, p: ReweightingParams, seed) -> xr.Dataset:
             "weight": (("synthesizer", "record"), weight),
             "synthetic": (("synthesizer", "record"), one_syn),
             "x": ("record", x),
+            "data_fingerprint": data_fingerprint(x),
             "mu_draw": (("synthesizer", "draw"), mu),
             **{s: (("synthesizer", "syn_set"), v) for s, v in stats.items()},
             **{f"{s}_mixed": (("synthesizer", "syn_set"), v) for s, v in mixed.items()},
@@ -335,10 +337,12 @@ def contraction_replicate(replicate: int, seed: np.random.SeedSequence, params: 
     conv = np.zeros(shape, dtype=bool)
     div = np.zeros(shape, dtype=int)
     st = {s: np.empty(shape) for s in STATS}
+    fingerprint = np.zeros((len(dms), len(ns)), dtype=np.int64)
     for a, dm in enumerate(dms):
         fam = family_for(dm)
         for b, n in enumerate(ns):
             x = simulate_data(dm, n, stream(seed, "data", dm, n))
+            fingerprint[a, b] = data_fingerprint(x)
             cm = compiled_model(fam, x)
             uw = mechanisms.unweighted(cm, x, sampler=cfg, seed=stream(seed, "Unweighted", dm, n))
             lw = mechanisms.lipschitz_weighted(cm, uw.fit, sampler=cfg, seed=stream(seed, "LW", dm, n))
@@ -366,6 +370,7 @@ def contraction_replicate(replicate: int, seed: np.random.SeedSequence, params: 
             "converged": (dims3, conv),
             "divergences": (dims3, div),
             **{s: (dims3, v) for s, v in st.items()},
+            "data_fingerprint": (("data_model", "n"), fingerprint),
         },
         coords={"data_model": dms, "n": ns, "synthesizer": rows},
     )

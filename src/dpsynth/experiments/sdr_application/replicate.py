@@ -48,6 +48,7 @@ from ...fitting import SamplerConfig, compiled_model
 from ...histogram import perturbed_histogram
 from ...mechanisms import match_cw_radius
 from ...seeds import generator, stream
+from ...studies import data_fingerprint
 from ...synthesis import composed_eps, release, release_sets, synthesize
 from .. import require
 
@@ -234,7 +235,8 @@ def censoring_replicate(replicate: int, seed: np.random.SeedSequence, params: Ma
          "mcmc": ("synthesizer", mcmc),
          "salary": (("synthesizer", "record"), salary),
          "coef_unweighted": ("coef", coef),
-         "kappa_unweighted": float(res["Unweighted"].fit.draws["kappa"].mean())},
+         "kappa_unweighted": float(res["Unweighted"].fit.draws["kappa"].mean()),
+         "data_fingerprint": data_fingerprint(s, X)},
         coords={"synthesizer": rows, "record": np.arange(n), "coef": names},
     )
     ds.attrs.update(source=data.source, ph_mode=mode, n=n, n_at_bound=int(np.sum(s == U)))
@@ -367,7 +369,8 @@ def reweighting_replicate(replicate: int, seed: np.random.SeedSequence, params: 
          "mu_draw": (("synthesizer", "draw"), mu),
          **{k: (("synthesizer", "syn_set"), v) for k, v in stats.items()},
          "cw_radius": float(cw_radius),
-         "cw_radius_matched": bool(res["CW"].extra.get("radius_matched", False))},
+         "cw_radius_matched": bool(res["CW"].extra.get("radius_matched", False)),
+         "data_fingerprint": data_fingerprint(x)},
         coords={"synthesizer": rows, "record": np.arange(n), "draw": np.arange(n_keep), "syn_set": np.arange(n_syn)},
     )
     return ds
