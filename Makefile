@@ -96,8 +96,8 @@ notebooks: $(STAMP)
 	  echo "== $$name: papermill $$nb -> book/$$name.ipynb (scale=$(SCALE), results=$(RESULTS))"; \
 	  start=$$SECONDS; \
 	  DPSYNTH_RESULTS="$(RESULTS)" $(VENV)/bin/papermill "$$nb" "book/$$name.ipynb" -p scale "$(SCALE)" \
-	    --kernel python3 --no-progress-bar --stderr-file /dev/stderr $(PAPERMILL_ARGS); \
-	  echo "== $$name: executed in $$((SECONDS - start)) s"; \
+	    --kernel python3 --no-progress-bar --stderr-file >(cat >&2) $(PAPERMILL_ARGS); \
+	  echo "== $$name: executed in $$((SECONDS - start)) s (load average $$(cut -d' ' -f1-3 /proc/loadavg))"; \
 	done
 
 # Paper-scale studies, recomputed and written to results/<study>.nc with their provenance.

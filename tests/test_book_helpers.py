@@ -40,3 +40,23 @@ def test_environment_lists_versions():
     assert env.loc["numpy", "version"] == np.__version__
     assert env.loc["not-a-package-xyz", "version"] == "not installed"
     assert "python" in env.index
+
+
+def test_provenance_table_says_where_each_result_comes_from():
+    import xarray as xr
+
+    from dpsynth import shipped
+
+    shipped_ds = xr.Dataset({"d": ("replicate", [1.0, 2.0, 3.0])})
+    shipped_ds.attrs.update(shipped.provenance({"scale": "paper"}, replicates=3, seed=1, elapsed_seconds=600.0,
+                                               workers=2), from_shipped=1)
+    computed = xr.Dataset({"d": ("replicate", [1.0])}, attrs={"elapsed_seconds": 12.0, "from_cache": 0})
+    cached = xr.Dataset({"d": ("replicate", [1.0])}, attrs={"elapsed_seconds": 5.0, "from_cache": 1})
+    t = book.provenance_table({"a": shipped_ds, "b": computed, "c": cached})
+    assert t.loc["a", "source"] == "shipped: results/a.nc" and t.loc["a", "wall time"] == "10.0 min"
+    assert t.loc["a", "replicates"] == 3 and t.loc["a", "workers"] == "2"
+    assert t.loc["b", "source"] == "computed in this build" and t.loc["b", "wall time"] == "12 s"
+    assert t.loc["c", "source"].startswith("result cache")
+    assert "shipped files" in book.provenance_markdown({"a": shipped_ds})
+    assert "10.0 min" in book.provenance_markdown({"a": shipped_ds})
+    assert "computed for this build" in book.provenance_markdown({"a": shipped_ds, "b": computed})

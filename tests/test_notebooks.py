@@ -29,9 +29,10 @@ CHAPTERS: dict[str, tuple[str, ...]] = {
     "sdr_application": ("censored_within_bound", "privacy_relations", "mixed_sets_compose_eps",
                         "reweighting_keeps_delta"),
     "choosing": (),
+    "reproduce": (),
 }
 #: pages with no study of their own (no dpsynth.experiments.<name> package)
-NO_STUDY = ("tutorial", "choosing")
+NO_STUDY = ("tutorial", "choosing", "reproduce")
 
 
 def code_lines(name: str) -> tuple[int, int]:

@@ -21,8 +21,10 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from .shipped import machine_description
+
 __all__ = ["COLUMN_PX", "MIN_TEXT_PX", "show_figure", "show_table", "figure_markdown", "table_markdown",
-           "smallest_text_px", "environment"]
+           "smallest_text_px", "environment", "provenance_table", "provenance_markdown"]
 
 #: Width of the book's text column in a 1280-pixel window (sphinx-book-theme, sidebar open).
 COLUMN_PX = 660
@@ -118,3 +120,61 @@ def environment(packages=("dpsynth", "numpy", "scipy", "pandas", "xarray", "pymc
         except importlib.metadata.PackageNotFoundError:
             rows[p] = "not installed"
     return pd.DataFrame({"version": rows}).rename_axis("package")
+
+
+def _minutes(seconds: float) -> str:
+    if not np.isfinite(seconds):
+        return "unknown"
+    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.1f} min"
+
+
+def provenance_table(studies) -> pd.DataFrame:
+    """Where each study's results on a page come from, and how long they took to compute.
+
+    Parameters
+    ----------
+    studies : mapping of str to xarray.Dataset
+        Study name -> the result of :func:`dpsynth.studies.run_study`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per study: replicates, source (the shipped file, this build, or the result cache),
+        when and on what machine it was computed, its wall time, worker processes, load average,
+        and the package version and commit. Shipped files carry all of it
+        (:func:`dpsynth.shipped.provenance`); a study computed in this build knows its time only.
+    """
+    rows = {}
+    for name, ds in studies.items():
+        a = ds.attrs
+        if a.get("from_shipped"):
+            source = f"shipped: results/{name}.nc"
+        elif a.get("from_cache"):
+            source = "result cache (data/cache)"
+        else:
+            source = "computed in this build"
+        commit = str(a.get("git_commit", ""))
+        rows[name] = {
+            "replicates": int(ds.sizes.get("replicate", 1)),
+            "source": source,
+            "computed": str(a.get("created", "this build" if source.startswith("computed") else "unknown"))[:10],
+            "wall time": _minutes(float(a.get("elapsed_seconds", float("nan")))),
+            "workers": str(a.get("workers", "")) or "-",
+            "machine": str(a.get("machine", machine_description())),
+            "load average at end": str(a.get("load_average_at_end", "-")),
+            "dpsynth": f"{a.get('dpsynth_version', '')}" + (f" ({commit[:10]})" if commit else ""),
+        }
+    return pd.DataFrame.from_dict(rows, orient="index").rename_axis("study")
+
+
+def provenance_markdown(studies) -> str:
+    """One sentence on where a page's results come from and their total computing time."""
+    total = sum(float(ds.attrs.get("elapsed_seconds", float("nan"))) for ds in studies.values())
+    shipped = [n for n, ds in studies.items() if ds.attrs.get("from_shipped")]
+    if shipped and len(shipped) == len(studies):
+        return (f"Every result on this page was read from the shipped files (nothing was recomputed to build it). "
+                f"Computing them took {_minutes(total)} of wall time in all, on the machine and with the load "
+                f"listed; `make results` recomputes them.")
+    return (f"The results on this page were computed for this build or loaded from the result cache; computing them "
+            f"took {_minutes(total)} of wall time in all.")
+

@@ -21,6 +21,7 @@ import platform
 import subprocess
 import tempfile
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -31,7 +32,8 @@ from .paths import project_root
 from .validation import DataError
 
 __all__ = ["MODES", "ShippedResultsError", "results_mode", "results_dir", "shipped_path", "provenance", "write",
-           "load", "compare_replicates"]
+           "machine_description", "load", "compare_replicates", "ShippedStudy", "SHIPPED_STUDIES", "shipped_names",
+           "CHAPTER_STUDIES", "chapter_times", "recompute", "staleness", "check_current"]
 
 #: Modes of :func:`dpsynth.studies.run_study`'s ``results`` argument.
 MODES = ("off", "use", "write")
@@ -74,6 +76,11 @@ def _git_commit() -> str:
         return "unknown"
 
 
+def machine_description() -> str:
+    """``"<system> <machine>, <cores> cores, Python <version>"`` of this process."""
+    return f"{platform.system()} {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
+
+
 def provenance(params: Mapping, *, replicates: int, seed: int, elapsed_seconds: float, workers) -> dict:
     """Attributes recording how a shipped result was made."""
     sampler = {k: params[k] for k in ("draws", "tune", "chains") if k in params}
@@ -91,8 +98,7 @@ def provenance(params: Mapping, *, replicates: int, seed: int, elapsed_seconds: 
         "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "elapsed_seconds": float(elapsed_seconds),
         "workers": str(workers),
-        "machine": f"{platform.system()} {platform.machine()}, {os.cpu_count()} cores, Python "
-                   f"{platform.python_version()}",
+        "machine": machine_description(),
         "load_average_at_end": ", ".join(f"{v:.2f}" for v in load),
     }
 
@@ -159,7 +165,13 @@ def load(name: str, params: Mapping, *, replicates: int, seed: int, path: Path |
 
 
 def compare_replicates(
-    shipped: xr.Dataset, recomputed: xr.Dataset, *, exact: Sequence[str] = (), tolerances: Mapping[str, float] = ()
+    shipped: xr.Dataset,
+    recomputed: xr.Dataset,
+    *,
+    exact: Sequence[str] = (),
+    tolerances: Mapping[str, float] = (),
+    relative: Mapping[str, float] = (),
+    sd_multiple: float = 4.0,
 ) -> list[str]:
     """Differences between a shipped result and a recomputation of its first replicates.
 
@@ -170,10 +182,18 @@ def compare_replicates(
     recomputed : xarray.Dataset
         The same study recomputed for its first ``k`` replicates with the current code.
     exact : sequence of str
-        Variables that must match exactly (the simulated data: they depend only on the seed).
+        Variables that must match exactly (the simulated data, ``data_fingerprint``: they depend
+        only on the seed).
     tolerances : mapping
-        Variable -> absolute tolerance on the mean over the recomputed replicates (Monte Carlo
-        error of MCMC and synthesis, which may differ across machines).
+        Variable -> absolute tolerance on the mean over all values of the recomputed replicates.
+    relative : mapping
+        Variable -> relative tolerance ``r``, checked cell by cell (every synthesizer, epsilon, n, ...):
+        the mean over the ``k`` replicates may differ from the shipped one by
+        ``max(r |shipped|, sd_multiple * sd)``, with ``sd`` the cell's standard deviation over the
+        shipped replicates (0 when only one was shipped). This is the Monte Carlo tolerance: MCMC
+        and one-draw synthesis may differ across machines, the simulated data may not.
+    sd_multiple : float
+        See ``relative``.
 
     Returns
     -------
@@ -183,19 +203,187 @@ def compare_replicates(
     k = recomputed.sizes["replicate"]
     ship = shipped.isel(replicate=slice(0, k))
     problems = []
+    names = [*exact, *dict(tolerances), *dict(relative)]
+    missing = [v for v in names if v not in ship or v not in recomputed]
+    problems += [f"{v}: missing from the {'shipped' if v not in ship else 'recomputed'} result" for v in missing]
     for v in exact:
-        if v not in ship or v not in recomputed:
-            problems.append(f"{v}: missing from the {'shipped' if v not in ship else 'recomputed'} result")
+        if v in missing:
             continue
         a, b = np.asarray(ship[v].values), np.asarray(recomputed[v].values)
         if a.shape != b.shape or not np.array_equal(a, b, equal_nan=a.dtype.kind == "f"):
             problems.append(f"{v}: the simulated values differ")
     for v, tol in dict(tolerances).items():
-        if v not in ship or v not in recomputed:
-            problems.append(f"{v}: missing from the {'shipped' if v not in ship else 'recomputed'} result")
+        if v in missing:
             continue
         a = float(np.nanmean(np.asarray(ship[v].values, dtype=float)))
         b = float(np.nanmean(np.asarray(recomputed[v].values, dtype=float)))
         if not abs(a - b) <= tol:
             problems.append(f"{v}: mean {a:.4g} shipped vs {b:.4g} recomputed (tolerance {tol:g})")
+    for v, rel in dict(relative).items():
+        if v in missing:
+            continue
+        full = shipped[v].astype(float)
+        a = ship[v].astype(float).mean("replicate")
+        b = recomputed[v].astype(float).mean("replicate")
+        if a.shape != b.shape:
+            problems.append(f"{v}: shape {a.shape} shipped vs {b.shape} recomputed")
+            continue
+        sd = full.std("replicate", ddof=1) if shipped.sizes["replicate"] > 1 else xr.zeros_like(a)
+        # a floor of rel x (a tenth of the variable's typical size), for cells whose value is ~0
+        floor = 0.1 * rel * float(np.nanmean(np.abs(full.values))) if np.isfinite(full.values).any() else 0.0
+        tol = np.maximum(np.maximum(rel * np.abs(a.values), sd_multiple * np.nan_to_num(sd.values)), floor)
+        av, bv = np.asarray(a.values), np.asarray(b.values)
+        bad = ~(np.abs(av - bv) <= tol) & ~(np.isnan(av) & np.isnan(bv))
+        if bad.any():
+            i = np.unravel_index(int(np.argmax(np.where(bad, np.abs(av - bv) - np.nan_to_num(tol), -np.inf))),
+                                 av.shape) if av.ndim else ()
+            where = ", ".join(f"{d}={a[d].values[j]!r}" if d in a.coords else f"{d}={j}"
+                              for d, j in zip(a.dims, i, strict=True))
+            problems.append(f"{v}: {int(bad.sum())} of {bad.size} cells outside the Monte Carlo tolerance; worst"
+                            f"{' at ' + where if where else ''}: {float(av[i]):.4g} shipped vs {float(bv[i]):.4g} "
+                            f"recomputed (tolerance {float(tol[i]):.3g})")
     return problems
+
+
+@dataclass(frozen=True)
+class ShippedStudy:
+    """How a shipped file is recomputed and compared (:func:`check_current`).
+
+    Attributes
+    ----------
+    function : str
+        ``"module:function"`` of the replicate function that made it.
+    relative : dict
+        Variable -> relative Monte Carlo tolerance (see :func:`compare_replicates`).
+    """
+
+    function: str
+    relative: dict
+
+
+_PRIVACY_UTILITY = {"delta": 0.25, "max_ecdf": 0.5}
+#: Every shipped study: its replicate function and the privacy and utility figures compared.
+SHIPPED_STUDIES: dict[str, ShippedStudy] = {
+    "censoring": ShippedStudy("dpsynth.experiments.censoring.replicate:replicate",
+                              {**_PRIVACY_UTILITY, "n_censored": 0.5}),
+    "censoring-figure1": ShippedStudy("dpsynth.experiments.censoring.replicate:figure1_replicate",
+                                      {"delta": 0.25, "n_censored": 0.5}),
+    "censoring-calibration": ShippedStudy("dpsynth.experiments.censoring.replicate:calibration_replicate",
+                                          {"c": 0.25, "delta": 0.25}),
+    "censoring-release": ShippedStudy("dpsynth.experiments.censoring.replicate:release_replicate",
+                                      {**_PRIVACY_UTILITY, "n_censored": 0.5}),
+    "range_restriction": ShippedStudy("dpsynth.experiments.range_restriction.replicate:replicate",
+                                      {**_PRIVACY_UTILITY, "q90": 0.25}),
+    "reweighting-synthesizers": ShippedStudy("dpsynth.experiments.reweighting.replicate:synthesizers_replicate",
+                                             {"delta": 0.25, "mean": 0.25}),
+    "reweighting-contraction": ShippedStudy("dpsynth.experiments.reweighting.replicate:contraction_replicate",
+                                            {"delta": 0.25, "mean": 0.25}),
+    "sdr_censoring": ShippedStudy("dpsynth.experiments.sdr_application.replicate:censoring_replicate",
+                                  {"delta": 0.25, "max_ecdf": 0.5}),
+    "sdr_reweighting": ShippedStudy("dpsynth.experiments.sdr_application.replicate:reweighting_replicate",
+                                    {"delta": 0.25, "max_ecdf": 0.5}),
+}
+
+
+#: Chapter -> the shipped studies it reads.
+CHAPTER_STUDIES: dict[str, tuple[str, ...]] = {
+    "censoring": ("censoring", "censoring-figure1", "censoring-calibration", "censoring-release"),
+    "reweighting": ("reweighting-synthesizers", "reweighting-contraction"),
+    "range_restriction": ("range_restriction",),
+    "sdr_application": ("sdr_censoring", "sdr_reweighting"),
+}
+
+
+def chapter_times(folder: str | os.PathLike | None = None):
+    """Per chapter, how long its shipped paper-scale studies took to compute, where and under what load.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per chapter with shipped files (and a total row): its studies' replicates, wall
+        time in minutes (the sum of the studies' ``elapsed_seconds``), worker processes, machine,
+        load average when its last study ended, and the date.
+    """
+    import pandas as pd
+
+    rows = {}
+    have = set(shipped_names(folder))
+    for chapter, names in CHAPTER_STUDIES.items():
+        present = [n for n in names if n in have]
+        if not present:
+            continue
+        attrs = [xr.open_dataset(shipped_path(n, folder), engine="h5netcdf").attrs for n in present]
+        rows[chapter] = {
+            "replicates": " + ".join(str(a["replicates"]) for a in attrs),
+            "wall time (min)": sum(float(a["elapsed_seconds"]) for a in attrs) / 60.0,
+            "workers": ", ".join(sorted({str(a["workers"]) for a in attrs})),
+            "machine": attrs[0]["machine"],
+            "load average at end": attrs[-1]["load_average_at_end"],
+            "computed": max(str(a["created"]) for a in attrs)[:10],
+        }
+    if not rows:
+        raise ShippedResultsError("no shipped results in results/: run `make results`.")
+    out = pd.DataFrame.from_dict(rows, orient="index").rename_axis("chapter")
+    total = {c: "" for c in out.columns}
+    total["wall time (min)"] = float(out["wall time (min)"].sum())
+    out.loc["all chapters"] = total
+    return out
+
+
+def shipped_names(folder: str | os.PathLike | None = None) -> list[str]:
+    """Names of the shipped files present in the results folder, in :data:`SHIPPED_STUDIES` order."""
+    d = Path(folder) if folder is not None else results_dir()
+    return [n for n in SHIPPED_STUDIES if (d / f"{n}.nc").exists()]
+
+
+def recompute(name: str, *, replicates: int = 1, cache_dir: str | os.PathLike,
+              path: Path | None = None) -> tuple[xr.Dataset, xr.Dataset]:
+    """The shipped study ``name`` and its first ``replicates`` replicates recomputed with the current code.
+
+    The parameters and seed come from the file's provenance, so the recomputation repeats the
+    shipped study's own first replicates.
+    """
+    import importlib
+
+    from .studies import run_study
+
+    spec = SHIPPED_STUDIES[name]
+    p = path or shipped_path(name)
+    if not p.exists():
+        raise ShippedResultsError(f"no shipped result {p}: compute it with `make results`.")
+    ship = xr.load_dataset(p, engine="h5netcdf")
+    params = json.loads(ship.attrs["params"])
+    module, func = spec.function.split(":")
+    fn = getattr(importlib.import_module(module), func)
+    k = min(int(replicates), ship.sizes["replicate"])
+    again = run_study(name, fn, params, replicates=k, seed=int(ship.attrs["seed"]), cache_dir=cache_dir,
+                      workers=1, progress=False, results="off")
+    return ship, again
+
+
+def staleness(name: str, ship: xr.Dataset, again: xr.Dataset, *, path: Path | None = None,
+              sd_multiple: float = 4.0) -> list[str]:
+    """:func:`compare_replicates` with the checks of :data:`SHIPPED_STUDIES`, as messages naming the file.
+
+    The simulated data (``data_fingerprint``) must match exactly; the privacy and utility
+    figures within their Monte Carlo tolerance. Empty if the file is current.
+    """
+    p = path or shipped_path(name)
+    problems = compare_replicates(ship, again, exact=["data_fingerprint"], relative=SHIPPED_STUDIES[name].relative,
+                                  sd_multiple=sd_multiple)
+    where = f"{p.parent.name}/{p.name}" if path is None else str(p)
+    return [f"{where} is stale (the code now gives other results); recompute it with `make results`: {m}"
+            for m in problems]
+
+
+def check_current(name: str, *, replicates: int = 1, cache_dir: str | os.PathLike, path: Path | None = None,
+                  sd_multiple: float = 4.0) -> list[str]:
+    """Recompute the first replicates of shipped study ``name`` (:func:`recompute`) and compare (:func:`staleness`).
+
+    Returns
+    -------
+    list of str
+        Empty if the file is current; else messages that start with the file to recompute.
+    """
+    ship, again = recompute(name, replicates=replicates, cache_dir=cache_dir, path=path)
+    return staleness(name, ship, again, path=path, sd_multiple=sd_multiple)
