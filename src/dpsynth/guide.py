@@ -7,15 +7,26 @@ allows in an intruder's odds about one record.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+import os
+import textwrap
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 
+import matplotlib.lines as mlines
+import matplotlib.pyplot as plt
+import matplotlib.ticker as mticker
 import numpy as np
 import pandas as pd
+import xarray as xr
 
-from . import registry
+from . import plots, registry, shipped
+from .studies import fit_names
 from .validation import DataError
 
-__all__ = ["NEEDS", "decision_table", "odds_table", "posterior_probability_bound"]
+__all__ = ["NEEDS", "decision_table", "odds_table", "posterior_probability_bound", "TRADEOFF_STUDIES",
+           "TRADEOFF_COLUMNS", "shipped_studies", "tradeoff_table", "tradeoff_figure", "tradeoff_caption",
+           "tradeoff_markdown"]
 
 #: Per registry key: (what it needs besides the model, MCMC fits per release, when to use it).
 NEEDS: dict[str, tuple[str, str, str]] = {
@@ -92,3 +103,388 @@ def odds_table(eps_grid: Sequence[float], priors: Sequence[float] = (0.01, 0.1, 
             row[f"prior {p:g} -> at most"] = float(posterior_probability_bound(p, e))
         rows[float(e)] = row
     return pd.DataFrame(rows).T.rename_axis("eps")
+
+
+# --- privacy and utility across the book -----------------------------------------------------------
+
+#: Shipped studies the privacy-utility figure reads, in the order of its panels.
+TRADEOFF_STUDIES: tuple[str, ...] = ("censoring", "range_restriction", "reweighting-synthesizers", "sdr_censoring",
+                                     "sdr_reweighting")
+
+#: Reader-facing names of the re-weighting study's generating models.
+_DATA_MODEL_NAMES = {"poisson": "Poisson", "nb_mixture": "NB mixture"}
+
+#: Columns of :func:`tradeoff_table`, in order.
+TRADEOFF_COLUMNS = ("study", "source", "synthesizer", "guarantee", "eps_target", "eps", "eps_lo", "eps_hi", "max_ecdf",
+                    "max_ecdf_lo", "max_ecdf_hi", "replicates", "releases")
+
+
+def shipped_studies(names: Sequence[str] = TRADEOFF_STUDIES,
+                    folder: str | os.PathLike | None = None) -> dict[str, xr.Dataset]:
+    """Read the shipped result files that are present, without checking their parameters.
+
+    The 'Choosing a mechanism' page summarises whatever the shipped paper-scale results hold, so
+    unlike :func:`dpsynth.shipped.load` this does not compare the files' parameters with a preset.
+
+    Parameters
+    ----------
+    names : sequence of str
+        Study names (``results/<name>.nc``) to read if present; default :data:`TRADEOFF_STUDIES`.
+    folder : path, optional
+        Results folder (default :func:`dpsynth.shipped.results_dir`).
+
+    Returns
+    -------
+    dict of str to xarray.Dataset
+        The files present, in the order of ``names``; each has the attribute ``from_shipped = 1``.
+
+    Raises
+    ------
+    ShippedResultsError
+        If none of the files is present, or one cannot be read.
+    """
+    wanted = list(names)
+    present = [n for n in shipped.shipped_names(folder) if n in wanted]
+    if not present:
+        where = shipped.results_dir() if folder is None else Path(folder)
+        raise shipped.ShippedResultsError(
+            f"none of the shipped results {', '.join(f'{n}.nc' for n in wanted)} is in {where}: run `make results` "
+            f"to compute the paper-scale studies."
+        )
+    out = {}
+    for n in sorted(present, key=wanted.index):
+        p = shipped.shipped_path(n, folder)
+        try:
+            ds = xr.load_dataset(p, engine="h5netcdf")
+        except (OSError, ValueError) as err:
+            raise shipped.ShippedResultsError(f"the shipped result {p.name} cannot be read ({err}); recompute it with "
+                                              f"`make results`.") from err
+        ds.attrs["from_shipped"] = 1
+        out[n] = ds
+    return out
+
+
+def _params(ds: xr.Dataset) -> dict:
+    try:
+        return dict(json.loads(ds.attrs.get("params", "{}")))
+    except (TypeError, ValueError):
+        return {}
+
+
+def _size(ds: xr.Dataset, *candidates) -> str:
+    """First available sample size among attributes/params ``candidates``, as text ("" if none)."""
+    p = _params(ds)
+    for c in candidates:
+        v = ds.attrs.get(c, p.get(c))
+        if v is not None and np.isfinite(float(v)) and float(v) > 0:
+            return f", n = {int(v)}"
+    return ""
+
+
+def _sdr_source(ds: xr.Dataset) -> str:
+    src = ds.attrs.get("source")
+    if src is None:
+        src = "file" if _params(ds).get("sdr_path") else "stand-in"
+    return "SDR stand-in" if src == "stand-in" else "SDR file"
+
+
+def _fits(ds: xr.Dataset) -> list[str]:
+    """Synthesizer names of ``ds`` that are fits: not "Data" (no guarantee), and ``is_fit`` where stored."""
+    names = [str(n) for n in ds["synthesizer"].values]
+    if "is_fit" in ds and "synthesizer" in ds["is_fit"].dims:
+        names = fit_names(ds)
+    return [n for n in names if registry.guarantee(n) is not None]
+
+
+def _utility(ds: xr.Dataset, name: str) -> xr.DataArray:
+    """``max_ecdf`` of synthesizer ``name`` (stored over ``synthesizer`` or, in older files, ``source``)."""
+    v = ds["max_ecdf"]
+    dim = "source" if "source" in v.dims else "synthesizer"
+    return v.sel({dim: name})
+
+
+def _cells(name: str, ds: xr.Dataset):
+    """(study description, synthesizer, eps target, eps values, max-ECDF values) of one shipped study."""
+    nan = float("nan")
+    if name == "censoring":
+        study = f"Beta{_size(ds, 'n')} (censoring study)"
+        syn, target = ds["synthesizer"].values, ds["eps"].values
+        for i in range(ds.sizes["fit"]):
+            nm = str(syn[i])
+            if registry.guarantee(nm) is None:
+                continue
+            yield study, nm, float(target[i]), ds["eps_remove"].isel(fit=i), ds["max_ecdf"].isel(fit=i)
+    elif name == "range_restriction":
+        n_main = int(ds.attrs["n_main"])
+        if n_main not in ds["n_obs"].values:
+            raise DataError(f"range_restriction: n_main = {n_main} is not among n_obs {ds['n_obs'].values.tolist()}.")
+        s = ds.sel(n_obs=n_main)
+        study = f"log-normal, n = {n_main} (range restriction)"
+        for nm in _fits(s):
+            yield study, nm, nan, s["eps"].sel(synthesizer=nm), s["max_ecdf"].sel(synthesizer=nm)
+    elif name == "reweighting-synthesizers":
+        size = _size(ds, "n")
+        for dm in ds["data_model"].values:
+            s = ds.sel(data_model=dm)
+            study = f"{_DATA_MODEL_NAMES.get(str(dm), str(dm))}{size} (re-weighting study)"
+            for nm in _fits(s):
+                yield study, nm, nan, s["eps"].sel(synthesizer=nm), _utility(s, nm)
+    elif name in ("sdr_censoring", "sdr_reweighting"):
+        part = "censoring" if name == "sdr_censoring" else "re-weighting"
+        size = _size(ds, "n", "n1" if part == "censoring" else "n2")
+        study = f"{_sdr_source(ds)}{size} ({part} synthesizers)"
+        target = float(_params(ds).get("eps", nan))
+        for nm in _fits(ds):
+            t = target if registry.spec(nm).takes_eps else nan
+            yield study, nm, t, ds["eps"].sel(synthesizer=nm), _utility(ds, nm)
+    else:
+        raise DataError(f"no privacy-utility summary for study {name!r}; known: {', '.join(TRADEOFF_STUDIES)}.")
+
+
+def _quartiles(values) -> tuple[float, float, float, int]:
+    v = np.asarray(values, dtype=float).ravel()
+    v = v[np.isfinite(v)]
+    if v.size == 0:
+        return float("nan"), float("nan"), float("nan"), 0
+    lo, med, hi = np.percentile(v, [25, 50, 75])
+    return float(med), float(lo), float(hi), int(v.size)
+
+
+def tradeoff_table(studies: Mapping[str, xr.Dataset]) -> pd.DataFrame:
+    """Privacy and utility of every synthesizer at every epsilon of the book's shipped studies.
+
+    Parameters
+    ----------
+    studies : mapping of str to xarray.Dataset
+        Study name -> its shipped result (:func:`shipped_studies`); the names of
+        :data:`TRADEOFF_STUDIES` that are missing are skipped.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (study panel, synthesizer, eps target), columns :data:`TRADEOFF_COLUMNS`:
+        ``study`` (reader-facing description; the re-weighting study has one per generating model),
+        ``source`` (the shipped file's name), ``synthesizer`` (registry name), ``guarantee``
+        (registry), ``eps_target`` (the target epsilon of a mechanism run at one, else NaN),
+        ``eps`` with ``eps_lo``/``eps_hi`` (median and quartiles over replicates of the epsilon of
+        one release with one record removed: the guarantee for censored and PH fits, the local
+        ``eps_x = 2 Delta`` for aDP and unprotected fits), ``max_ecdf`` with ``max_ecdf_lo``/``max_ecdf_hi``
+        (median and quartiles of the largest ECDF distance between a synthetic and the
+        confidential data set, over replicates and, where a study keeps several synthetic sets,
+        over those too), ``replicates`` (replicates with a finite eps) and ``releases`` (synthetic
+        data sets the utility figures are over). "Data" rows and rows whose eps or max-ECDF is not
+        finite are dropped.
+    """
+    rows = []
+    for name in TRADEOFF_STUDIES:
+        if name not in studies:
+            continue
+        for study, nm, target, eps, ecdf in _cells(name, studies[name]):
+            e, e_lo, e_hi, reps = _quartiles(eps.values)
+            u, u_lo, u_hi, rel = _quartiles(ecdf.values)
+            rows.append({"study": study, "source": name, "synthesizer": nm, "guarantee": registry.guarantee(nm),
+                         "eps_target": target, "eps": e, "eps_lo": e_lo, "eps_hi": e_hi, "max_ecdf": u,
+                         "max_ecdf_lo": u_lo, "max_ecdf_hi": u_hi, "replicates": reps, "releases": rel})
+    table = pd.DataFrame(rows, columns=list(TRADEOFF_COLUMNS))
+    keep = np.isfinite(table["eps"].astype(float)) & np.isfinite(table["max_ecdf"].astype(float))
+    table = table[keep].reset_index(drop=True)
+    return table.astype({"eps_target": float, "eps": float, "replicates": int, "releases": int})
+
+
+#: Marker shapes, one per synthesizer (the fill shows the guarantee: filled DP, open aDP; "x" for none).
+_MARKERS = ("o", "s", "^", "D", "v", "P", "<", ">", "h", "p", "*", "d", "H", "X")
+
+
+def _style(names: Sequence[str]) -> dict[str, dict]:
+    """Colour, marker and fill of each synthesizer, fixed across the panels."""
+    out = {}
+    shapes = iter(_MARKERS * (1 + len(names) // len(_MARKERS)))
+    for nm in names:
+        g = registry.guarantee(nm)
+        c = plots.color(nm, names)
+        marker = "x" if g == "none" else next(shapes)
+        out[nm] = {"color": c, "marker": marker, "mfc": c if g == "DP" else "white", "mec": c,
+                   "label": plots.label(nm)}
+    return out
+
+
+def _log_ticks(lo: float, hi: float) -> list[float]:
+    """Tick values for a log axis from ``lo`` to ``hi``: the coarsest of 1-2-5, 1-1.5-2-3-5-7 and 1-9 giving 3."""
+    decades = range(int(np.floor(np.log10(lo))), int(np.ceil(np.log10(hi))) + 1)
+    ticks: list[float] = []
+    for subs in ((1, 2, 5), (1, 1.5, 2, 3, 5, 7), tuple(range(1, 10))):
+        ticks = [float(f"{m * 10.0 ** d:.6g}") for d in decades for m in subs if lo <= m * 10.0 ** d <= hi]
+        if len(ticks) >= 3:
+            break
+    return ticks
+
+
+def tradeoff_figure(table: pd.DataFrame):
+    """One panel per study: median max-ECDF distance against epsilon (one record removed).
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        Output of :func:`tradeoff_table`.
+
+    Returns
+    -------
+    fig : matplotlib.figure.Figure
+    axes : numpy.ndarray of Axes
+        One per study, in the table's order (unused grid cells are hidden).
+
+    Notes
+    -----
+    A point is one synthesizer at one target epsilon: its median over replicates, with the
+    interquartile ranges as error bars in both directions. Colours and names with guarantees
+    come from the registry; filled markers are strict DP, open ones aDP (their epsilon is the
+    local figure of the data set, not a guarantee), "x" no protection. Points of one synthesizer
+    at several targets are joined by a thin line.
+    """
+    if table.empty:
+        raise DataError("the privacy-utility table is empty: no shipped study had a finite epsilon.")
+    plots.use_style()
+    panels = list(pd.unique(table["study"]))
+    names = registry.order(list(pd.unique(table["synthesizer"])))
+    style = _style(names)
+    ncol = min(3, len(panels))
+    nrow = int(np.ceil(len(panels) / ncol))
+    fig, axes = plt.subplots(nrow, ncol, figsize=(2.75 * ncol + 0.3, 2.55 * nrow + 1.9), squeeze=False)
+    axes = axes.ravel()
+    for ax, study in zip(axes, panels):
+        sub = table[table["study"] == study]
+        for nm in registry.order(list(pd.unique(sub["synthesizer"]))):
+            r = sub[sub["synthesizer"] == nm].sort_values("eps")
+            st = style[nm]
+            if len(r) > 1:
+                ax.plot(r["eps"], r["max_ecdf"], color=st["color"], lw=0.8, alpha=0.6, zorder=1)
+            ax.errorbar(r["eps"], r["max_ecdf"],
+                        xerr=[r["eps"] - r["eps_lo"], r["eps_hi"] - r["eps"]],
+                        yerr=[r["max_ecdf"] - r["max_ecdf_lo"], r["max_ecdf_hi"] - r["max_ecdf"]],
+                        fmt=st["marker"], color=st["color"], mfc=st["mfc"], mec=st["mec"], ms=6, mew=1.3,
+                        elinewidth=0.9, capsize=0, zorder=3)
+        ax.set_xscale("log")
+        ax.xaxis.set_major_locator(mticker.FixedLocator(_log_ticks(*ax.get_xlim())))
+        ax.xaxis.set_major_formatter(mticker.FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.xaxis.set_minor_formatter(mticker.NullFormatter())
+        ax.set_ylim(bottom=0)
+        ax.set_title("\n".join(textwrap.wrap(study, 28, break_on_hyphens=False)), fontsize=10)
+    for i, ax in enumerate(axes):
+        if i >= len(panels):
+            ax.set_visible(False)
+        elif i + ncol >= len(panels):
+            ax.set_xlabel("ε, one record removed")
+    fig.supylabel("max-ECDF distance (median; lower is better)", fontsize=11)
+    handles = [mlines.Line2D([], [], ls="none", marker=style[n]["marker"], color=style[n]["color"],
+                             mfc=style[n]["mfc"], mec=style[n]["mec"], ms=7, mew=1.3) for n in names]
+    fig.legend(handles, [style[n]["label"] for n in names], loc="outside lower center", ncol=min(4, len(names)),
+               columnspacing=1.0, handletextpad=0.3)
+    return fig, axes[:len(panels)]
+
+
+def tradeoff_caption(table: pd.DataFrame) -> str:
+    """Caption of :func:`tradeoff_figure`: what is plotted, and how many replicates each panel is over.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        Output of :func:`tradeoff_table` (computed from the shipped paper-scale results).
+    """
+    parts = []
+    for study, r in table.groupby("study", sort=False)[["replicates", "releases"]].max().iterrows():
+        reps, rel = int(r["replicates"]), int(r["releases"])
+        sets = f", of {rel // reps} synthetic sets each," if rel > reps else ""
+        parts.append(f"{reps}{sets} for “{study}”")
+    stand_in = table["study"].str.contains("SDR stand-in", regex=False).any()
+    return (
+        "Privacy and utility of every synthesizer at every $\\varepsilon$ studied in the book, from the shipped "
+        "paper-scale results: median largest distance between the ECDFs of a synthetic and of the confidential "
+        "data set (lower is better) against the median $\\varepsilon$ of one release with one record removed "
+        "(log scale), with quartile bars in both directions. Filled markers: strict DP; open markers: aDP, whose "
+        "$\\varepsilon$ is the local figure of the data set, not a guarantee; crosses: no protection. Replicates "
+        "per panel: " + "; ".join(parts) + "."
+        + (f" The SDR panels use the {plots.STAND_IN_NOTE}." if stand_in else "")
+    )
+
+
+def _fmt_eps(v: float) -> str:
+    return f"{v:.3g}"
+
+
+#: Short names of the shipped studies, for the page's sentences.
+_SHORT = {"censoring": "censoring study", "range_restriction": "range-restriction study",
+          "reweighting-synthesizers": "re-weighting study", "sdr_censoring": "SDR application of the censoring paper",
+          "sdr_reweighting": "SDR application of the re-weighting paper"}
+
+
+def _name(row) -> str:
+    """Display name, with its epsilon when that differs from its target (PH-paper: half the target)."""
+    nm = registry.spec(row["synthesizer"]).name if not registry.spec(row["synthesizer"]).pattern else row["synthesizer"]
+    t = row["eps_target"]
+    if np.isfinite(t) and not np.isclose(row["eps"], t, rtol=0.01):
+        return f"{nm} (ε = {_fmt_eps(row['eps'])} with one record removed)"
+    return nm
+
+
+def _join(items: Sequence[str]) -> str:
+    items = list(items)
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def tradeoff_markdown(table: pd.DataFrame) -> str:
+    """Two to four sentences on :func:`tradeoff_table`, every number formatted from the table.
+
+    For each study panel with a strict-DP mechanism: at the largest target epsilon that every one of
+    its DP mechanisms was run at, the DP mechanism with the smallest median max-ECDF distance, and
+    the best aDP mechanism at that target. For the studies with aDP mechanisms only: the range of
+    their local epsilons and median max-ECDF distances. Last, the local epsilon of the unprotected
+    posterior.
+    """
+    out = []
+    for study in pd.unique(table["study"]):
+        sub = table[table["study"] == study]
+        dp = sub[(sub["guarantee"] == "DP") & np.isfinite(sub["eps_target"])]
+        if dp.empty:
+            continue
+        common = set.intersection(*(set(g["eps_target"]) for _, g in dp.groupby("synthesizer")))
+        if not common:
+            continue
+        at, low = max(common), min(common)
+        here = sub[np.isclose(sub["eps_target"], at)]
+        best = here[here["guarantee"] == "DP"].sort_values("max_ecdf").iloc[0]
+        s = (f"In the panel “{study}”, at the target ε = {_fmt_eps(at)} the strict-DP mechanism with the smallest "
+             f"median max-ECDF distance is {_name(best)}, at {best['max_ecdf']:.3f}")
+        adp = here[here["guarantee"] == "aDP"].sort_values("max_ecdf")
+        if not adp.empty:
+            a = adp.iloc[0]
+            s += f"; the best aDP mechanism run at that target, {_name(a)}, reaches {a['max_ecdf']:.3f}"
+            if a["max_ecdf"] > 0:
+                s += f" (the DP distance is {best['max_ecdf'] / a['max_ecdf']:.2f} times the aDP one)"
+        if low < at:
+            there = sub[np.isclose(sub["eps_target"], low) & (sub["guarantee"] == "DP")].sort_values("max_ecdf")
+            b = there.iloc[0]
+            if b["synthesizer"] == best["synthesizer"]:
+                s += f", and it is still the best DP mechanism at ε = {_fmt_eps(low)}"
+            else:
+                same = there.loc[there["synthesizer"] == best["synthesizer"], "max_ecdf"].iloc[0]
+                s += (f", while at ε = {_fmt_eps(low)} the best DP mechanism is {_name(b)}, at {b['max_ecdf']:.3f}, "
+                      f"against {same:.3f} for {registry.spec(best['synthesizer']).name}")
+        out.append(s + ".")
+    only = [s for s in pd.unique(table["study"]) if not (table.loc[table["study"] == s, "guarantee"] == "DP").any()]
+    sub = table[table["study"].isin(only) & (table["guarantee"] == "aDP")]
+    if not sub.empty:
+        short = list(dict.fromkeys(_SHORT.get(v, v) for v in sub["source"]))
+        lo, hi = sub.loc[sub["eps"].idxmin()], sub.loc[sub["eps"].idxmax()]
+        where = lambda r: f"{_name(r)}, “{r['study']}”"  # noqa: E731
+        verb, their = ("has", "its") if len(short) == 1 else ("have", "their")
+        out.append(
+            f"The {_join(short)} {verb} no strict-DP mechanism: the local ε of one release of {their} aDP "
+            f"mechanisms runs from {_fmt_eps(lo['eps'])} ({where(lo)}) to {_fmt_eps(hi['eps'])} ({where(hi)}), "
+            f"with median max-ECDF distances from {sub['max_ecdf'].min():.3f} to {sub['max_ecdf'].max():.3f}."
+        )
+    none = table[table["guarantee"] == "none"]
+    if not none.empty:
+        out.append(f"The unprotected posterior (Unweighted) has a local ε of {_fmt_eps(none['eps'].min())} to "
+                   f"{_fmt_eps(none['eps'].max())} across the panels, with median max-ECDF distances from "
+                   f"{none['max_ecdf'].min():.3f} to {none['max_ecdf'].max():.3f}.")
+    return " ".join(out)
