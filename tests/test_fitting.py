@@ -253,3 +253,16 @@ def test_real_fit_records_divergences(beta_cm):
     f = beta_cm.fit(x, sampler=SamplerConfig(draws=200, tune=200, chains=2), seed=3)
     assert isinstance(f.diagnostics.divergences, int) and f.diagnostics.divergences >= 0
     assert f.idata.sample_stats["diverging"].shape == (2, 200)
+
+
+def test_default_cores_follows_the_worker_setting(monkeypatch):
+    import os
+
+    from dpsynth import fitting
+
+    monkeypatch.delenv(fitting.CORES_ENV, raising=False)
+    assert fitting.default_cores() == (os.cpu_count() or 1)
+    monkeypatch.setenv(fitting.CORES_ENV, "1")
+    assert fitting.default_cores() == 1
+    monkeypatch.setenv(fitting.CORES_ENV, "zero")  # not a positive integer: ignored
+    assert fitting.default_cores() == (os.cpu_count() or 1)

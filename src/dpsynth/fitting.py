@@ -58,6 +58,17 @@ def _is_real(value) -> bool:
     return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
 
 
+#: Environment variable: the sampler threads per fit when ``SamplerConfig.cores`` is None. Worker
+#: processes of a study set it so that processes x threads does not exceed the cores.
+CORES_ENV = "DPSYNTH_SAMPLER_CORES"
+
+
+def default_cores() -> int:
+    """Sampler threads per fit: ``$DPSYNTH_SAMPLER_CORES`` if set, else the number of CPUs."""
+    env = os.environ.get(CORES_ENV, "")
+    return int(env) if env.isdigit() and int(env) >= 1 else (os.cpu_count() or 1)
+
+
 @dataclass(frozen=True)
 class SamplerConfig:
     """MCMC settings shared by the fits of a study.
@@ -67,7 +78,8 @@ class SamplerConfig:
     draws, tune, chains : int
         Retained draws and tuning steps per chain, and number of chains (pooled afterwards).
     cores : int, optional
-        Chains run in parallel, a positive integer (default: ``min(chains, os.cpu_count())``).
+        Chains run in parallel, a positive integer (default: ``min(chains, default_cores())``: the CPUs,
+        or ``$DPSYNTH_SAMPLER_CORES`` in a study's worker processes).
     draw_quantile : float
         Draw-dropping rule of the Lipschitz bound (1.0 keeps all draws).
     rhat_max : float
@@ -349,7 +361,7 @@ class CompiledModel:
         pw = w if privacy_weights is None else as_weights(privacy_weights, n, "privacy_weights")
         M = np.inf if bound is None else check_positive(bound, "bound")
         compiled = self._nutpie.with_data(**self._data_values(xv, cov, w, M))
-        cores = cfg.cores or min(cfg.chains, os.cpu_count() or 1)
+        cores = cfg.cores or min(cfg.chains, default_cores())
         idata = nutpie.sample(
             compiled, draws=cfg.draws, tune=cfg.tune, chains=cfg.chains, cores=cores,
             seed=int_seed(seed), progress_bar=False,

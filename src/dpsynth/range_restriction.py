@@ -126,7 +126,7 @@ def range_averaged(
 def range_truncated(
     cm: CompiledModel, base: Fit, a: float, b: float, *, c: float = 1.0, g: float = 0.0,
     sampler: SamplerConfig | None = None, seed: SeedLike = None, name: str | None = None,
-    draw_quantile: float = 1.0, base_log_prob: np.ndarray | None = None,
+    draw_quantile: float = 1.0, base_log_prob: np.ndarray | None = None, keep_matrices: bool = False,
 ) -> MechanismResult:
     """Range restriction (B), range-truncated sensitivity (the literal reading).
 
@@ -134,7 +134,10 @@ def range_truncated(
     from the unweighted fit's truncated sensitivities, the weighted model is refitted and
     ``Delta = max_{s,i} |alpha_i f_{theta_s}(x_i) - log P_{theta_s}(R_i)|``. ``base_log_prob``
     passes ``range_log_prob(base, a, b)`` when the caller already has it. The result's ``extra``
-    holds ``delta_trunc_unweighted``, the largest unweighted truncated sensitivity.
+    holds ``delta_trunc_unweighted``, the largest unweighted truncated sensitivity, and with
+    ``keep_matrices`` also ``matrices``: the weighted fit's ``(loglik, log P)`` ``S x n`` pair, which
+    :func:`whole_term_truncated` can re-use instead of computing both again (pop it when done:
+    it is large).
 
     The terms ``alpha f - log P`` take both signs whatever the family (``-log P >= 0``), so the
     report uses ``one_signed=False``: eps with one record replaced is ``4 Delta``.
@@ -143,11 +146,14 @@ def range_truncated(
     base_b = record_bounds(base.loglik(), None, log_range_prob=L_base, draw_quantile=draw_quantile)
     w = lipschitz_weights(base_b.delta_i, c=c, g=g)
     fit = cm.fit(base.x, covariates=base.covariates, weights=w, sampler=sampler, seed=seed)
-    bounds = record_bounds(fit.loglik(), w, log_range_prob=range_log_prob(fit, a, b), draw_quantile=draw_quantile)
+    F, L = fit.loglik(), range_log_prob(fit, a, b)
+    bounds = record_bounds(F, w, log_range_prob=L, draw_quantile=draw_quantile)
     nm = name or f"B[{a:g},{b:g}]"
     rep = privacy_report(bounds, None, guarantee=registry.guarantee(nm), one_signed=False, a=a, b=b)
-    return MechanismResult(name=nm, fit=fit, weights=fit.weights, bounds=bounds, privacy=rep,
-                           extra={"a": a, "b": b, "delta_trunc_unweighted": base_b.delta})
+    extra = {"a": a, "b": b, "delta_trunc_unweighted": base_b.delta}
+    if keep_matrices:
+        extra["matrices"] = (F, L)
+    return MechanismResult(name=nm, fit=fit, weights=fit.weights, bounds=bounds, privacy=rep, extra=extra)
 
 
 def _matrices(fit: Fit, a: float, b: float, matrices) -> tuple[np.ndarray, np.ndarray]:
@@ -189,7 +195,7 @@ def truncated_bounds(
     return out
 
 
-def whole_term_truncated(result_b: MechanismResult, *, name: str | None = None) -> MechanismResult:
+def whole_term_truncated(result_b: MechanismResult, *, name: str | None = None, matrices=None) -> MechanismResult:
     """Re-account a (B) result under the whole-term reading (B').
 
     Parameters
@@ -198,6 +204,9 @@ def whole_term_truncated(result_b: MechanismResult, *, name: str | None = None) 
         The output of :func:`range_truncated` (its ``extra`` holds ``a``, ``b``).
     name : str, optional
         Default ``"B'[a,b]"``.
+    matrices : tuple, optional
+        ``(result_b.fit.loglik(), range_log_prob(result_b.fit, a, b))`` if the caller has them
+        (``range_truncated(..., keep_matrices=True)`` returns them in ``extra["matrices"]``).
 
     Returns
     -------
@@ -211,7 +220,7 @@ def whole_term_truncated(result_b: MechanismResult, *, name: str | None = None) 
         a, b = float(result_b.extra["a"]), float(result_b.extra["b"])
     except KeyError as exc:
         raise DataError("`result_b` must come from `range_restriction.range_truncated` (needs extra a, b).") from exc
-    matrices = _matrices(result_b.fit, a, b, None)  # computed once for both reductions below
+    matrices = _matrices(result_b.fit, a, b, matrices)  # computed (at most) once for both reductions below
     bounds = truncated_bounds(result_b.fit, result_b.weights, a, b, draw_quantile=result_b.bounds.draw_quantile,
                               matrices=matrices)
     decomposition = truncation_decomposition(result_b.fit, result_b.weights, a, b, matrices=matrices)

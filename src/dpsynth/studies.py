@@ -183,6 +183,13 @@ def _load_cached(path: Path) -> xr.Dataset | None:
         return None
 
 
+def _limit_sampler_threads(cores: int) -> None:
+    """Worker-process initializer: sampler threads per fit (:func:`dpsynth.fitting.default_cores`)."""
+    from .fitting import CORES_ENV
+
+    os.environ[CORES_ENV] = str(int(cores))
+
+
 def _one(fn: ReplicateFn, r: int, seed: int, params: Mapping) -> xr.Dataset:
     """Run one replicate; count (and silence) the ConvergenceWarnings its fits raise.
 
@@ -353,7 +360,8 @@ def run_study(
     if mode == "write":
         attrs = shipped.provenance(params, replicates=replicates, seed=seed,
                                    elapsed_seconds=float(ds.attrs.get("elapsed_seconds", float("nan"))),
-                                   workers=workers if scheduler is None else scheduler)
+                                   workers=scheduler if scheduler is not None
+                                   else min(workers or os.cpu_count() or 1, replicates))
         shipped.write(ds, shipped.shipped_path(name), attrs)
     return ds
 
@@ -389,8 +397,11 @@ def _run_or_load(name, replicate_fn, params, *, replicates, seed, cache_dir, wor
         else:
             import multiprocessing as mp
 
-            n_workers = workers or os.cpu_count() or 1
-            with ProcessPoolExecutor(max_workers=min(n_workers, replicates), mp_context=mp.get_context("spawn")) as ex:
+            n_workers = min(workers or os.cpu_count() or 1, replicates)
+            # each process samples its chains on cores / processes threads, so the machine is not oversubscribed
+            with ProcessPoolExecutor(max_workers=n_workers, mp_context=mp.get_context("spawn"),
+                                     initializer=_limit_sampler_threads,
+                                     initargs=(max(1, (os.cpu_count() or 1) // n_workers),)) as ex:
                 futs = {ex.submit(_one, replicate_fn, r, seed, dict(params)): r for r in range(replicates)}
                 for fut in as_completed(futs):
                     results[futs[fut]] = fut.result()

@@ -118,9 +118,11 @@ def replicate(r: int, seed: np.random.SeedSequence, params_mapping: Mapping) -> 
             res_a = rr.range_averaged(cm, base, results["LW"].weights, a, b, sampler=cfg,
                                       seed=stream(seed, n, f"A{t}"), name=f"A{t}", base_log_prob=base_lp)
             res_b = rr.range_truncated(cm, base, a, b, c=float(p.lw_c), g=float(p.lw_g), sampler=cfg,
-                                       seed=stream(seed, n, f"B{t}"), name=f"B{t}", base_log_prob=base_lp)
+                                       seed=stream(seed, n, f"B{t}"), name=f"B{t}", base_log_prob=base_lp,
+                                       keep_matrices=True)
             del base_lp
-            res_b2 = rr.whole_term_truncated(res_b, name=f"B'{t}")
+            # B' re-accounts B's fit: its (loglik, log P) matrices are re-used, not computed again
+            res_b2 = rr.whole_term_truncated(res_b, name=f"B'{t}", matrices=res_b.extra.pop("matrices"))
             results[f"A{t}"], results[f"B{t}"], results[f"B'{t}"] = res_a, res_b, res_b2
             info[f"A{t}"] = {"mean_lambda": float(res_a.privacy.extra["mean_lambda"])}
             dec = res_b2.extra["decomposition"]
