@@ -145,3 +145,17 @@ def test_smoke_preset_end_to_end(tmp_path):
     assert np.isclose(v["censored_within_bound"].numbers["bound"], 2.5)
     again = app.run(app.Params.smoke(), cache_dir=tmp_path, progress=False)
     assert again.part1.attrs["from_cache"] == 1
+
+
+def test_shown_replicate_is_the_first_kept_one_with_every_fit_converged():
+    import dataclasses
+
+    res = fakes.results(replicates=3)
+    res = dataclasses.replace(res, params=dataclasses.replace(res.params, keep_records=3))
+    assert summaries.shown_replicate(res) == 0
+    bad = res.part2.converged.copy()
+    bad[0, list(res.part2.synthesizer.values).index("CW_final")] = False  # replicate 0: one failed fit
+    res = dataclasses.replace(res, part2=res.part2.assign(converged=bad))
+    assert summaries.shown_replicate(res) == 1
+    # a replicate that kept no records is never shown; with none left, replicate 0 (flagged by daggers)
+    assert summaries.shown_replicate(dataclasses.replace(res, params=dataclasses.replace(res.params, keep_records=1))) == 0

@@ -59,7 +59,8 @@ class SDRApplicationParams(StudyParams):
     k0, tol : float
         Starting k of the re-weighting search and the relative tolerance of the searches.
     keep_records : int
-        Replicates (from 0) that keep their record-level values (synthetic salaries, weights).
+        Replicates (from 0) that keep their record-level values (synthetic salaries, weights); the
+        page shows the first of them in which every fit converged (``summaries.shown_replicate``).
     """
 
     replicates: int = 1
@@ -84,7 +85,7 @@ class SDRApplicationParams(StudyParams):
     cw_max_iter: int = 20
     k0: float = 0.95
     tol: float = 0.02
-    keep_records: int = 1
+    keep_records: int = 3
 
     def validate(self) -> None:
         super().validate()

@@ -29,6 +29,7 @@ __all__ = [
     "PAPER_TABLE2",
     "DAGGER",
     "fit_names",
+    "shown_replicate",
     "fitted",
     "privacy_table",
     "utility_table",
@@ -94,6 +95,23 @@ def _dag(ds: xr.Dataset, name: str, text: str) -> str:
 def _pair_index(names) -> pd.MultiIndex:
     return pd.MultiIndex.from_tuples([(plots.label(n), s) for n in names for s in ("ours", "paper")],
                                      names=["synthesizer", "source"])
+
+
+def shown_replicate(results) -> int:
+    """The replicate whose single-run tables and figures the page shows.
+
+    The first replicate that kept its record-level values (``keep_records``) in which every MCMC
+    fit of both parts passed the convergence checks (R-hat, ESS, no divergence); 0 if there is
+    none (the tables then flag the failed fits with a dagger).
+    """
+    p1, p2 = results.part1, results.part2
+    kept = min(int(results.params.keep_records), p1.sizes["replicate"], p2.sizes["replicate"])
+    for r in range(kept):
+        a, b = p1.isel(replicate=r), fitted(p2.isel(replicate=r))
+        ok1 = all(bool(a.converged.sel(synthesizer=n)) for n in a.synthesizer.values if _mcmc(a, n))
+        if ok1 and bool(np.all(b.converged.values)):
+            return r
+    return 0
 
 
 def privacy_table(results, replicate: int = 0) -> pd.DataFrame:
