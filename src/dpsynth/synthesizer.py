@@ -673,10 +673,11 @@ class Synthesizer:
             raise DataError(f"`data` must be a DataFrame of the public covariates; got {type(public).__name__}.")
         X = self.design(public)
         n = X.shape[0]
-        rng = generator(seed)
+        base = stream(seed, "sample")
+        rng = generator(stream(base, "records"))
         S = self.n_draws
         if draw is None:
-            s = int(rng.integers(S))
+            s = int(generator(stream(base, "draw")).integers(S))
         elif isinstance(draw, bool) or not isinstance(draw, (int, np.integer)) or not 0 <= draw < S:
             raise DataError(f"`draw` must be an integer in [0, {S}); got {draw!r}.")
         else:
@@ -797,6 +798,9 @@ class Synthesizer:
         self.columns, self.dtypes, self.levels = st["columns"], st["dtypes"], content["levels"]
         self.public = pd.DataFrame({c: content["public_covariates"][c] for c in self.covariates},
                                    columns=self.covariates)
+        for c in self.covariates:
+            if c not in self.levels:
+                self.public[c] = self.public[c].astype(self.dtypes[c])
         self._x = None
         self._X = self.design(self.public)
         self._privacy = SynthesizerPrivacy(**content["privacy"])
@@ -832,12 +836,13 @@ class Synthesizer:
         ident = self.checksum
         with led.locked() as book:
             used = {r["draw"] for r in book.records() if r["synthesizer"] == ident}
-            rng = generator(seed)
+            base = stream(seed, "release")
+            rng = generator(stream(base, "draw"))
             free = [s for s in range(self.n_draws) if s not in used]
             draw = int(rng.choice(free)) if free else int(rng.integers(self.n_draws))
             new_spend = 0.0 if draw in used else p.eps_remove
             book.check_budget(p.guarantee, new_spend, budget)
-            df = self.sample(rng, draw=draw)
+            df = self.sample(stream(base, "sample"), draw=draw)
             _atomic_write_frame(df, path_out)
             book.append(mechanism=p.mechanism, name=p.name, guarantee=p.guarantee, eps=p.eps_remove,
                         eps_replace=p.eps_replace, draw=draw, output=str(path_out), synthesizer=ident,
