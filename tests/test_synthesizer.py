@@ -245,3 +245,48 @@ def test_loaded_synthesizer_releases_without_the_data_and_budget_refusal_writes_
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r1.csv", "r2.parquet", "releases.jsonl", "syn.json"]
     with pytest.raises(DataError, match=".csv or .parquet"):
         s.release(tmp_path / "r3.xlsx", ledger=ledger, seed=3)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mechanism, eps, params", [
+    ("unweighted", None, {}), ("weighted", None, {}), ("lw", None, {}), ("sw", None, {}), ("lw_final", None, {}),
+    ("cw", None, {"radius": 0.1}), ("cw_final", None, {"radius": 0.1}), ("weighted_e", 4.0, {}),
+])
+def test_every_mechanism_reports_its_registry_name_and_guarantee(df, mechanism, eps, params):
+    from dpsynth import registry
+
+    s = Synthesizer(df, "wage", covariates=["region", "age"], mechanism=mechanism, eps=eps, mechanism_params=params,
+                    model_params=PRIORS, sampler=CFG, allow_unconverged=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        s.fit(seed=3)
+    spec = registry.spec(mechanism)
+    assert s.privacy.name == spec.name and s.privacy.guarantee == spec.guarantee
+    assert s.privacy.eps_remove == pytest.approx(2 * s.privacy.delta)  # uncensored: the local eps_x = 2 Delta
+    assert len(s.sample(seed=0)) == len(df)
+
+
+@pytest.mark.slow
+def test_poisson_regression_on_encoded_covariates_keeps_integer_counts():
+    rng = np.random.default_rng(1)
+    region = rng.choice(["a", "b"], 150)
+    d = pd.DataFrame({"visits": rng.poisson(np.where(region == "b", 6.0, 2.0)), "region": region})
+    s = Synthesizer(d, "visits", covariates=["region"], model="poisson", mechanism="censor_uw", eps=6.0,
+                    sampler=CFG, allow_unconverged=True).fit(seed=0)
+    assert s.draws["beta"].shape[1] == 2  # intercept and the indicator of "b"
+    assert s.privacy.eps_replace == pytest.approx(6.0)  # one-signed (discrete): 2 M with one record replaced
+    out = s.sample(seed=0, data=pd.DataFrame({"region": ["a"] * 2000 + ["b"] * 2000}))
+    assert out["visits"].dtype == d["visits"].dtype
+    means = out.groupby("region")["visits"].mean()
+    assert means["b"] > 2 * means["a"]
+
+
+@pytest.mark.slow
+def test_a_public_offset_moves_the_censoring(df):
+    # log-likelihoods of these records lie around +-1; subtracting 3 pushes them below -M = -2
+    kw = dict(covariates=["region", "age"], mechanism="censor_uw", eps=4.0, sampler=CFG, model_params=PRIORS,
+              allow_unconverged=True, censor_warn_share=1.0)
+    plain = Synthesizer(df, "wage", **kw).fit(seed=1)
+    shifted = Synthesizer(df, "wage", offset=3.0, **kw).fit(seed=1)
+    assert shifted.privacy.n_censored > plain.privacy.n_censored
+    assert shifted.privacy.eps_remove == plain.privacy.eps_remove == pytest.approx(4.0)
