@@ -22,7 +22,9 @@ from dpsynth.synthesizer import (
 )
 from dpsynth.validation import DataError
 
-CFG = SamplerConfig(draws=400, tune=400, chains=2, ess_min=100)
+# Long enough that convergence does not hinge on the seed: R-hat <= 1.01 held for 10 of 10 seeds
+# (sampler output differs across machines, so a test must not rely on one seed converging).
+CFG = SamplerConfig(draws=1500, tune=1000, chains=2, ess_min=100)
 #: Priors of the shipped lognormal family, tight enough that a censored fit does not wander into the flat tails.
 PRIORS = {"mu_prior_sd": 2.0, "sigma_prior_scale": 1.0}
 
@@ -47,8 +49,8 @@ def censor_uw(df):
 
 @pytest.fixture(scope="module")
 def user_censor_w(df):
-    # a regression on raw age mixes slowly: more draws than CFG, and no allow_unconverged
-    cfg = SamplerConfig(draws=800, tune=600, chains=2, ess_min=100)
+    # a regression on raw age mixes slowly: more draws than CFG (converged for 10 of 10 seeds), no allow_unconverged
+    cfg = SamplerConfig(draws=2000, tune=1000, chains=2, ess_min=100)
     return Synthesizer(df, "wage", covariates=["region", "age"], model=lognormal_regression, mechanism="censor_w",
                        eps=4.0, sampler=cfg).fit(seed=2)
 
