@@ -6,6 +6,7 @@ import os as _os
 _os.environ.setdefault("PYTENSOR_FLAGS", "blas__ldflags=")
 
 from .likelihood import weighted_loglik  # noqa: E402
+from .synthesizer import Synthesizer  # noqa: E402
 
 __version__ = "0.1.0"
-__all__ = ["weighted_loglik", "__version__"]
+__all__ = ["weighted_loglik", "Synthesizer", "__version__"]
