@@ -818,8 +818,11 @@ class Synthesizer:
 
     # ------------------------------------------------------------------ release
     def release(self, path_out: str | os.PathLike, *, ledger: str | os.PathLike, budget: float | None = None,
-                seed: SeedLike = None) -> pd.DataFrame:
+                seed: SeedLike = None, data: pd.DataFrame | None = None) -> pd.DataFrame:
         """Sample one synthetic data set, write it atomically (CSV or Parquet by extension) and record it.
+
+        ``data`` holds the public covariates of the synthetic records (default: those of the fitted
+        data), as in :meth:`sample`.
 
         A draw not yet released in this ledger is used when one is left, so every release spends its
         own epsilon. With ``budget``, a strict-DP release that would bring the ledger's DP total above
@@ -842,7 +845,7 @@ class Synthesizer:
             draw = int(rng.choice(free)) if free else int(rng.integers(self.n_draws))
             new_spend = 0.0 if draw in used else p.eps_remove
             book.check_budget(p.guarantee, new_spend, budget)
-            df = self.sample(stream(base, "sample"), draw=draw)
+            df = self.sample(stream(base, "sample"), data=data, draw=draw)
             _atomic_write_frame(df, path_out)
             book.append(mechanism=p.mechanism, name=p.name, guarantee=p.guarantee, eps=p.eps_remove,
                         eps_replace=p.eps_replace, draw=draw, output=str(path_out), synthesizer=ident,

@@ -1,0 +1,251 @@
+"""The ``dpsynth`` command line: fit → save → release → ledger, budget refusal, and one-line errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpsynth.cli import default_ledger_path, main
+
+SRC = str(Path(__file__).resolve().parents[1] / "src")
+# the sampler settings of tests/test_synthesizer.py (CFG, PRIORS): convergence does not hinge on the seed
+SAMPLER = ["--draws", "1500", "--tune", "1000", "--chains", "2", "--ess-min", "100",
+           "--model-param", "mu_prior_sd=2", "--model-param", "sigma_prior_scale=1"]
+EPS = 4.0
+
+
+def wages(n: int = 120, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    region = rng.choice(["north", "south", "west"], n)
+    log_w = 0.2 + 0.4 * (region == "south") + rng.normal(0.0, 0.3, n)
+    return pd.DataFrame({"wage": np.exp(log_w), "region": region, "age": rng.integers(20, 60, n)})
+
+
+def fit_args(data, out, *extra):
+    return ["fit", str(data), "--target", "wage", "--covariates", "region", "age", "--model", "lognormal",
+            "--mechanism", "censor_uw", "--eps", str(EPS), *SAMPLER, "--seed", "1", "--out", str(out), *extra]
+
+
+def error_line(capsys) -> str:
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err and err[-1].startswith("dpsynth: error: "), err
+    assert not any("Traceback" in line for line in err)
+    return err[-1]
+
+
+@pytest.fixture(scope="module")
+def fitted(tmp_path_factory):
+    """A synthesizer fitted by the CLI from a CSV that is deleted afterwards."""
+    d = tmp_path_factory.mktemp("cli")
+    data = d / "confidential.csv"
+    wages().to_csv(data, index=False)
+    code = main(fit_args(data, d / "syn.json"))
+    assert code == 0
+    data.unlink()  # the confidential file is gone before any release
+    return d / "syn.json"
+
+
+@pytest.mark.slow
+def test_fit_release_twice_ledger_then_budget_refusal(fitted, tmp_path, capsys):
+    """Acceptance: fit → save → (delete the data) → release twice → ledger 2·eps → over budget refused."""
+    syn = tmp_path / "syn.json"
+    syn.write_bytes(fitted.read_bytes())
+    assert "wage" not in json.loads(syn.read_text())["content"]["public_covariates"]
+    assert not (fitted.parent / "confidential.csv").exists()
+    budget = str(2 * EPS)
+    assert main(["release", str(syn), "--out", str(tmp_path / "r1.csv"), "--budget", budget, "--seed", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "strict DP" in out and "eps = 4 with one record removed" in out
+    # the second release through the installed entry point's module, in a fresh process
+    proc = subprocess.run([sys.executable, "-m", "dpsynth", "release", str(syn), "--out", str(tmp_path / "r2.parquet"),
+                           "--budget", budget, "--seed", "2"], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": SRC}, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    r1, r2 = pd.read_csv(tmp_path / "r1.csv"), pd.read_parquet(tmp_path / "r2.parquet")
+    assert list(r1.columns) == list(r2.columns) == ["wage", "region", "age"] and len(r1) == len(r2) == 120
+    assert (r1["wage"] > 0).all() and not np.allclose(r1["wage"], r2["wage"])
+    ledger = default_ledger_path(syn)
+    assert ledger == tmp_path / "syn.ledger.jsonl" and ledger.exists()
+
+    assert main(["ledger", str(syn)]) == 0
+    out = capsys.readouterr().out
+    assert "2 release(s)" in out and "total eps = 8 with one record removed" in out
+    assert str(tmp_path / "r1.csv") in out and str(tmp_path / "r2.parquet") in out
+
+    before = ledger.read_bytes()
+    assert main(["release", str(syn), "--out", str(tmp_path / "r3.csv"), "--budget", budget, "--seed", "3"]) == 2
+    line = error_line(capsys)
+    assert "release refused" in line and "budget 8" in line
+    assert not (tmp_path / "r3.csv").exists() and ledger.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r1.csv", "r2.parquet", "syn.json", "syn.ledger.jsonl"]
+    # the ledger file itself can be shown too
+    assert main(["ledger", str(ledger)]) == 0
+    assert "total eps = 8" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_release_with_public_covariates_and_an_unseen_level(fitted, tmp_path, capsys):
+    syn = tmp_path / "syn.json"
+    syn.write_bytes(fitted.read_bytes())
+    pub = tmp_path / "public.parquet"
+    pd.DataFrame({"region": ["north", "west"] * 5, "age": [30] * 10, "other": range(10)}).to_parquet(pub)
+    assert main(["release", str(syn), "--out", str(tmp_path / "ok.csv"), "--covariates-from", str(pub)]) == 0
+    ok = pd.read_csv(tmp_path / "ok.csv")
+    assert list(ok.columns) == ["wage", "region", "age"] and list(ok["region"]) == ["north", "west"] * 5
+    ledger = default_ledger_path(syn)
+    before = ledger.read_bytes()
+    new = tmp_path / "new.csv"
+    pd.DataFrame({"region": ["north", "east"], "age": [30, 40]}).to_csv(new, index=False)
+    assert main(["release", str(syn), "--out", str(tmp_path / "bad.csv"), "--covariates-from", str(new)]) == 2
+    line = error_line(capsys)
+    assert "--covariates-from" in line and "covariate 'region'" in line and "['east'] not seen at fit time" in line
+    assert not (tmp_path / "bad.csv").exists() and ledger.read_bytes() == before
+    # a covariate column missing from the public file
+    pd.DataFrame({"region": ["north"]}).to_csv(new, index=False)
+    assert main(["release", str(syn), "--out", str(tmp_path / "bad.csv"), "--covariates-from", str(new)]) == 2
+    assert "column 'age'" in error_line(capsys)
+    assert not (tmp_path / "bad.csv").exists()
+
+
+def test_hand_edited_synthesizer_is_refused(fitted, tmp_path, capsys):
+    doc = json.loads(fitted.read_text())
+    doc["content"]["privacy"]["eps_remove"] = 0.1
+    syn = tmp_path / "edited.json"
+    syn.write_text(json.dumps(doc))
+    assert main(["release", str(syn), "--out", str(tmp_path / "r.csv")]) == 2
+    assert "SHA-256" in error_line(capsys)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["edited.json"]
+
+
+# ----------------------------------------------------------------------------------- bad input: fast, no fit
+
+
+@pytest.fixture
+def csv(tmp_path):
+    def write(df: pd.DataFrame, name: str = "data.csv") -> Path:
+        p = tmp_path / name
+        df.to_csv(p, index=False)
+        return p
+    return write
+
+
+def assert_nothing_written(tmp_path, *inputs):
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in inputs)
+
+
+def test_missing_data_file(tmp_path, capsys):
+    assert main(fit_args(tmp_path / "nope.csv", tmp_path / "syn.json")) == 2
+    line = error_line(capsys)
+    assert "DATA file" in line and "nope.csv" in line and "does not exist" in line
+    assert_nothing_written(tmp_path)
+
+
+def test_missing_synthesizer_file(tmp_path, capsys):
+    assert main(["release", str(tmp_path / "syn.json"), "--out", str(tmp_path / "r.csv")]) == 2
+    assert "SYNTH file" in error_line(capsys)
+    assert main(["ledger", str(tmp_path / "syn.json")]) == 2
+    assert "does not exist" in error_line(capsys)
+    assert_nothing_written(tmp_path)
+
+
+def test_missing_column(tmp_path, csv, capsys):
+    data = csv(wages())
+    args = fit_args(data, tmp_path / "syn.json")
+    args[args.index("--target") + 1] = "pay"
+    assert main(args) == 2
+    line = error_line(capsys)
+    assert "column 'pay' (--target) is not in DATA" in line and "'wage'" in line
+    args = fit_args(data, tmp_path / "syn.json")
+    args[args.index("--covariates") + 1] = "regio"
+    assert main(args) == 2
+    assert "column 'regio' (--covariates)" in error_line(capsys)
+    assert_nothing_written(tmp_path, data)
+
+
+def test_non_numeric_values(tmp_path, csv, capsys):
+    df = wages(10).astype({"wage": object})
+    df.loc[4, "wage"] = "twelve"
+    data = csv(df)
+    assert main(fit_args(data, tmp_path / "syn.json")) == 2
+    line = error_line(capsys)
+    assert "column 'wage' (--target)" in line and "non-numeric value 'twelve' at row 4" in line
+    df.loc[4, "wage"] = "n/a"  # read as missing
+    data = csv(df)
+    assert main(fit_args(data, tmp_path / "syn.json")) == 2
+    line = error_line(capsys)
+    assert "column 'wage' (--target)" in line and "missing value(s) (first at row 4" in line
+    assert_nothing_written(tmp_path, data)
+
+
+def test_thousands_separators(tmp_path, csv, capsys):
+    df = wages(10)
+    df["wage"] = [f"{1000 * w:,.2f}" for w in df["wage"]]
+    df.loc[0, "wage"] = "1,200.50"
+    data = csv(df)
+    assert main(fit_args(data, tmp_path / "syn.json")) == 2
+    line = error_line(capsys)
+    assert "column 'wage' (--target)" in line and "thousands separators" in line and "'1,200.50'" in line
+    assert "--thousands" in line
+    assert_nothing_written(tmp_path, data)
+
+
+def test_values_outside_the_support(tmp_path, csv, capsys):
+    df = wages(10)
+    df.loc[3, "wage"] = -2.0
+    data = csv(df)
+    assert main(fit_args(data, tmp_path / "syn.json")) == 2
+    line = error_line(capsys)
+    assert "column 'wage' (--target) does not fit the lognormal model" in line and "support" in line
+    assert_nothing_written(tmp_path, data)
+
+
+def test_values_above_the_public_bound(tmp_path, csv, capsys):
+    df = wages(10)
+    df.loc[2, "wage"] = 50.0
+    data = csv(df)
+    args = ["fit", str(data), "--target", "wage", "--covariates", "region", "age", "--model", "lognormal",
+            "--mechanism", "ph", "--eps", "1", "--lower", "0", "--upper", "10", "--out", str(tmp_path / "syn.json")]
+    assert main(args) == 2
+    line = error_line(capsys)
+    assert "column 'wage' (--target)" in line and "above the public bound --upper 10" in line and "row 2" in line
+    assert_nothing_written(tmp_path, data)
+
+
+def test_bad_arguments_are_one_line_errors(tmp_path, csv, capsys):
+    data = csv(wages(10))
+    # eps missing for a censored mechanism: the package's message, as one line
+    args = fit_args(data, tmp_path / "syn.json")
+    i = args.index("--eps")
+    del args[i:i + 2]
+    assert main(args) == 2
+    assert "pass eps=" in error_line(capsys)
+    assert main(fit_args(data, tmp_path / "syn.txt")) == 2
+    assert "--out" in error_line(capsys)
+    assert main(["release", str(tmp_path / "s.json"), "--out", str(tmp_path / "r.xlsx")]) == 2
+    assert ".csv or .parquet" in error_line(capsys)
+    assert main(["fit", str(data), "--target", "wage"]) == 2  # argparse usage error, no traceback
+    assert "required" in capsys.readouterr().err
+    assert_nothing_written(tmp_path, data)
+
+
+@pytest.mark.slow
+def test_ph_fit_saves_atomically_and_releases(tmp_path, csv, capsys):
+    """A fit without MCMC: the saved file is complete, and no temporary file is left behind."""
+    data = csv(wages(50))
+    syn = tmp_path / "syn.json"
+    args = ["fit", str(data), "--target", "wage", "--covariates", "region", "age", "--model", "lognormal",
+            "--mechanism", "ph", "--eps", "1", "--lower", "0", "--upper", "10", "--seed", "0", "--out", str(syn)]
+    assert main(args) == 0
+    cap = capsys.readouterr()
+    assert "PH (strict DP): eps = 1" in cap.out
+    assert "fitting lognormal / ph (50 records, mechanism ph, eps = 1" in cap.err and "done in" in cap.err
+    assert_nothing_written(tmp_path, data, syn)
+    assert main(["release", str(syn), "--out", str(tmp_path / "r.csv"), "--seed", "1"]) == 0
+    assert pd.read_csv(tmp_path / "r.csv")["wage"].between(0, 10).all()
