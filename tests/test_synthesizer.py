@@ -200,6 +200,7 @@ def test_save_holds_no_confidential_data(df, user_censor_w, tmp_path):
     assert "weights" not in doc["content"] and repr(float(df["wage"].iloc[0])) not in text
     conf = confidential_path(path)
     assert "CONFIDENTIAL" in conf.name and conf.exists()
+    assert conf.stat().st_mode & 0o077 == 0  # the confidential file is readable by its owner only
     cdoc = json.loads(conf.read_text())
     assert cdoc["confidential"] is True
     np.testing.assert_allclose(cdoc["values"], df["wage"])

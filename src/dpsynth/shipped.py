@@ -19,7 +19,6 @@ import json
 import os
 import platform
 import subprocess
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,7 +27,7 @@ import numpy as np
 import xarray as xr
 
 from . import __version__
-from .paths import project_root
+from .paths import atomic_write, project_root
 from .validation import DataError
 
 __all__ = ["MODES", "ShippedResultsError", "results_mode", "results_dir", "shipped_path", "provenance", "write",
@@ -105,23 +104,11 @@ def provenance(params: Mapping, *, replicates: int, seed: int, elapsed_seconds: 
 
 def write(ds: xr.Dataset, path: Path, attrs: Mapping) -> Path:
     """Write ``ds`` compressed, with ``attrs``, atomically to ``path``."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     out = ds.copy()
     out.attrs = {**{k: v for k, v in ds.attrs.items() if k not in ("from_cache",)}, **dict(attrs)}
     encoding = {v: {"zlib": True, "complevel": 6} for v in out.data_vars
                 if np.issubdtype(out[v].dtype, np.number) or out[v].dtype == bool}
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}-", suffix=".nc.tmp", dir=path.parent)
-    os.close(fd)
-    try:
-        out.to_netcdf(tmp, engine="h5netcdf", encoding=encoding)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    return path
+    return atomic_write(path, lambda tmp: out.to_netcdf(tmp, engine="h5netcdf", encoding=encoding))
 
 
 def load(name: str, params: Mapping, *, replicates: int, seed: int, path: Path | None = None) -> xr.Dataset:

@@ -34,6 +34,7 @@ import xarray as xr
 from tqdm import tqdm
 
 from . import __version__
+from .paths import atomic_write
 from .seeds import stream
 from .validation import DataError
 
@@ -137,17 +138,7 @@ def rows_to_dataset(rows: Sequence[Mapping], index: Sequence[str]) -> xr.Dataset
 
 
 def _write_atomic(ds: xr.Dataset, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}-", suffix=".nc.tmp", dir=path.parent)
-    os.close(fd)
-    try:
-        ds.to_netcdf(tmp, engine="h5netcdf")
-        os.chmod(tmp, 0o644)  # mkstemp creates 0600; the cache is ordinary shared output
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    atomic_write(path, lambda tmp: ds.to_netcdf(tmp, engine="h5netcdf"))
 
 
 def _check_cache_dir(cache_dir: str | os.PathLike) -> None:

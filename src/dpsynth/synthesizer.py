@@ -26,7 +26,6 @@ import importlib
 import json
 import math
 import os
-import tempfile
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -45,6 +44,7 @@ from .models import (
     NegBinomialRegression,
     PoissonRegression,
 )
+from .paths import atomic_write
 from .seeds import SeedLike, generator, stream
 from .validation import DataError, check_eps, check_positive
 from .weights import lipschitz_weights
@@ -765,7 +765,8 @@ class Synthesizer:
                     "warning": "CONFIDENTIAL: the confidential column and the record weights; do not release.",
                     "target": self.target, "values": _jsonable(self._x * (self.unit or 1.0)),
                     "weights": None if self._weights is None else _jsonable(self._weights)}
-            _atomic_write_text(confidential_path(path), json.dumps(conf, allow_nan=True))
+            # readable by its owner only: it holds the confidential data
+            _atomic_write_text(confidential_path(path), json.dumps(conf, allow_nan=True), mode=0o600)
         return path
 
     @classmethod
@@ -859,26 +860,10 @@ def confidential_path(path: str | os.PathLike) -> Path:
     return path.with_name(path.stem + ".CONFIDENTIAL.json")
 
 
-def _atomic_write_text(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent or ".", prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+def _atomic_write_text(path: Path, text: str, *, mode: int = 0o644) -> None:
+    atomic_write(path, lambda tmp: Path(tmp).write_text(text), mode=mode)
 
 
 def _atomic_write_frame(df: pd.DataFrame, path: Path) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent or ".", prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        if path.suffix.lower() == ".csv":
-            df.to_csv(tmp, index=False)
-        else:
-            df.to_parquet(tmp, index=False)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    csv = path.suffix.lower() == ".csv"
+    atomic_write(path, lambda tmp: df.to_csv(tmp, index=False) if csv else df.to_parquet(tmp, index=False))
