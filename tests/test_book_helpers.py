@@ -59,4 +59,5 @@ def test_provenance_table_says_where_each_result_comes_from():
     assert t.loc["c", "source"].startswith("result cache")
     assert "shipped files" in book.provenance_markdown({"a": shipped_ds})
     assert "10.0 min" in book.provenance_markdown({"a": shipped_ds})
+    assert "2 cores" in book.provenance_markdown({"a": shipped_ds}) and "machine" not in t.columns
     assert "computed for this build" in book.provenance_markdown({"a": shipped_ds, "b": computed})

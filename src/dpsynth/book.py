@@ -140,9 +140,10 @@ def provenance_table(studies) -> pd.DataFrame:
     -------
     pandas.DataFrame
         One row per study: replicates, source (the shipped file, this build, or the result cache),
-        when and on what machine it was computed, its wall time, worker processes, load average,
-        and the package version and commit. Shipped files carry all of it
-        (:func:`dpsynth.shipped.provenance`); a study computed in this build knows its time only.
+        when it was computed, its wall time, worker processes, load average, and the package
+        version and commit (the machine is named once, by :func:`provenance_markdown`). Shipped
+        files carry all of it (:func:`dpsynth.shipped.provenance`); a study computed in this build
+        knows its time only.
     """
     rows = {}
     for name, ds in studies.items():
@@ -160,7 +161,6 @@ def provenance_table(studies) -> pd.DataFrame:
             "computed": str(a.get("created", "this build" if source.startswith("computed") else "unknown"))[:10],
             "wall time": _minutes(float(a.get("elapsed_seconds", float("nan")))),
             "workers": str(a.get("workers", "")) or "-",
-            "machine": str(a.get("machine", machine_description())),
             "load average at end": str(a.get("load_average_at_end", "-")),
             "dpsynth": f"{a.get('dpsynth_version', '')}" + (f" ({commit[:10]})" if commit else ""),
         }
@@ -170,11 +170,12 @@ def provenance_table(studies) -> pd.DataFrame:
 def provenance_markdown(studies) -> str:
     """One sentence on where a page's results come from and their total computing time."""
     total = sum(float(ds.attrs.get("elapsed_seconds", float("nan"))) for ds in studies.values())
+    machines = "; ".join(sorted({str(ds.attrs.get("machine", machine_description())) for ds in studies.values()}))
     shipped = [n for n, ds in studies.items() if ds.attrs.get("from_shipped")]
     if shipped and len(shipped) == len(studies):
         return (f"Every result on this page was read from the shipped files (nothing was recomputed to build it). "
-                f"Computing them took {_minutes(total)} of wall time in all, on the machine and with the load "
-                f"listed; `make results` recomputes them.")
+                f"Computing them took {_minutes(total)} of wall time in all, on {machines}, with the load listed; "
+                f"`make results` recomputes them.")
     return (f"The results on this page were computed for this build or loaded from the result cache; computing them "
-            f"took {_minutes(total)} of wall time in all.")
+            f"took {_minutes(total)} of wall time in all, on {machines}.")
 
