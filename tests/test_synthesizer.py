@@ -181,6 +181,7 @@ def test_ph_samples_within_public_bounds(df, tmp_path):
     s = Synthesizer(df, "wage", covariates=["region", "age"], mechanism="ph", eps=1.0,
                     mechanism_params={"lower": 0.0, "upper": 10.0}).fit(seed=0)
     p = s.privacy
+    assert p.extra["ph_mode"] == "release"  # OpenDP's secure noise unless research mode is asked for
     assert p.guarantee == "DP" and p.eps_remove == pytest.approx(1.0) and p.eps_replace == pytest.approx(2.0)
     out = s.sample(seed=1)
     assert out["wage"].between(0.0, 10.0).all()

@@ -329,7 +329,9 @@ class Synthesizer:
         Keyword arguments of the shipped family (priors), e.g. ``{"mu_prior_sd": 5.0}``.
     mechanism_params : dict, optional
         ``cw``/``cw_final``: ``radius`` (required) and ``kind``; ``ph``: ``lower`` and ``upper``
-        (required public bounds, in the data's unit) and ``bins``.
+        (required public bounds, in the data's unit), ``bins`` and ``mode``: ``"release"`` (the
+        default: Laplace noise from OpenDP's sampler, safe against floating-point attacks, not
+        seeded) or ``"research"`` (seeded numpy noise, reproducible; not for a real release).
     unit : float, optional
         Public unit of a continuous target: the model sees ``x / unit``, the synthetic data are
         multiplied back. Choose it without looking at the data.
@@ -599,14 +601,16 @@ class Synthesizer:
         lo, hi = float(mp["lower"]), float(mp["upper"])
         if self.unit is not None:
             lo, hi = lo / self.unit, hi / self.unit
-        r = perturbed_histogram(self._x, self.eps, lower=lo, upper=hi, bins=mp.get("bins", "sqrt"),
-                                seed=stream(seed, "synthesizer", "ph"), neighbours="remove", n_synthetic=1)
+        mode = mp.get("mode", "release")
+        r = perturbed_histogram(self._x, self.eps, lower=lo, upper=hi, bins=mp.get("bins", "sqrt"), mode=mode,
+                                seed=stream(seed, "synthesizer", "ph") if mode == "research" else None,
+                                neighbours="remove", n_synthetic=1)
         self._ph = {"edges": np.asarray(r.edges), "noisy_counts": np.asarray(r.noisy_counts)}
         nan = float("nan")
         self._privacy = SynthesizerPrivacy(
-            mechanism="ph", name="PH", guarantee="DP", delta=nan, eps_remove=float(r.eps_remove),
+            mechanism="ph", name="PH", guarantee=registry.guarantee("PH"), delta=nan, eps_remove=float(r.eps_remove),
             eps_replace=float(r.eps_replace), bound=float("inf"), n_censored=0, n=int(self._x.size), rhat_max=nan,
-            ess_min=nan, divergences=0, converged=True, extra={"noise_scale": float(r.noise_scale)},
+            ess_min=nan, divergences=0, converged=True, extra={"noise_scale": float(r.noise_scale), "ph_mode": mode},
         )
         return self
 
