@@ -106,6 +106,9 @@ SYNTHESIZERS: tuple[SynthesizerSpec, ...] = (
                     "perturbed histogram, noise calibrated to eps with one record removed"),
     SynthesizerSpec("ph_paper", "PH-paper", "DP", _P["yellow"], True,
                     "perturbed histogram with the papers' Laplace(2/eps): eps/2 with one record removed"),
+    SynthesizerSpec("opendp_quantiles", "OpenDP-Q", "DP", _P["black"], True,
+                    "quantiles released by OpenDP's private-quantile mechanism, turned into synthetic values "
+                    "(a maintained non-Bayesian baseline)"),
     SynthesizerSpec("range_averaged", "A[", "aDP", ("#009E73", "#7FCEB9", "#005A42"), False,
                     "range restriction (A), knowledge weights", pattern=True),
     SynthesizerSpec("range_truncated", "B[", "aDP", ("#CC79A7", "#E6BCD3", "#8A4A70"), False,
