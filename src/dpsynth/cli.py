@@ -25,6 +25,7 @@ import sys
 import time
 import warnings
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -32,7 +33,7 @@ import pandas as pd
 
 from .validation import DataError
 
-__all__ = ["main", "run", "default_ledger_path", "read_table"]
+__all__ = ["main", "run", "default_ledger_path", "read_table", "shell", "ShellResult"]
 
 PROG = "dpsynth"
 _TABLE_SUFFIXES = (".csv", ".parquet")
@@ -41,6 +42,38 @@ _THOUSANDS = re.compile(r"^[+-]?\d{1,3}([,'\u00a0 ]\d{3})+(\.\d+)?$")
 
 class CLIError(Exception):
     """A user error: printed as one line ``dpsynth: error: ...``, exit code 2."""
+
+
+@dataclass(frozen=True)
+class ShellResult:
+    """One ``dpsynth`` command run in a subprocess (:func:`shell`)."""
+
+    command: str
+    returncode: int
+    stdout: str
+    stderr: str
+
+    def markdown(self) -> str:
+        """The command and what it printed, as a console block (progress lines from stderr included)."""
+        out = "\n".join(t.rstrip() for t in (self.stdout, self.stderr) if t.strip())
+        return f"```console\n$ {self.command}\n{out}\n```" + (
+            f"\n\n(exit code {self.returncode})" if self.returncode else "")
+
+
+def shell(args: Sequence[str], *, cwd: str | Path | None = None) -> ShellResult:
+    """Run ``dpsynth <args>`` as a separate process, as a user at a terminal would.
+
+    The command is ``python -m dpsynth`` with this interpreter (the ``dpsynth`` script of the same
+    installation); ``command`` shows it as ``dpsynth ...``.
+    """
+    import shlex
+    import subprocess
+
+    argv = [str(a) for a in args]
+    done = subprocess.run([sys.executable, "-m", "dpsynth", *argv], cwd=cwd, capture_output=True, text=True,
+                          check=False)
+    return ShellResult(command=" ".join(["dpsynth", *map(shlex.quote, argv)]), returncode=done.returncode,
+                       stdout=done.stdout, stderr=done.stderr)
 
 
 def default_ledger_path(synth: str | Path) -> Path:

@@ -9,7 +9,8 @@ import numpy as np
 from .seeds import SeedLike, generator
 from .validation import DataError, as_data
 
-__all__ = ["ecdf_distances", "ECDFDistances", "summary_stats", "STAT_NAMES", "bootstrap_interval", "interval_over_sets"]
+__all__ = ["ecdf_distances", "ECDFDistances", "summary_stats", "STAT_NAMES", "bootstrap_interval", "interval_over_sets",
+           "log_regression"]
 
 #: Analysis-specific statistics reported for every synthesizer.
 STAT_NAMES = ("mean", "median", "q15", "q90")
@@ -108,3 +109,30 @@ def interval_over_sets(values, *, level: float = 0.95) -> tuple[float, float]:
     a = (1 - _check_level(level)) / 2
     lo, hi = np.quantile(v, [a, 1 - a])
     return float(lo), float(hi)
+
+
+def log_regression(y, X) -> np.ndarray:
+    """Least-squares coefficients of ``log y`` on the design ``X`` (the analyst's regression).
+
+    Parameters
+    ----------
+    y : array_like
+        Positive outcomes (confidential or synthetic), one per row of ``X``.
+    X : array_like
+        ``(n, p)`` design matrix of full column rank (an intercept column included by the caller).
+
+    Returns
+    -------
+    numpy.ndarray
+        The ``p`` coefficients.
+    """
+    v = as_data(y, "y")
+    if (v <= 0).any():
+        raise DataError(f"`y` must be positive to take logs; {int((v <= 0).sum())} value(s) are <= 0.")
+    A = as_data(X, "X", ndim=2)
+    if A.shape[0] != v.size:
+        raise DataError(f"`X` has {A.shape[0]} rows but `y` has {v.size} values.")
+    coef, _, rank, _ = np.linalg.lstsq(A, np.log(v), rcond=None)
+    if rank < A.shape[1]:
+        raise DataError(f"`X` has rank {rank} < {A.shape[1]} columns; drop collinear columns.")
+    return coef

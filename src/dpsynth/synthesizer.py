@@ -40,6 +40,7 @@ from .models import (
     BetaFamily,
     BetaRegression,
     LognormalFamily,
+    LognormalRegression,
     ModelFamily,
     NegBinomialRegression,
     PoissonRegression,
@@ -63,13 +64,14 @@ __all__ = [
 #: Shipped families by name.
 FAMILIES: dict[str, type[ModelFamily]] = {
     "lognormal": LognormalFamily,
+    "lognormal_regression": LognormalRegression,
     "beta": BetaFamily,
     "poisson": PoissonRegression,
     "negbin": NegBinomialRegression,
     "beta_regression": BetaRegression,
 }
-_REGRESSION = {"poisson", "negbin", "beta_regression"}
-_CONTINUOUS = {"lognormal", "beta", "beta_regression"}
+_REGRESSION = {"poisson", "negbin", "beta_regression", "lognormal_regression"}
+_CONTINUOUS = {"lognormal", "lognormal_regression", "beta", "beta_regression"}
 
 #: Registry keys the Synthesizer runs.
 MECHANISMS = ("unweighted", "weighted", "lw", "cw", "sw", "lw_final", "cw_final", "weighted_e", "censor_uw",

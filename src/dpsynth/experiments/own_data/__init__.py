@@ -1,0 +1,64 @@
+"""The "Your own data" chapter: the CPS 1988 wages, our mechanisms beside OpenDP, and units.
+
+``run(Params.quick())`` runs (or loads from the cache or the shipped results) the chapter's two
+studies through :func:`dpsynth.studies.run_study`: the mechanism comparison (``own_data``) and
+the units study (``own_data-units``); see :mod:`.replicate`. Tables and figures are in
+:mod:`.summaries` and :mod:`.figures`.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import xarray as xr
+
+from ... import paths
+from ...studies import run_study
+from .params import OwnDataParams
+from .replicate import replicate, units_replicate
+from .summaries import verdicts
+
+__all__ = ["Params", "OwnDataParams", "OwnDataResults", "run", "verdicts"]
+
+#: The chapter's parameter class.
+Params = OwnDataParams
+
+
+@dataclass
+class OwnDataResults:
+    """The chapter's study Datasets.
+
+    Attributes
+    ----------
+    params : OwnDataParams
+    study : xarray.Dataset
+        The mechanism comparison over ``(replicate, fit)`` (:func:`.replicate.replicate`).
+    units : xarray.Dataset
+        The units study over ``(replicate, setting, mechanism, eps)`` (:func:`.replicate.units_replicate`).
+    """
+
+    params: OwnDataParams
+    study: xr.Dataset
+    units: xr.Dataset
+
+
+def run(params: OwnDataParams, *, cache_dir: str | os.PathLike | None = None, workers: int | None = None,
+        scheduler: str | None = None, progress: bool = True) -> OwnDataResults:
+    """Run (or load) the chapter's two studies.
+
+    Parameters
+    ----------
+    params : OwnDataParams
+    cache_dir : path, optional
+        Where results are cached (default :func:`dpsynth.paths.cache_dir`).
+    workers, scheduler, progress
+        Passed to :func:`dpsynth.studies.run_study` (workers: one process per core by default).
+    """
+    if not isinstance(params, OwnDataParams):
+        raise TypeError(f"`params` must be an OwnDataParams (Params.quick() etc.); got {type(params).__name__}.")
+    kw = dict(replicates=params.replicates, seed=params.seed, cache_dir=cache_dir or paths.cache_dir(),
+              workers=workers, scheduler=scheduler, progress=progress)
+    study = run_study("own_data", replicate, params.study_dict(), **kw)
+    units = run_study("own_data-units", units_replicate, params.study_dict(), **kw)
+    return OwnDataResults(params=params, study=study, units=units)
