@@ -1,12 +1,29 @@
-"""dpsynth: differentially private Bayesian data synthesis."""
+"""dpsynth: differentially private Bayesian data synthesis.
+
+``Synthesizer`` and ``weighted_loglik`` are imported on first use (PEP 562), so that commands
+which do not fit a model (``dpsynth ledger``, error messages) start without importing PyMC.
+"""
 import os as _os
 
 # PyTensor warns about BLAS at import when installed from PyPI; the numba backend used here
 # does not need it.
 _os.environ.setdefault("PYTENSOR_FLAGS", "blas__ldflags=")
 
-from .likelihood import weighted_loglik  # noqa: E402
-from .synthesizer import Synthesizer  # noqa: E402
-
 __version__ = "0.1.0"
 __all__ = ["weighted_loglik", "Synthesizer", "__version__"]
+
+
+def __getattr__(name: str):
+    if name == "Synthesizer":
+        from .synthesizer import Synthesizer
+
+        return Synthesizer
+    if name == "weighted_loglik":
+        from .likelihood import weighted_loglik
+
+        return weighted_loglik
+    raise AttributeError(f"module 'dpsynth' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), "Synthesizer", "weighted_loglik"])

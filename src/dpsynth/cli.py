@@ -217,8 +217,9 @@ def _cmd_fit(a: argparse.Namespace) -> int:
                            f"whose support holds the data, or fix the records.") from None
     eps = "" if a.eps is None else f", eps = {a.eps:g}"
     family = model if isinstance(model, str) and model in FAMILIES else a.model
-    _progress(f"fitting {family} / {a.mechanism} ({len(data)} records, mechanism {a.mechanism}{eps}; "
-              f"{s.sampler.chains} chain(s) x ({s.sampler.tune} tune + {s.sampler.draws} draws)) ...")
+    how = ("a noisy histogram, no MCMC" if a.mechanism == "ph"
+           else f"{s.sampler.chains} chain(s) x ({s.sampler.tune} tune + {s.sampler.draws} draws)")
+    _progress(f"fitting {family} / {a.mechanism} ({len(data)} records, mechanism {a.mechanism}{eps}; {how}) ...")
     t0 = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

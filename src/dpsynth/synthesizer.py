@@ -256,8 +256,9 @@ class SynthesizerPrivacy:
     def statement(self) -> str:
         """One sentence: guarantee, eps under both neighbour relations, Delta and censoring."""
         kind = {"none": "not private", "aDP": "asymptotic DP (local bound only)", "DP": "strict DP"}[self.guarantee]
+        what = "the noisy histogram" if self.mechanism == "ph" else "one released posterior draw"
         s = (f"{self.name} ({kind}): eps = {self.eps_remove:.4g} with one record removed, {self.eps_replace:.4g} "
-             f"with one record replaced, for one released posterior draw")
+             f"with one record replaced, for {what}")
         if np.isfinite(self.delta):
             s += f"; Delta = {self.delta:.4g}"
         if np.isfinite(self.bound):

@@ -52,6 +52,11 @@ def _ordered(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.assign(_r=rank, _e=frame["eps"].fillna(-1.0)).sort_values(["_e", "_r"]).drop(columns=["_r", "_e"])
 
 
+def _count(v: float) -> str:
+    """A count for display: thousands separated, "–" when it does not apply."""
+    return "–" if not np.isfinite(v) else f"{v:,.0f}"
+
+
 def _label(name: str, eps: float) -> str:
     return registry.label(name) + ("" if np.isnan(eps) else f", ε={eps:g}")
 
@@ -75,7 +80,7 @@ def privacy_table(results) -> pd.DataFrame:
             "ε (one removed)": float(g["eps_remove"].median()),
             "ε (one replaced)": float(g["eps_replace"].median()),
             "Δ": float(g["delta"].median()),
-            "records censored": float(g["n_censored"].median()),
+            "records censored": _count(float(g["n_censored"].median())),
             "converged": f"{ok}/{len(g)}" if np.isfinite(g["rhat_max"]).any() else "no MCMC",
             "time per release (s)": float(g["release_seconds"].median()),
         })
@@ -129,6 +134,8 @@ def units_table(results) -> pd.DataFrame:
     out = g.agg(censored=("n_censored", "mean"), median=("median", "mean"), max_ecdf=("max_ecdf", "mean"),
                 converged=("converged", "sum"), runs=("converged", "size")).reset_index()
     out["converged"] = out["converged"].astype(int).astype(str) + "/" + out["runs"].astype(str)
+    out["censored"] = out["censored"].map(_count)
+    out["median"] = out["median"].map(lambda v: f"{v:,.2f}" if v < 10 else f"{v:,.0f}")
     out["mechanism"] = out["mechanism"].map(registry.label)
     order = {s: i for i, s in enumerate(u["setting"].values)}
     out = out.assign(_s=out["setting"].map(order)).sort_values(["mechanism", "eps", "_s"]).drop(columns=["_s", "runs"])
