@@ -254,8 +254,13 @@ def test_units_table():
     assert tab.index.names == ["mechanism", "ε", "setting"]
     assert list(tab.columns) == [f"records censored (of {N:,})", "synthetic median ($)", "max-ECDF", "converged"]
     assert len(tab) == 2 * 2 * 3
-    first = tab.loc[(registry.label("Censor_uw"), 5.0)]
-    assert list(first.index) == list(UNIT_SETTINGS)
+    # registry order (Censor_w first), though the Dataset holds the mechanisms alphabetically
+    assert list(units["mechanism"].values) == ["Censor_uw", "Censor_w"]
+    assert list(tab.index.get_level_values(0).unique()) == [registry.label("Censor_w"), registry.label("Censor_uw")]
+    assert list(tab.index.get_level_values(1)[:6]) == [5.0] * 3 + [10.0] * 3
+    flat = tab.reset_index()
+    first = flat[(flat["mechanism"] == registry.label("Censor_uw")) & (flat["ε"] == 5.0)]
+    assert list(first["setting"]) == list(UNIT_SETTINGS)
     row = tab.loc[(registry.label("Censor_w"), 10.0, "dollars")]
     assert row[f"records censored (of {N:,})"] == pytest.approx(0.95 * N + 0.5)  # mean of r = 0, 1
     assert row["synthetic median ($)"] == pytest.approx(150.5) and row["max-ECDF"] == pytest.approx(0.705)
@@ -277,6 +282,9 @@ def test_units_markdown_has_the_numbers_of_the_study():
     ecdf = {s: float(pick["max_ecdf"].sel(setting=s)) for s in UNIT_SETTINGS}
     assert f"(max-ECDF {ecdf['dollars']:.2f})" in text and f"max-ECDF {ecdf['thousands']:.2f});" in text
     assert text.endswith(f"(max-ECDF {ecdf['dollars, offset -log 1000']:.2f}).")
+    # with both censorings, the sentence is about the first in the registry's order (Censor_w), as with one
+    both = S.units_markdown(fake_units(dollars=0.9, thousands=0.01, offset=0.012, mechanisms=("Censor_w", "Censor_uw")))
+    assert both.startswith(f"At ε = 10, {registry.label('Censor_w')} on the wages")
 
 
 def test_fit_time_markdown_has_the_range_of_model_based_release_times():
