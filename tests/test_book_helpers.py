@@ -61,3 +61,13 @@ def test_provenance_table_says_where_each_result_comes_from():
     assert "10.0 min" in book.provenance_markdown({"a": shipped_ds})
     assert "2 cores" in book.provenance_markdown({"a": shipped_ds}) and "machine" not in t.columns
     assert "computed for this build" in book.provenance_markdown({"a": shipped_ds, "b": computed})
+
+
+def test_large_values_in_a_general_format_keep_their_digits():
+    from dpsynth.book import _fmt
+
+    assert _fmt(28155.0, ".3g") == "28,155"
+    assert _fmt(7365.3, ",.3g") == "7,365"
+    assert _fmt(0.0123, ".3g") == "0.0123"
+    assert _fmt(1234.567, ".2f") == "1234.57"
+    assert _fmt(float("nan"), ".3g") == "–"

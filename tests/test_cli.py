@@ -249,3 +249,75 @@ def test_ph_fit_saves_atomically_and_releases(tmp_path, csv, capsys):
     assert_nothing_written(tmp_path, data, syn)
     assert main(["release", str(syn), "--out", str(tmp_path / "r.csv"), "--seed", "1"]) == 0
     assert pd.read_csv(tmp_path / "r.csv")["wage"].between(0, 10).all()
+
+
+# --------------------------------------------------------------------------------------------
+# cli.shell: the command run as a separate process, shown as a console block
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def src_on_path(monkeypatch):
+    """The subprocess imports this checkout's package, whatever the working directory."""
+    monkeypatch.setenv("PYTHONPATH", SRC)
+
+
+def test_shell_reports_an_error_as_one_line_and_exit_code_2(tmp_path, src_on_path):
+    from dpsynth.cli import ShellResult, shell
+
+    res = shell(["ledger", "missing.json"], cwd=tmp_path)
+    assert isinstance(res, ShellResult)
+    assert res.returncode == 2 and res.command == "dpsynth ledger missing.json"
+    assert res.stdout == ""
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1, res.stderr
+    assert lines[0].startswith("dpsynth: error: ") and "'missing.json' does not exist" in lines[0]
+    assert sorted(tmp_path.iterdir()) == []  # nothing written
+
+
+def test_shell_runs_in_cwd(tmp_path, src_on_path):
+    from dpsynth.cli import shell
+
+    (tmp_path / "book.jsonl").write_text("")  # an empty ledger, named relative to cwd
+    res = shell(["ledger", "book.jsonl"], cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert "0 release(s) in book.jsonl" in res.stdout
+
+
+def test_shell_help_exits_0(src_on_path):
+    from dpsynth.cli import shell
+
+    res = shell(["--help"])
+    assert res.returncode == 0 and res.command == "dpsynth --help"
+    assert res.stdout.startswith("usage: dpsynth") and "{fit,release,ledger}" in res.stdout
+    md = res.markdown()
+    assert "$ dpsynth --help" in md and "usage: dpsynth" in md and "exit code" not in md
+
+
+def test_shell_quotes_arguments_with_spaces(tmp_path, src_on_path):
+    import shlex
+
+    from dpsynth.cli import shell
+
+    res = shell(["ledger", "my synth.json"], cwd=tmp_path)
+    assert res.command == "dpsynth ledger 'my synth.json'"
+    assert shlex.split(res.command) == ["dpsynth", "ledger", "my synth.json"]
+    # the name reached the program as one argument
+    assert res.returncode == 2 and "'my synth.json' does not exist" in res.stderr
+    assert "$ dpsynth ledger 'my synth.json'" in res.markdown()
+
+
+def test_shell_result_markdown_shows_the_command_output_and_a_failure():
+    from dpsynth.cli import ShellResult
+
+    ok = ShellResult("dpsynth fit data.csv --out s.json", 0, "Censor_uw (strict DP): eps = 4\n",
+                     "dpsynth: fitting ...\ndpsynth: done in 1.0 s\n\n")
+    md = ok.markdown()
+    assert md == ("```console\n$ dpsynth fit data.csv --out s.json\nCensor_uw (strict DP): eps = 4\n"
+                  "dpsynth: fitting ...\ndpsynth: done in 1.0 s\n```")
+    bad = ShellResult("dpsynth ledger x.json", 2, "", "dpsynth: error: 'x.json' does not exist.\n")
+    md = bad.markdown()
+    assert md.startswith("```console\n$ dpsynth ledger x.json\ndpsynth: error: 'x.json' does not exist.\n```")
+    assert md.endswith("(exit code 2)")
+    quiet = ShellResult("dpsynth --help", 0, "", " \n").markdown()
+    assert quiet.startswith("```console\n$ dpsynth --help\n") and quiet.endswith("```") and "exit code" not in quiet

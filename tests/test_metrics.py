@@ -126,3 +126,79 @@ def test_bootstrap_interval_bad_stat_named(stat):
 def test_interval_over_sets_string_level():
     with pytest.raises(DataError, match=r"`level` must be a number in \(0, 1\)"):
         interval_over_sets([1.0, 2.0, 3.0], level="0.9")
+
+
+# --------------------------------------------------------------------------------------------
+# log_regression: least squares of log y on a design
+# --------------------------------------------------------------------------------------------
+
+
+def _design(n: int = 60, seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    return np.column_stack([np.ones(n), rng.normal(size=n), rng.integers(0, 2, n).astype(float),
+                            rng.uniform(-1, 1, n)])
+
+
+def test_log_regression_recovers_exact_coefficients_on_noiseless_data():
+    from dpsynth.metrics import log_regression
+
+    X = _design()
+    beta = np.array([6.2, 0.08, -0.45, 1.3])
+    coef = log_regression(np.exp(X @ beta), X)
+    assert coef.shape == (4,)
+    np.testing.assert_allclose(coef, beta, rtol=0, atol=1e-10)
+    # lists are accepted; by hand on two records: log y = 1 + 2 t at t = 0, 1
+    np.testing.assert_allclose(log_regression([np.e, np.e**3], [[1.0, 0.0], [1.0, 1.0]]), [1.0, 2.0], atol=1e-12)
+
+
+def test_log_regression_is_least_squares_and_a_unit_moves_only_the_intercept():
+    from dpsynth.metrics import log_regression
+
+    X = _design(200, seed=1)
+    y = np.exp(X @ np.array([1.0, 0.3, -0.2, 0.5]) + np.random.default_rng(2).normal(0, 0.5, 200))
+    coef = log_regression(y, X)
+    np.testing.assert_allclose(coef, np.linalg.solve(X.T @ X, X.T @ np.log(y)), rtol=1e-9)
+    # the residuals are orthogonal to every column
+    np.testing.assert_allclose(X.T @ (np.log(y) - X @ coef), 0.0, atol=1e-9)
+    # wages in thousands: the intercept moves by -log 1000, the slopes stay
+    thou = log_regression(y / 1000.0, X)
+    np.testing.assert_allclose(thou[1:], coef[1:], atol=1e-10)
+    assert thou[0] == pytest.approx(coef[0] - np.log(1000.0), abs=1e-10)
+
+
+@pytest.mark.parametrize("bad", [0.0, -3.0])
+def test_log_regression_refuses_non_positive_outcomes(bad):
+    from dpsynth.metrics import log_regression
+
+    X = _design(10)
+    y = np.ones(10)
+    y[[2, 7]] = bad
+    with pytest.raises(DataError, match=r"`y` must be positive.*2 value\(s\)"):
+        log_regression(y, X)
+
+
+def test_log_regression_refuses_a_shape_mismatch_and_bad_arrays():
+    from dpsynth.metrics import log_regression
+
+    X = _design(10)
+    with pytest.raises(DataError, match="`X` has 10 rows but `y` has 9 values"):
+        log_regression(np.ones(9), X)
+    with pytest.raises(DataError, match="`X` must be 2-dimensional"):
+        log_regression(np.ones(10), np.ones(10))
+    with pytest.raises(DataError, match="`y`.*non-finite"):
+        log_regression(np.r_[np.ones(9), np.nan], X)
+
+
+@pytest.mark.parametrize("case", ["duplicate column", "constant column", "more columns than rows"])
+def test_log_regression_refuses_a_rank_deficient_design(case):
+    from dpsynth.metrics import log_regression
+
+    X = _design(10)
+    if case == "duplicate column":
+        X = np.column_stack([X, X[:, 1]])
+    elif case == "constant column":
+        X = np.column_stack([X, 3.0 * np.ones(10)])  # collinear with the intercept
+    else:
+        X = X[:3]
+    with pytest.raises(DataError, match=r"`X` has rank \d+ < \d+ columns"):
+        log_regression(np.exp(np.arange(X.shape[0], dtype=float) / 10), X)

@@ -375,3 +375,189 @@ def test_simulate_survives_extreme_posterior_draws():
     out = models.LognormalFamily().simulate({"mu": mu, "sigma": sigma}, rng)
     assert not np.isnan(out).any() and (out >= 0).all()
     assert np.isposinf(out[1]) and out[2] == 0 and out[3] == 1.0 and out[4] == pytest.approx(np.exp(700.0))
+
+
+# --------------------------------------------------------------------------------------------
+# LognormalRegression: log x_i ~ Normal(X_i beta, sigma)
+# --------------------------------------------------------------------------------------------
+
+
+def _lnreg_design(n: int, seed: int = 0) -> np.ndarray:
+    """Intercept, a standard normal covariate and a binary one."""
+    rng = np.random.default_rng(seed)
+    return np.column_stack([np.ones(n), rng.normal(size=n), rng.integers(0, 2, size=n).astype(float)])
+
+
+def test_lognormal_regression_is_hashable_and_equal_by_value():
+    fam = models.LognormalRegression(n_coef=3, beta_sd=2.0, sigma_prior_scale=1.5)
+    twin = models.LognormalRegression(**{f: getattr(fam, f) for f in fam.__dataclass_fields__})
+    assert twin is not fam and twin == fam and hash(twin) == hash(fam)
+    assert {fam: 1}[twin] == 1
+    assert fam.name == "lognormal_regression" and not fam.one_signed and not fam.needs_covariates
+    assert models.LognormalRegression(n_coef=2) != models.LognormalRegression(n_coef=3)
+    assert models.LognormalRegression(beta_sd=1.0) != models.LognormalRegression()
+    assert hash(models.LognormalRegression(sigma_prior_scale=1.0)) != hash(models.LognormalRegression())
+
+
+def test_lognormal_regression_is_a_shipped_family():
+    from dpsynth.synthesizer import FAMILIES
+
+    assert FAMILIES["lognormal_regression"] is models.LognormalRegression
+
+
+def _lnreg_model_logp(m):
+    """The built model's record log-likelihood as a function of (beta, sigma)."""
+    import pytensor
+    import pytensor.tensor as pt
+    from pytensor.graph.replace import graph_replace
+
+    b, s = pt.dvector("b"), pt.dscalar("s")
+    return pytensor.function([b, s], graph_replace(likelihood_term(m).logp, {m["beta"]: b, m["sigma"]: s}))
+
+
+def test_lognormal_regression_build_registers_the_weighted_likelihood_and_priors():
+    fam = models.LognormalRegression(n_coef=3, beta_sd=2.0, sigma_prior_scale=1.5)
+    X = _lnreg_design(6, seed=1)
+    x = np.array([0.3, 1.0, 5.0, 40.0, 0.02, 7.5])
+    m = fam.build(x, X)
+    term = likelihood_term(m)
+    assert term.logp.ndim == 1
+    assert sorted(rv.name for rv in m.free_RVs) == ["beta", "sigma"]
+    np.testing.assert_array_equal(m[WEIGHTS].get_value(), np.ones(x.size))
+    assert np.isposinf(m[BOUND].get_value())
+    beta, sigma = np.array([0.5, 0.3, -0.8]), 0.7
+    records = stats.lognorm.logpdf(x, s=sigma, scale=np.exp(X @ beta))
+    priors = stats.norm.logpdf(beta, 0.0, 2.0).sum() + stats.halfcauchy.logpdf(sigma, scale=1.5)
+    point = {"beta": beta, "sigma_log__": np.log(sigma)}
+    logp = m.compile_logp(jacobian=False)
+    assert logp(point) == pytest.approx(priors + records.sum(), rel=1e-8)
+    m[WEIGHTS].set_value(np.zeros(x.size))  # weights 0: the likelihood leaves the density
+    assert logp(point) == pytest.approx(priors, rel=1e-8)
+
+
+def test_lognormal_regression_record_logp_matches_scipy():
+    fam = models.LognormalRegression(n_coef=3)
+    X = _lnreg_design(8, seed=2)
+    x = np.exp(np.random.default_rng(3).normal(1.0, 2.0, 8))
+    f = _lnreg_model_logp(fam.build(x, X))
+    for beta, sigma in [([0.0, 0.0, 0.0], 1.0), ([1.5, -0.4, 0.9], 0.3), ([-2.0, 1.0, 0.0], 4.0)]:
+        got = f(np.asarray(beta, dtype=float), sigma)
+        want = stats.lognorm.logpdf(x, s=sigma, scale=np.exp(X @ np.asarray(beta)))
+        np.testing.assert_allclose(got, want, rtol=1e-10)
+
+
+def test_lognormal_regression_without_covariates_is_the_lognormal_family():
+    fam = models.LognormalRegression()
+    x = np.array([0.05, 1.0, 3.0, 250.0])
+    f = _lnreg_model_logp(fam.build(x))
+    np.testing.assert_allclose(f(np.array([1.2]), 0.4), stats.lognorm.logpdf(x, s=0.4, scale=np.exp(1.2)),
+                               rtol=1e-10)
+    draws = {"beta": np.array([[0.0], [1.5]]), "sigma": np.array([1.0, 0.3])}
+    q = np.array([0.01, 1.0, 4.0, 50.0])
+    twin = models.LognormalFamily()
+    twin_draws = {"mu": draws["beta"][:, 0], "sigma": draws["sigma"]}
+    np.testing.assert_allclose(fam.logcdf(q, draws), twin.logcdf(q, twin_draws), rtol=1e-12)
+    np.testing.assert_allclose(fam.logsf(q, draws), twin.logsf(q, twin_draws), rtol=1e-12)
+
+
+def test_lognormal_regression_logcdf_logsf_match_scipy_per_record_and_draw():
+    fam = models.LognormalRegression(n_coef=3)
+    X = _lnreg_design(5, seed=4)
+    draws = {"beta": np.array([[0.0, 0.0, 0.0], [1.5, -0.4, 0.9], [-2.0, 1.0, 0.2]]),
+             "sigma": np.array([1.0, 0.3, 2.0])}
+    q = np.array([0.01, 0.5, 1.0, 4.0, 50.0])
+    cdf, sf = fam.logcdf(q, draws, X), fam.logsf(q, draws, X)
+    assert cdf.shape == sf.shape == (3, 5)
+    for s in range(3):
+        for i in range(5):
+            dist = stats.lognorm(s=draws["sigma"][s], scale=np.exp(X[i] @ draws["beta"][s]))
+            assert cdf[s, i] == pytest.approx(dist.logcdf(q[i]), rel=1e-10)
+            assert sf[s, i] == pytest.approx(dist.logsf(q[i]), rel=1e-10)
+    # the interval probability from them, and the limits at 0
+    lp = fam.log_interval_prob(0.5 * q, 2.0 * q, draws, X)
+    for s in range(3):
+        dist = stats.lognorm(s=draws["sigma"][s], scale=np.exp(X @ draws["beta"][s]))
+        np.testing.assert_allclose(lp[s], np.log(dist.cdf(2.0 * q) - dist.cdf(0.5 * q)), rtol=1e-9)
+    zero = np.zeros(5)
+    assert np.isneginf(fam.logcdf(zero, draws, X)).all() and (fam.logsf(zero, draws, X) == 0.0).all()
+
+
+def test_lognormal_regression_simulate_uses_row_i_draw_i():
+    fam = models.LognormalRegression(n_coef=3)
+    X = _lnreg_design(N, seed=5)
+    beta, sigma = np.array([1.0, 0.5, -0.7]), 0.4
+    out = fam.simulate({"beta": np.tile(beta, (N, 1)), "sigma": np.full(N, sigma)}, np.random.default_rng(6), X)
+    assert out.shape == (N,) and (out > 0).all() and np.isfinite(out).all()
+    resid = np.log(out) - X @ beta
+    assert resid.mean() == pytest.approx(0.0, abs=5 * sigma / np.sqrt(N))
+    assert resid.std() == pytest.approx(sigma, rel=0.05)
+    # the log-mean in each group of the binary covariate follows X beta
+    for g in (0.0, 1.0):
+        rows = X[:, 2] == g
+        assert np.log(out[rows]).mean() == pytest.approx((X[rows] @ beta).mean(), abs=5 * sigma / np.sqrt(rows.sum()))
+    # least squares on log x recovers beta: the records carry their covariates' means
+    coef = np.linalg.lstsq(X, np.log(out), rcond=None)[0]
+    np.testing.assert_allclose(coef, beta, atol=5 * sigma / np.sqrt(N) * 3)
+    # each record uses its own draw: record i's log-mean is X_i beta_i
+    draws = {"beta": np.column_stack([np.linspace(-2, 2, N), np.zeros(N), np.zeros(N)]), "sigma": np.full(N, 1e-9)}
+    np.testing.assert_allclose(np.log(fam.simulate(draws, np.random.default_rng(7), X)), draws["beta"][:, 0],
+                               atol=1e-6)
+
+
+def test_lognormal_regression_simulate_without_covariates():
+    fam = models.LognormalRegression()
+    out = fam.simulate({"beta": np.full((N, 1), 1.0), "sigma": np.full(N, 0.5)}, np.random.default_rng(8))
+    assert out.shape == (N,) and (out > 0).all()
+    assert np.log(out).mean() == pytest.approx(1.0, abs=5 * 0.5 / np.sqrt(N))
+    assert np.log(out).std() == pytest.approx(0.5, rel=0.05)
+
+
+def test_lognormal_regression_checks_n_coef_and_support():
+    from dpsynth.validation import DataError
+
+    X = _lnreg_design(4)
+    x = np.array([1.0, 2.0, 3.0, 4.0])
+    with pytest.raises(DataError, match="n_coef=3"):
+        models.LognormalRegression(n_coef=2).check_data(x, X)
+    with pytest.raises(DataError, match="1 column"):
+        models.LognormalRegression(n_coef=3).check_data(x)
+    with pytest.raises(DataError, match="lognormal regression"):
+        models.LognormalRegression(n_coef=3).check_data(np.array([1.0, 0.0, 3.0, 4.0]), X)
+    with pytest.raises(DataError):
+        models.LognormalRegression(n_coef=3).check_data(x, X[:3])
+    arr, cov = models.LognormalRegression(n_coef=3).check_data(x, X)
+    np.testing.assert_array_equal(arr, x)
+    np.testing.assert_array_equal(cov, X)
+
+
+@pytest.fixture(scope="module")
+def lnreg_cm():
+    from dpsynth.fitting import compiled_model
+
+    X = _lnreg_design(50)
+    return compiled_model(models.LognormalRegression(n_coef=3), np.ones(50), X)
+
+
+@pytest.mark.slow
+def test_lognormal_regression_compiled_record_loglik_matches_scipy(lnreg_cm):
+    X = _lnreg_design(5, seed=9)
+    x = np.array([0.05, 1.0, 3.0, 250.0, 12.0])
+    draws = {"beta": np.array([[0.0, 0.0, 0.0], [1.5, -0.4, 0.9]]), "sigma": np.array([1.0, 0.3])}
+    F = lnreg_cm.record_loglik(draws, x, X)
+    expected = stats.lognorm.logpdf(x[None, :], s=draws["sigma"][:, None], scale=np.exp(draws["beta"] @ X.T))
+    np.testing.assert_allclose(F, expected, rtol=1e-9)
+
+
+@pytest.mark.slow
+def test_lognormal_regression_recovers_coefficients(lnreg_cm):
+    n = 500
+    X = _lnreg_design(n, seed=10)
+    beta, sigma = np.array([1.0, 0.5, -0.3]), 0.4
+    x = np.exp(X @ beta + np.random.default_rng(11).normal(0.0, sigma, n))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        f = lnreg_cm.fit(x, covariates=X, sampler=SamplerConfig(draws=300, tune=300, chains=2), seed=12)
+    assert f.draws["beta"].shape[1] == 3
+    # posterior sd is about sigma / sqrt(n) = 0.02: the tolerance is several times that
+    np.testing.assert_allclose(f.draws["beta"].mean(axis=0), beta, atol=0.12)
+    assert 0.3 < f.draws["sigma"].mean() < 0.5

@@ -118,3 +118,146 @@ def test_chapter_times_sums_each_chapters_studies(tmp_path):
     assert t.loc["censoring", "replicates"] == "2 + 2"
     assert t.loc["all chapters", "wall time (min)"] == pytest.approx(3.5)
     assert "cores" in t.loc["range_restriction", "machine"]
+
+
+# --------------------------------------------------------------------------------------------
+# a check that recomputes part of a grid (ShippedStudy.check_overrides): align_to
+# --------------------------------------------------------------------------------------------
+
+
+def _fit_study(cells, replicates=3, seed=0):
+    """A study over (replicate, fit) with the given (synthesizer, eps) cells, as fits_to_dataset makes it."""
+    import pandas as pd
+
+    from dpsynth.studies import fits_to_dataset
+
+    rng = np.random.default_rng(seed)
+    reps = []
+    for r in range(replicates):
+        rows = [{"synthesizer": s, "eps": e, "delta": 1.0 + (0.0 if np.isnan(e) else e) + 0.01 * rng.standard_normal(),
+                 "max_ecdf": 0.05 + 0.001 * r} for s, e in cells]
+        ds = fits_to_dataset(rows)
+        ds["data_fingerprint"] = np.int64(42)
+        reps.append(ds)
+    return xr.concat(reps, dim=pd.Index(range(replicates), name="replicate"))
+
+
+NAN = float("nan")
+GRID = [("Data", NAN), ("Unweighted", NAN), ("Weighted", NAN), *[(s, e) for e in (1.0, 5.0, 10.0)
+                                                                 for s in ("Censor_uw", "PH")]]
+
+
+def _cells(ds):
+    return [(str(s), float(e)) for s, e in zip(ds["synthesizer"].values, ds["eps"].values)]
+
+
+def _same_cells(a, b):
+    return len(a) == len(b) and all(s == t and (e == f or (np.isnan(e) and np.isnan(f)))
+                                    for (s, e), (t, f) in zip(a, b))
+
+
+def test_align_to_selects_the_recomputed_fits_nan_eps_included():
+    ship = _fit_study(GRID)
+    sub = [("Data", NAN), ("Unweighted", NAN), ("Weighted", NAN), ("Censor_uw", 10.0), ("PH", 10.0)]
+    again = _fit_study(sub, replicates=1, seed=1)
+    out = shipped.align_to(ship, again)
+    assert _same_cells(_cells(out), sub)
+    assert out.sizes["replicate"] == 3  # all shipped replicates kept (compare_replicates takes the first k)
+    for i, (s, e) in enumerate(sub):
+        j = next(k for k, c in enumerate(_cells(ship)) if _same_cells([c], [(s, e)]))
+        np.testing.assert_array_equal(out["delta"].isel(fit=i).values, ship["delta"].isel(fit=j).values)
+    assert shipped.compare_replicates(out, out.isel(replicate=[0]), exact=["data_fingerprint"],
+                                      relative={"delta": 0.05, "max_ecdf": 0.5}) == []
+    # in the recomputation's order, whatever the shipped order
+    rev = again.isel(fit=slice(None, None, -1))
+    assert _same_cells(_cells(shipped.align_to(ship, rev)), sub[::-1])
+    # without alignment the shapes differ: the check would fail on a partial grid
+    problems = shipped.compare_replicates(ship, again, relative={"delta": 0.05})
+    assert len(problems) == 1 and "shape" in problems[0]
+
+
+def test_align_to_selects_values_of_an_indexed_dimension():
+    values = np.arange(3 * 2 * 3, dtype=float).reshape(3, 2, 3)
+    base = xr.Dataset({"n_censored": (("replicate", "setting", "eps"), values),
+                       "data_fingerprint": ("replicate", np.full(3, 7))},
+                      coords={"replicate": np.arange(3), "setting": ["dollars", "thousands"], "eps": [2.0, 5.0, 10.0]})
+    again = base.sel(eps=[10.0], setting=["thousands"]).isel(replicate=[0])
+    out = shipped.align_to(base, again)
+    assert list(out["eps"].values) == [10.0] and list(out["setting"].values) == ["thousands"]
+    assert out.sizes["replicate"] == 3
+    np.testing.assert_array_equal(out["n_censored"].values, base["n_censored"].sel(eps=[10.0], setting=["thousands"]))
+    assert shipped.compare_replicates(out, again, exact=["data_fingerprint"], relative={"n_censored": 0.01}) == []
+    # an equal dataset is left as it is; a dimension the shipped file lacks is ignored
+    xr.testing.assert_identical(shipped.align_to(base, base), base)
+    extra = again.expand_dims(chain=[0])
+    assert dict(shipped.align_to(base, extra).sizes) == {"replicate": 3, "setting": 1, "eps": 1}
+
+
+def test_a_recomputed_cell_missing_from_the_shipped_file_is_a_shape_difference():
+    # fit dimension: the recomputation has eps 20, which the shipped grid lacks
+    ship = _fit_study(GRID)
+    again = _fit_study([("Unweighted", NAN), ("Censor_uw", 10.0), ("Censor_uw", 20.0)], replicates=1)
+    out = shipped.align_to(ship, again)
+    assert _same_cells(_cells(out), [("Unweighted", NAN), ("Censor_uw", 10.0)])
+    problems = shipped.compare_replicates(out, again, relative={"delta": 0.05})
+    assert len(problems) == 1 and problems[0].startswith("delta: shape (2,) shipped vs (3,) recomputed")
+    # indexed dimension: eps 20 is not shipped
+    base = xr.Dataset({"n_censored": (("replicate", "eps"), np.ones((2, 2)))},
+                      coords={"replicate": [0, 1], "eps": [5.0, 10.0]})
+    more = xr.Dataset({"n_censored": (("replicate", "eps"), np.ones((1, 2)))},
+                      coords={"replicate": [0], "eps": [10.0, 20.0]})
+    problems = shipped.compare_replicates(shipped.align_to(base, more), more, relative={"n_censored": 0.1})
+    assert problems == ["n_censored: shape (1,) shipped vs (2,) recomputed"]
+
+
+def test_staleness_aligns_and_names_the_file(tmp_path):
+    cells = [("Data", NAN), ("Unweighted", NAN), ("Censor_uw", 5.0), ("Censor_uw", 10.0)]
+    ship = _fit_study(cells)
+    for v in ("n_censored", "q50"):
+        ship[v] = ship["delta"] * 0 + 3.0
+    again = ship.isel(replicate=[0], fit=[0, 1, 3])
+    path = tmp_path / "own_data.nc"
+    assert shipped.staleness("own_data", ship, again, path=path) == []
+    moved = again.copy(deep=True)
+    moved["delta"][0, 2] *= 1.5
+    problems = shipped.staleness("own_data", ship, moved, path=path)
+    assert len(problems) == 1 and problems[0].startswith(f"{path} is stale") and "delta:" in problems[0]
+
+
+def test_own_data_check_overrides_pick_cells_of_the_paper_grid():
+    from dpsynth.experiments.own_data import Params
+
+    paper = Params.paper()
+    assert set(shipped.SHIPPED_STUDIES["own_data"].check_overrides["eps"]) <= set(paper.eps)
+    assert set(shipped.SHIPPED_STUDIES["own_data-units"].check_overrides["units_eps"]) <= set(paper.units_eps)
+    assert shipped.CHAPTER_STUDIES["own_data"] == ("own_data", "own_data-units")
+    for name in shipped.CHAPTER_STUDIES["own_data"]:
+        assert name in shipped.SHIPPED_STUDIES
+    # a study without overrides recomputes its own parameters
+    assert shipped.SHIPPED_STUDIES["censoring"].check_overrides == {}
+
+
+@pytest.mark.slow
+@pytest.mark.filterwarnings("ignore::dpsynth.fitting.ConvergenceWarning")
+def test_recompute_one_eps_of_a_shipped_own_data_study_repeats_its_cells(tmp_path):
+    """End to end at smoke scale: ship eps (5, 10), recompute eps 10 alone (the override), compare."""
+    from dpsynth.experiments.own_data import Params
+    from dpsynth.experiments.own_data.replicate import replicate
+    from dpsynth.studies import run_study
+
+    params = Params.preset("smoke", eps=(5.0, 10.0), mechanisms=("censor_uw", "ph")).study_dict()
+    ds = run_study("own_data", replicate, params, replicates=1, seed=11, cache_dir=tmp_path / "c1", workers=1,
+                   progress=False, results="off")
+    path = tmp_path / "own_data.nc"
+    attrs = shipped.provenance(params, replicates=1, seed=11, elapsed_seconds=1.0, workers=1)
+    shipped.write(ds, path, attrs)
+    ship, again = shipped.recompute("own_data", replicates=1, cache_dir=tmp_path / "c2", path=path)
+    assert sorted(set(np.asarray(again["eps"].values[~np.isnan(again["eps"].values)]))) == [10.0]
+    assert ship.sizes["fit"] == 2 + 2 * 2 and again.sizes["fit"] == 2 + 2
+    assert shipped.staleness("own_data", ship, again, path=path) == []
+    # the file with a privacy figure at eps 10 edited is reported stale; an edit at eps 5 (not recomputed) is not
+    for e, stale in ((10.0, True), (5.0, False)):
+        edited = ship.copy(deep=True)
+        i = int(np.flatnonzero((ship["synthesizer"].values == "Censor_uw") & (ship["eps"].values == e))[0])
+        edited["delta"][:, i] = edited["delta"][:, i] * 1.5
+        assert bool(shipped.staleness("own_data", edited, again, path=path)) is stale, e

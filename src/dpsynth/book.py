@@ -67,6 +67,8 @@ def _fmt(v, floatfmt: str) -> str:
     if isinstance(v, (float, np.floating)):
         if np.isnan(v):
             return "–"
+        if floatfmt.endswith("g") and 1e3 <= abs(v) < 1e15:
+            return f"{float(v):,.0f}"  # 28,155 records or $7,365, not 2.82e+04
         return format(float(v), floatfmt)
     return str(v)
 

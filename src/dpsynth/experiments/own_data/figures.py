@@ -92,7 +92,7 @@ def units_figure(results):
     plots.use_style()
     u = units_of(results)
     share = (u["n_censored"] / float(u.attrs.get("n", 1))).mean("replicate")
-    mechs = [str(m) for m in u["mechanism"].values]
+    mechs = registry.order([str(m) for m in u["mechanism"].values])
     settings = [str(s) for s in u["setting"].values]
     eps = [float(v) for v in u["eps"].values]
     fig, axes = plt.subplots(1, len(mechs), figsize=(_WIDTH, 3.6), constrained_layout=True, squeeze=False)

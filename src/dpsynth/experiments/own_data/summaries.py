@@ -52,11 +52,6 @@ def _ordered(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.assign(_r=rank, _e=frame["eps"].fillna(-1.0)).sort_values(["_e", "_r"]).drop(columns=["_r", "_e"])
 
 
-def _count(v: float) -> str:
-    """A count for display: thousands separated, "–" when it does not apply."""
-    return "–" if not np.isfinite(v) else f"{v:,.0f}"
-
-
 def _label(name: str, eps: float) -> str:
     return registry.label(name) + ("" if np.isnan(eps) else f", ε={eps:g}")
 
@@ -80,7 +75,7 @@ def privacy_table(results) -> pd.DataFrame:
             "ε (one removed)": float(g["eps_remove"].median()),
             "ε (one replaced)": float(g["eps_replace"].median()),
             "Δ": float(g["delta"].median()),
-            "records censored": _count(float(g["n_censored"].median())),
+            "records censored": float(g["n_censored"].median()),
             "converged": f"{ok}/{len(g)}" if np.isfinite(g["rhat_max"]).any() else "no MCMC",
             "time per release (s)": float(g["release_seconds"].median()),
         })
@@ -134,11 +129,11 @@ def units_table(results) -> pd.DataFrame:
     out = g.agg(censored=("n_censored", "mean"), median=("median", "mean"), max_ecdf=("max_ecdf", "mean"),
                 converged=("converged", "sum"), runs=("converged", "size")).reset_index()
     out["converged"] = out["converged"].astype(int).astype(str) + "/" + out["runs"].astype(str)
-    out["censored"] = out["censored"].map(_count)
-    out["median"] = out["median"].map(lambda v: f"{v:,.2f}" if v < 10 else f"{v:,.0f}")
-    out["mechanism"] = out["mechanism"].map(registry.label)
+    rank = {m: i for i, m in enumerate(registry.order([str(m) for m in u["mechanism"].values]))}
     order = {s: i for i, s in enumerate(u["setting"].values)}
-    out = out.assign(_s=out["setting"].map(order)).sort_values(["mechanism", "eps", "_s"]).drop(columns=["_s", "runs"])
+    out = out.assign(_m=out["mechanism"].map(rank), _s=out["setting"].map(order)).sort_values(["_m", "eps", "_s"])
+    out = out.drop(columns=["_m", "_s", "runs"])
+    out["mechanism"] = out["mechanism"].map(registry.label)
     out = out.rename(columns={"censored": f"records censored (of {int(u.attrs.get('n', 0)):,})",
                               "median": "synthetic median ($)", "max_ecdf": "max-ECDF", "eps": "ε"})
     return out.set_index(["mechanism", "ε", "setting"])
@@ -147,7 +142,7 @@ def units_table(results) -> pd.DataFrame:
 def units_markdown(results) -> str:
     """The units result in words, numbers from the units study."""
     u = units_of(results)
-    mech = str(u["mechanism"].values[0])
+    mech = registry.order([str(m) for m in u["mechanism"].values])[0]
     eps_max = float(u["eps"].values.max())
     pick = u.sel(mechanism=mech, eps=eps_max).mean("replicate")
     n = int(u.attrs.get("n", 0))
