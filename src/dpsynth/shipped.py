@@ -289,7 +289,9 @@ SHIPPED_STUDIES: dict[str, ShippedStudy] = {
                                     {"delta": 0.15, "max_ecdf": 0.5}),
     "own_data": ShippedStudy("dpsynth.experiments.own_data.replicate:replicate",
                              {"delta": 0.15, "max_ecdf": 0.5, "n_censored": 0.5, "q50": 0.25},
-                             sd_vars=("max_ecdf", "n_censored", "q50"), check_overrides={"eps": [10.0]}),
+                             sd_vars=("max_ecdf", "n_censored", "q50"),
+                             check_overrides={"eps": [10.0], "mechanisms": ["censor_w", "censor_uw", "ph",
+                                                                            "opendp_quantiles"]}),
     "own_data-units": ShippedStudy("dpsynth.experiments.own_data.replicate:units_replicate",
                                    {"n_censored": 0.5, "max_ecdf": 0.5}, check_overrides={"units_eps": [10.0]}),
 }
