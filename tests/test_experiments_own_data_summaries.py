@@ -48,13 +48,14 @@ def _util(r, offset):
 
 
 def fake_replicate(r: int, *, eps=EPS, unconverged=(), delta_excess=0.0, replace_ratio=2.0,
-                   regression_kept=True) -> xr.Dataset:
+                   regression_kept=True, model_free_offset=0.02) -> xr.Dataset:
     """One replicate's Dataset with the structure of :func:`~dpsynth.experiments.own_data.replicate.replicate`.
 
     ``unconverged`` lists (synthesizer, eps) pairs whose fit failed its checks in this replicate;
     ``delta_excess`` is added to Censor_uw's Delta at the largest eps; ``replace_ratio`` scales
     PH's replaced epsilon; ``regression_kept`` makes Censor_uw's coefficients close to the data's
-    (else OpenDP-Q's are closer).
+    (else OpenDP-Q's are closer); ``model_free_offset / eps`` is OpenDP-Q's max-ECDF above 0.02
+    (Censor_uw's is ``0.05 / eps``, PH's ``0.2 / eps``).
     """
     nan = float("nan")
     rows = [{"synthesizer": "Data", "eps": nan, **{k: nan for k in _diag(0, 0, 0, 0)}, "converged": True,
@@ -79,7 +80,7 @@ def fake_replicate(r: int, *, eps=EPS, unconverged=(), delta_excess=0.0, replace
         ph["eps_replace"] = replace_ratio * e
         rows.append({"synthesizer": "PH", "eps": e, **ph, **_util(r, 0.2 / e)})
         coefs.append(far)
-        rows.append({"synthesizer": "OpenDP-Q", "eps": e, **_nan_diag(e, 0.5), **_util(r, 0.1 / e)})
+        rows.append({"synthesizer": "OpenDP-Q", "eps": e, **_nan_diag(e, 0.5), **_util(r, model_free_offset / e)})
         coefs.append(far if regression_kept else close)
     ds = fits_to_dataset(rows)
     ds["coef"] = xr.DataArray(np.vstack(coefs), dims=("fit", "term"), coords={"term": TERMS})
@@ -304,7 +305,7 @@ def test_fit_time_markdown_has_the_range_of_model_based_release_times():
 # --------------------------------------------------------------------------------------------
 
 KEYS = {"censored_within_bound", "privacy_relations", "unit_changes_censoring", "offset_is_a_unit",
-        "model_keeps_regression"}
+        "marginal_favours_model_free", "model_keeps_regression"}
 
 
 def test_verdicts_hold_on_results_where_the_claims_are_true():
@@ -361,3 +362,12 @@ def test_model_keeps_regression_needs_both_mechanisms():
     keep = np.flatnonzero(res.study["synthesizer"].values != "OpenDP-Q")
     res = OwnDataResults(params=res.params, study=res.study.isel(fit=keep), units=res.units)
     assert set(_by_key(S.verdicts(res))) == KEYS - {"model_keeps_regression"}
+
+
+def test_a_model_closer_to_the_marginal_breaks_marginal_favours_model_free():
+    res = fake_results()
+    study = fake_study(model_free_offset=0.1)  # OpenDP-Q (0.1/eps) and PH (0.2/eps) above Censor_uw (0.05/eps)
+    res = OwnDataResults(params=res.params, study=study, units=res.units)
+    v = _by_key(S.verdicts(res))["marginal_favours_model_free"]
+    assert v.holds is False and v.numbers == {"wins": 0, "eps": len(EPS)}
+    assert _by_key(S.verdicts(fake_results()))["marginal_favours_model_free"].numbers["wins"] == len(EPS)
