@@ -239,11 +239,16 @@ def test_own_data_check_overrides_pick_cells_of_the_paper_grid():
 
 @pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::dpsynth.fitting.ConvergenceWarning")
-def test_recompute_one_eps_of_a_shipped_own_data_study_repeats_its_cells(tmp_path):
+def test_recompute_one_eps_of_a_shipped_own_data_study_repeats_its_cells(tmp_path, monkeypatch):
     """End to end at smoke scale: ship eps (5, 10), recompute eps 10 alone (the override), compare."""
+    import dataclasses
+
     from dpsynth.experiments.own_data import Params
     from dpsynth.experiments.own_data.replicate import replicate
     from dpsynth.studies import run_study
+
+    spec = dataclasses.replace(shipped.SHIPPED_STUDIES["own_data"], check_overrides={"eps": [10.0]})
+    monkeypatch.setitem(shipped.SHIPPED_STUDIES, "own_data", spec)
 
     params = Params.preset("smoke", eps=(5.0, 10.0), mechanisms=("censor_uw", "ph")).study_dict()
     ds = run_study("own_data", replicate, params, replicates=1, seed=11, cache_dir=tmp_path / "c1", workers=1,
