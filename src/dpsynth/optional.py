@@ -3,12 +3,10 @@
 Two features need packages that a plain ``pip install dpsynth`` does not install; each comes
 with an extra of the package:
 
-============================  ===================  ==============================
-feature                       packages             install
-============================  ===================  ==============================
-studies on a Dask cluster     dask, distributed    ``pip install 'dpsynth[dask]'``
-SAS data sets (``.sas7bdat``)  pyreadstat          ``pip install 'dpsynth[sas]'``
-============================  ===================  ==============================
+* running a study's replicates on a Dask cluster (``run_study(..., scheduler=...)``) needs dask
+  and distributed: ``pip install 'dpsynth[dask]'``;
+* reading SAS data sets (``.sas7bdat``, e.g. the SDR public use file) needs pyreadstat:
+  ``pip install 'dpsynth[sas]'``.
 
 ``make`` installs both (``requirements.lock`` holds every extra). Code that uses one of them
 calls :func:`require` at the point of use instead of importing the package at module level::
