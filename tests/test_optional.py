@@ -54,6 +54,8 @@ def test_default_extra_comes_from_the_table(monkeypatch, name):
 
 
 def test_submodule_of_a_missing_package(monkeypatch):
+    for loaded in [m for m in sys.modules if m.startswith("dask.")]:  # imported by an earlier test
+        monkeypatch.delitem(sys.modules, loaded)
     _hide(monkeypatch, "dask")
     with pytest.raises(MissingDependencyError, match=r"`dask`, which is not installed.*dpsynth\[dask\]"):
         require("dask.array", purpose="chunked arrays")
