@@ -1,26 +1,110 @@
 # dpsynth compendium: `make book` builds the book, `make test` runs the tests.
 #
 #   make venv                 create/update .venv from requirements.lock
-#   make lock                 re-resolve requirements.lock from pyproject.toml
+#   make lock                 re-resolve requirements.lock (one universal lock for Python 3.11-3.13)
 #   make notebooks            execute the toc's notebooks/<name>.ipynb into book/ (papermill)
 #   make book                 the book from the shipped paper-scale results (results/*.nc; no MCMC)
 #   make book SCALE=quick     recompute every study at quick scale (minutes), then build the book
 #   make results              recompute the paper scale and rewrite results/*.nc (about 25 min, 2 cores)
 #   make test                 lint (ruff) and the whole test suite (pytest)
+#   make test PYTHON=python3.13   the same on another supported Python, in its own .venv-3.13
+#   make test-lowest          the tests with every dependency at the lowest version pyproject.toml allows
+#   make which-python         say which interpreter and environment make would use
 #   make bench                every benchmarks/bench_*.py
-#   make clean                remove build outputs (keeps .venv and data/cache)
-#   make distclean            also remove .venv and the result cache data/cache
+#   make clean                remove build outputs (keeps the environments and data/cache)
+#   make distclean            also remove .venv, .venv-*, and the result cache data/cache
+#
+# Python 3.11, 3.12 and 3.13 are supported. Without PYTHON=, make takes the first usable of
+# python3, python3.13, python3.12, python3.11 whose version is supported, and builds .venv with
+# it. PYTHON=<name or path> uses that interpreter instead, in its own environment .venv-<X.Y>
+# (e.g. .venv-3.13), so environments of two Python versions never mix. A name that is a pyenv
+# shim of a version not selected in pyenv (`pyenv: python3.13: command not found`) is found in
+# pyenv's versions/*/bin. An environment built by another Python version than the selected one
+# is rebuilt; the stamp $(VENV)/.installed records the interpreter and the lock it installed.
 
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-PYTHON ?= python3
-VENV := .venv
+SUPPORTED_PYTHONS := 3.11 3.12 3.13
+comma := ,
+PYTHON_CANDIDATES := python3 python3.13 python3.12 python3.11
+
+# find-python NAME...: prints "<X.Y.Z> <executable>" of the first NAME that runs a supported
+# Python, or "none <what each NAME was>". (Statements end in `;`: make joins the lines.)
+define FIND_PYTHON_SH
+probe() {
+  "$$1" -c "import sys; sys.stdout.write(\"%d.%d.%d %s\n\" % (tuple(sys.version_info[:3]) + (sys.executable,)))" 2>/dev/null;
+};
+supported() {
+  case " $(SUPPORTED_PYTHONS) " in *" $${1%.*} "*) return 0;; esac; return 1;
+};
+pyenv_roots() {
+  echo "$${PYENV_ROOT:-}";
+  command -v pyenv >/dev/null 2>&1 && pyenv root 2>/dev/null;
+  p=$$(command -v "$$1" 2>/dev/null); case "$$p" in */shims/*) echo "$${p%/shims/*}";; esac;
+};
+resolve() {
+  out=$$(probe "$$1") && [ -n "$$out" ] && { echo "$$out"; return 0; };
+  case "$$1" in */*) return 1;; esac;
+  first="";
+  for root in $$(pyenv_roots "$$1"); do
+    for d in $$(ls -d "$$root"/versions/*/ 2>/dev/null | sort -rV); do
+      if [ -x "$$d/bin/$$1" ] && out=$$(probe "$$d/bin/$$1") && [ -n "$$out" ]; then
+        if supported "$${out%% *}"; then echo "$$out"; return 0; fi;
+        first=$${first:-$$out};
+      fi;
+    done;
+  done;
+  [ -n "$$first" ] && echo "$$first";
+};
+tried="";
+for n in "$$@"; do
+  if out=$$(resolve "$$n"); then
+    if supported "$${out%% *}"; then echo "$$out"; exit 0; fi;
+    tried="$${tried:+$$tried; }$$n is Python $${out%% *}";
+  else
+    tried="$${tried:+$$tried; }$$n not found or does not run";
+  fi;
+done;
+echo "none $$tried"
+endef
+
+# Goals that need no interpreter do not look for one.
+NO_PYTHON_GOALS := help clean distclean
+ifneq ($(filter-out $(NO_PYTHON_GOALS),$(or $(MAKECMDGOALS),$(.DEFAULT_GOAL))),)
+ifneq ($(filter command line environment environment override,$(origin PYTHON)),)
+PY_GIVEN := 1
+PY_FOUND := $(shell bash -c '$(FIND_PYTHON_SH)' find-python $(PYTHON))
+PY_HOW := PYTHON=$(PYTHON)
+else
+PY_FOUND := $(shell bash -c '$(FIND_PYTHON_SH)' find-python $(PYTHON_CANDIDATES))
+PY_HOW := the first usable of $(PYTHON_CANDIDATES)
+endif
+ifeq ($(filter-out none,$(firstword $(PY_FOUND))),)
+$(error No usable Python for $(PY_HOW) ($(or $(wordlist 2,99,$(PY_FOUND)),nothing found)). \
+  dpsynth supports Python $(subst $() ,$(comma) ,$(SUPPORTED_PYTHONS)): install one (e.g. `pyenv install 3.13`) or \
+  name it, e.g. `make test PYTHON=/path/to/python3.13`)
+endif
+PY_VERSION := $(word 1,$(PY_FOUND))
+PY_EXE := $(word 2,$(PY_FOUND))
+PY_XY := $(basename $(PY_VERSION))
+endif
+
+# The environment: .venv for the default interpreter, .venv-<X.Y> for PYTHON=... (override with VENV=).
+ifeq ($(origin VENV),undefined)
+VENV := $(if $(PY_GIVEN),.venv-$(PY_XY),.venv)
+endif
 VPY := $(VENV)/bin/python
 UV := $(VENV)/bin/uv
 STAMP := $(VENV)/.installed
 # the uv that resolved requirements.lock
 UV_VERSION ?= 0.13.9
+
+ifneq ($(PY_VERSION),)
+ifeq ($(MAKELEVEL)$(filter which-python,$(MAKECMDGOALS)),0)
+$(info make: Python $(PY_VERSION) ($(PY_EXE)), from $(PY_HOW); environment $(VENV))
+endif
+endif
 
 # paper (the original studies' sizes; by default read from the shipped results) or quick (minutes)
 SCALE ?= paper
@@ -42,42 +126,67 @@ PAPERMILL_ARGS ?=
 PYTEST_ARGS ?=
 JB_ARGS ?=
 
-.PHONY: help venv lock notebooks book results test bench clean distclean
+.PHONY: help which-python venv lock notebooks book results test test-lowest bench clean distclean
 
 help:
 	@echo "make book                      build the book from the shipped paper-scale results (no MCMC)"
 	@echo "make book SCALE=quick          recompute the studies at quick scale and build the book"
 	@echo "make results                   recompute the paper-scale studies and rewrite results/*.nc"
-	@echo "make test                      run the test suite"
+	@echo "make test                      run the test suite (ruff, then pytest) in .venv"
+	@echo "make test PYTHON=python3.13    the same on another Python (3.11, 3.12, 3.13), in .venv-3.13"
+	@echo "make test-lowest               the tests with the lowest dependency versions allowed (.venv-lowest)"
+	@echo "make which-python              say which Python and environment make would use"
 	@echo "make bench                     run benchmarks/bench_*.py"
 	@echo "make venv                      create .venv from requirements.lock"
 	@echo "make lock                      re-resolve requirements.lock (keeps pins where possible)"
 	@echo "make notebooks                 execute the chapters' notebooks/<name>.ipynb into book/"
-	@echo "make clean | distclean         remove outputs | also .venv and data/cache"
+	@echo "make clean | distclean         remove outputs | also .venv, .venv-* and data/cache"
+
+which-python:
+	@echo "Python $(PY_VERSION) ($(PY_EXE)), environment $(VENV)"
 
 venv: $(STAMP)
 
-# Re-runs only when the lock or the project metadata change.
-$(STAMP): requirements.lock pyproject.toml
-	@test -x $(VPY) || $(PYTHON) -m venv $(VENV)
+# <venv>/.python-<X.Y.Z>: the environment exists and was built by the selected interpreter. If it
+# was built by another one (another version, or one that no longer runs), it is removed and
+# rebuilt, so packages of two Python versions never mix.
+%/.python-$(PY_VERSION):
+	@set -e; \
+	built=$$($*/bin/python -c 'import platform; print(platform.python_version())' 2>/dev/null || true); \
+	if [ -d $* ] && [ "$$built" != "$(PY_VERSION)" ]; then \
+	  echo "$* was built by Python $${built:-that no longer runs}; rebuilding it with Python $(PY_VERSION)"; \
+	  rm -rf $*; \
+	fi; \
+	if [ ! -x $*/bin/python ]; then \
+	  $(PY_EXE) -m venv $* || { echo "could not create $* with $(PY_EXE) -m venv (on Debian/Ubuntu: apt-get install python3-venv)"; exit 1; }; \
+	fi; \
+	rm -f $*/.python-*; \
+	touch $@
+
+# Re-runs when the lock or the project metadata change, or the environment was (re)built.
+$(STAMP): requirements.lock pyproject.toml $(VENV)/.python-$(PY_VERSION)
 	$(VPY) -m pip install --quiet --disable-pip-version-check uv==$(UV_VERSION)
 	$(UV) pip sync --python $(VPY) requirements.lock
 	$(UV) pip install --python $(VPY) --no-deps -e .
 	$(VPY) -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (dpsynth)"
-	@touch $@
+	@printf 'python %s %s\nlock %s\n' "$(PY_VERSION)" "$(PY_EXE)" "$$(sha256sum requirements.lock | cut -d' ' -f1)" > $@
 
-# The lock pins runtime + book + test extras for Python 3.11. Existing pins are
-# kept unless the ranges in pyproject.toml force a change (add UV_ARGS=--upgrade
-# to move everything to the newest allowed versions).
-LOCK_CMD := uv pip compile pyproject.toml --extra book --extra test --python-version 3.11 -o requirements.lock
+# One universal lock for every supported Python (3.11-3.13): runtime + dask + sas + book + test
+# extras, with environment markers where a version or platform needs other packages. Existing pins
+# are kept unless the ranges in pyproject.toml force a change (add UV_ARGS=--upgrade to move
+# everything to the newest allowed versions).
+LOCK_EXTRAS := --extra dask --extra sas --extra book --extra test
+LOCK_CMD := uv pip compile pyproject.toml $(LOCK_EXTRAS) --universal --python-version 3.11 -o requirements.lock
 UV_ARGS ?=
 
-lock:
-	@test -x $(UV) || { test -x $(VPY) || $(PYTHON) -m venv $(VENV); $(VPY) -m pip install --quiet --disable-pip-version-check uv==$(UV_VERSION); }
+lock: $(VENV)/.python-$(PY_VERSION)
+	@[ "$$($(UV) --version 2>/dev/null | cut -d' ' -f2)" = "$(UV_VERSION)" ] || \
+	  $(VPY) -m pip install --quiet --disable-pip-version-check uv==$(UV_VERSION)
 	@if [ -f requirements.lock ]; then cp requirements.lock requirements.lock.tmp; fi
-	$(UV) pip compile pyproject.toml --extra book --extra test --python-version 3.11 \
+	$(UV) pip compile pyproject.toml $(LOCK_EXTRAS) --universal --python-version 3.11 \
 	  --no-header --quiet $(UV_ARGS) -o requirements.lock.tmp
-	@{ echo "# Exact versions of everything dpsynth needs (runtime + book + test extras), Python 3.11."; \
+	@{ echo "# Exact versions of everything dpsynth needs (runtime + dask + sas + book + test extras),"; \
+	   echo "# one universal lock for Python 3.11, 3.12 and 3.13 (lines with a marker apply where it holds)."; \
 	   echo "# Do not edit by hand. Regenerate from the ranges in pyproject.toml with"; \
 	   echo "#    make lock"; \
 	   echo "# which is equivalent to running, from the repository root:"; \
@@ -112,6 +221,32 @@ test: $(STAMP)
 	$(VENV)/bin/ruff check src tests benchmarks
 	$(VPY) -m pytest $(PYTEST_ARGS)
 
+# Tested lower bounds: every direct dependency (runtime and every extra) resolved to the lowest
+# version pyproject.toml allows (uv's lowest-direct; what they need, at its newest), with wheels
+# only, into its own environment .venv-lowest (.venv-lowest-<X.Y> with PYTHON=), then the whole
+# suite but the staleness check of results/ (tests/test_shipped.py::test_shipped_file_is_current):
+# that one compares a recomputation with results sampled by the locked versions, and other
+# sampler versions give other (equally valid) draws. About 10 minutes; for a quick check use
+# LOWEST_PYTEST_ARGS='-m "not slow"' (about 4 minutes).
+LOWEST_VENV := $(if $(PY_GIVEN),.venv-lowest-$(PY_XY),.venv-lowest)
+LOWEST_PY := $(LOWEST_VENV)/bin/python
+LOWEST_REQS := $(LOWEST_VENV)/requirements-lowest.txt
+LOWEST_EXTRAS := --extra dask --extra sas --extra book --extra test
+LOWEST_PYTEST_ARGS ?= --deselect tests/test_shipped.py::test_shipped_file_is_current
+
+test-lowest: $(LOWEST_VENV)/.python-$(PY_VERSION)
+	$(LOWEST_PY) -m pip install --quiet --disable-pip-version-check uv==$(UV_VERSION)
+	@rm -f $(LOWEST_REQS)
+	$(LOWEST_VENV)/bin/uv pip compile pyproject.toml $(LOWEST_EXTRAS) --resolution lowest-direct --only-binary :all: \
+	  --python $(LOWEST_PY) --no-header --quiet -o $(LOWEST_REQS)
+	$(LOWEST_VENV)/bin/uv pip sync --python $(LOWEST_PY) $(LOWEST_REQS)
+	$(LOWEST_VENV)/bin/uv pip install --python $(LOWEST_PY) --no-deps -e .
+	@echo "Direct dependencies installed in $(LOWEST_VENV) (Python $(PY_VERSION)):"
+	@$(LOWEST_PY) -c "import importlib.metadata as m, re; \
+	  names = {re.split(r'[ ;<>=!~\[]', r)[0] for r in m.requires('dpsynth')}; \
+	  print('\n'.join(sorted(f'  {n}=={m.version(n)}' for n in names)))"
+	$(LOWEST_PY) -m pytest $(LOWEST_PYTEST_ARGS)
+
 bench: $(STAMP)
 	@set -e; \
 	shopt -s nullglob; \
@@ -122,7 +257,7 @@ bench: $(STAMP)
 clean:
 	rm -rf _build .pytest_cache .hypothesis
 	rm -f book/*.ipynb
-	find . -path ./.venv -prune -o -type d -name __pycache__ -exec rm -rf {} +
+	find . \( -path './.venv*' -o -path ./.git \) -prune -o -type d -name __pycache__ -exec rm -rf {} +
 
 distclean: clean
-	rm -rf $(VENV) data/cache src/*.egg-info
+	rm -rf .venv .venv-* data/cache src/*.egg-info

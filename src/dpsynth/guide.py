@@ -359,8 +359,8 @@ def tradeoff_figure(table: pd.DataFrame):
             if len(r) > 1:
                 ax.plot(r["eps"], r["max_ecdf"], color=st["color"], lw=0.8, alpha=0.6, zorder=1)
             ax.errorbar(r["eps"], r["max_ecdf"],
-                        xerr=[r["eps"] - r["eps_lo"], r["eps_hi"] - r["eps"]],
-                        yerr=[r["max_ecdf"] - r["max_ecdf_lo"], r["max_ecdf_hi"] - r["max_ecdf"]],
+                        xerr=np.array([r["eps"] - r["eps_lo"], r["eps_hi"] - r["eps"]]),
+                        yerr=np.array([r["max_ecdf"] - r["max_ecdf_lo"], r["max_ecdf_hi"] - r["max_ecdf"]]),
                         fmt=st["marker"], color=st["color"], mfc=st["mfc"], mec=st["mec"], ms=6, mew=1.3,
                         elinewidth=0.9, capsize=0, zorder=3)
         ax.set_xscale("log")

@@ -309,7 +309,8 @@ def run_study(
         Local worker processes; 1 runs in this process, ``None`` uses one per core.
     scheduler : str, optional
         Address of a Dask distributed scheduler (e.g. ``"tcp://10.0.0.5:8786"``); when given,
-        replicates run on that cluster instead of local processes.
+        replicates run on that cluster instead of local processes. Needs the optional packages
+        dask and distributed (``pip install 'dpsynth[dask]'``).
     progress : bool
         Show a progress bar.
     force : bool
@@ -331,6 +332,9 @@ def run_study(
     ------
     CacheDirError
         If ``cache_dir`` cannot be created or written to (raised before computing anything).
+    dpsynth.optional.MissingDependencyError
+        If ``scheduler`` is given and ``distributed`` is not installed (the message says how to
+        install it).
 
     Warns
     -----
@@ -372,13 +376,14 @@ def _run_or_load(name, replicate_fn, params, *, replicates, seed, cache_dir, wor
     bar = tqdm(total=replicates, desc=name, disable=not progress, mininterval=2.0)
     try:
         if scheduler is not None:
-            from distributed import Client
-            from distributed import as_completed as dask_completed
+            from .optional import require
 
-            with Client(scheduler) as client:
+            distributed = require("distributed", extra="dask",
+                                  purpose=f"running study {name!r} on the Dask cluster at {scheduler}")
+            with distributed.Client(scheduler) as client:
                 futs = {client.submit(_one, replicate_fn, r, seed, dict(params), pure=False): r
                         for r in range(replicates)}
-                for fut in dask_completed(futs):
+                for fut in distributed.as_completed(futs):
                     results[futs[fut]] = fut.result()
                     bar.update()
         elif workers == 1 or replicates == 1:

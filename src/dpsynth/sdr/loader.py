@@ -1,11 +1,12 @@
 """Loader of the user's copy of the Survey of Doctorate Recipients (SDR) public use file.
 
-:func:`load_sdr` reads the 2017 SDR public use file (PUF) (SAS ``.sas7bdat`` through
-``pyreadstat``, or ``.csv``), applies *explicit* filters (each reported with its counts), renames
-the variables to ``salary``, ``gender``, ``age_group``, ``weeks`` and validates them; anything out
-of range raises an :class:`SDRFileError` that names the column and the fix. Nothing is dropped
-silently. :class:`SDRData` holds a sample (from a file or from :mod:`dpsynth.sdr.standin`) with
-its provenance; :func:`subsample` draws a simple random sample of it.
+:func:`load_sdr` reads the 2017 SDR public use file (PUF) (SAS ``.sas7bdat`` through the
+optional ``pyreadstat``, ``pip install 'dpsynth[sas]'``, or ``.csv``), applies *explicit* filters
+(each reported with its counts), renames the variables to ``salary``, ``gender``, ``age_group``,
+``weeks`` and validates them; anything out of range raises an :class:`SDRFileError` that names
+the column and the fix. Nothing is dropped silently. :class:`SDRData` holds a sample (from a file
+or from :mod:`dpsynth.sdr.standin`) with its provenance; :func:`subsample` draws a simple random
+sample of it.
 
 Column names follow our reading of the 2017 PUF codebook (``SALARY``, ``GENDER``, ``AGEGR``,
 ``WKSWK``); they are parameters (:class:`SDRColumns`) because we could not check them here.
@@ -21,6 +22,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..optional import require
 from ..seeds import SeedLike, generator
 from ..validation import DataError
 from .design import AGE_LEVELS, PUBLIC_SALARY_BOUND, WEEKS_RANGE
@@ -151,10 +153,8 @@ def file_digest(path) -> str:
 def _read(path: Path, usecols: Sequence[str]) -> pd.DataFrame:
     suffix = path.suffix.lower()
     if suffix == ".sas7bdat":
-        try:
-            import pyreadstat
-        except ImportError as exc:  # pragma: no cover - pyreadstat is a dependency
-            raise SDRFileError("reading .sas7bdat files needs `pyreadstat` (pip install pyreadstat).") from exc
+        pyreadstat = require("pyreadstat", extra="sas", purpose=f"reading the SAS data set {path.name}",
+                             error=SDRFileError)
         try:
             frame, _ = pyreadstat.read_sas7bdat(str(path))
         except Exception as exc:
@@ -259,7 +259,8 @@ def load_sdr(
     Raises
     ------
     SDRFileError
-        Unreadable or malformed file, missing column, missing or non-numeric value, or a value
+        A ``.sas7bdat`` file while ``pyreadstat`` is not installed (the message says how to install
+        it), unreadable or malformed file, missing column, missing or non-numeric value, or a value
         out of range (negative salary, salary above ``salary_bound``, a reserved salary code of
         :data:`RESERVED_SALARY_CODES` whatever ``salary_bound``, weeks outside ``weeks_range``,
         unknown gender or age-group code). The message names the column and the fix.
