@@ -111,7 +111,7 @@ def test_units_figure(mechanisms):
         for k, s in enumerate(UNIT_SETTINGS):
             np.testing.assert_allclose(heights[k], share.sel(mechanism=m, setting=s).values)
         assert all(_same_colour(p.get_facecolor()[:3], registry.color(m)) for p in ax.patches)
-    assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == list(UNIT_SETTINGS)
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == list(UNIT_SETTINGS)
     # the share in dollars is the tall bar
     assert heights[0].min() > 0.9 and heights[1].max() < 0.05
     assert book.smallest_text_px(fig) >= book.MIN_TEXT_PX

@@ -95,7 +95,7 @@ def units_figure(results):
     mechs = registry.order([str(m) for m in u["mechanism"].values])
     settings = [str(s) for s in u["setting"].values]
     eps = [float(v) for v in u["eps"].values]
-    fig, axes = plt.subplots(1, len(mechs), figsize=(_WIDTH, 3.6), constrained_layout=True, squeeze=False)
+    fig, axes = plt.subplots(1, len(mechs), figsize=(_WIDTH, 3.9), constrained_layout=True, squeeze=False)
     hatches = ("", "//", "..")
     width = 0.8 / len(settings)
     for ax, mech in zip(axes[0], mechs):
@@ -108,6 +108,7 @@ def units_figure(results):
         ax.set_ylim(0, 1.05)
         ax.set_ylabel("share of records censored")
         ax.set_title(registry.label(mech))
-    axes[0][0].legend(loc="upper right", fontsize=9)
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncol=len(settings), fontsize=9, frameon=False)
     return fig
 

@@ -101,7 +101,8 @@ def utility_table(results) -> pd.DataFrame:
 def coefficient_table(results, eps: float, synthesizers=None) -> pd.DataFrame:
     """The analyst's regression of log wage on the public covariates: Data beside each mechanism at ``eps``.
 
-    Coefficients are the mean over runs of the least-squares fit to one synthetic data set.
+    Coefficients are the mean over runs of the least-squares fit to one synthetic data set. Columns
+    are the registry labels (the epsilon is ``eps`` for every mechanism that takes one).
     """
     ds = study_of(results)
     e = ds["eps"].values
@@ -113,8 +114,7 @@ def coefficient_table(results, eps: float, synthesizers=None) -> pd.DataFrame:
     for i, name in enumerate(names):
         if name not in want:
             continue
-        eps_i = float(sub["eps"].values[i])
-        col = "Data" if name == "Data" else _label(name, eps_i)
+        col = "Data" if name == "Data" else registry.label(name)
         cols[col] = sub["coef"].isel(fit=i).mean("replicate").to_series()
     out = pd.DataFrame(cols)
     out.index.name = "term"
@@ -140,7 +140,7 @@ def units_table(results) -> pd.DataFrame:
 
 
 def units_markdown(results) -> str:
-    """The units result in words, numbers from the units study."""
+    """The units result in words, numbers from the units study (dollar signs escaped for MyST's math)."""
     u = units_of(results)
     mech = registry.order([str(m) for m in u["mechanism"].values])[0]
     eps_max = float(u["eps"].values.max())
@@ -152,9 +152,9 @@ def units_markdown(results) -> str:
     return (
         f"At ε = {eps_max:g}, {registry.label(mech)} on the wages in dollars censors "
         f"{float(dol['n_censored']):,.0f} of {n:,} records and its synthetic median is "
-        f"${float(dol['median']):,.0f} against the data's ${med:,.0f} (max-ECDF {float(dol['max_ecdf']):.2f}). "
+        f"\\${float(dol['median']):,.0f} against the data's \\${med:,.0f} (max-ECDF {float(dol['max_ecdf']):.2f}). "
         f"The same mechanism on the same wages in thousands of dollars censors {float(thou['n_censored']):,.0f} "
-        f"(synthetic median ${float(thou['median']):,.0f}, max-ECDF {float(thou['max_ecdf']):.2f}); in dollars "
+        f"(synthetic median \\${float(thou['median']):,.0f}, max-ECDF {float(thou['max_ecdf']):.2f}); in dollars "
         f"with the public offset −log 1000 it censors {float(off['n_censored']):,.0f} "
         f"(max-ECDF {float(off['max_ecdf']):.2f})."
     )
@@ -237,7 +237,7 @@ def verdicts(results) -> list:
     if {"Censor_uw", "OpenDP-Q"} <= have:
         tab = coefficient_table(results, top).drop(index="intercept")
         rms = lambda col: float(np.sqrt(((tab[col] - tab["Data"]) ** 2).mean()))  # noqa: E731
-        a, b = rms(_label("Censor_uw", top)), rms(_label("OpenDP-Q", top))
+        a, b = rms(registry.label("Censor_uw")), rms(registry.label("OpenDP-Q"))
         out.append(Verdict("model_keeps_regression",
                            "A model of the wage on the covariates keeps the analyst's regression; quantiles do not",
                            a < b, f"at ε = {top:g}, root mean squared coefficient error {a:.3f} (Censor_uw) against "
