@@ -70,7 +70,7 @@ def test_coefficient_figure():
     ax = fig.axes[0]
     assert [t.get_text() for t in ax.get_yticklabels()] == TERMS[1:]  # no intercept
     shown = ["Data", "Unweighted", "Weighted", *MECHS]
-    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
     assert labels == ["Data", *[registry.label(n) for n in shown[1:]]]
     lines = {line.get_label(): line for line in ax.get_lines()}
     assert len(ax.get_lines()) == len(shown) + 1  # and the zero line

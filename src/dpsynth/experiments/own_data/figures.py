@@ -67,7 +67,7 @@ def coefficient_figure(results, eps: float):
     sub = ds.isel(fit=keep)
     terms = [str(t) for t in sub["term"].values if str(t) != "intercept"]
     names = [str(n) for n in sub["synthesizer"].values]
-    fig, ax = plt.subplots(figsize=(_WIDTH, 4.6), constrained_layout=True)
+    fig, ax = plt.subplots(figsize=(_WIDTH, 5.2), constrained_layout=True)
     shown = [n for n in registry.order(list(dict.fromkeys(names)))]
     y = np.arange(len(terms))
     width = 0.8 / max(len(shown), 1)
@@ -83,7 +83,8 @@ def coefficient_figure(results, eps: float):
     ax.set_yticks(y, terms)
     ax.invert_yaxis()
     ax.set_xlabel("coefficient of log weekly wage")
-    ax.legend(loc="lower right", fontsize=9)
+    handles, labels = ax.get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncol=4, fontsize=9, frameon=False)
     return fig
 
 
