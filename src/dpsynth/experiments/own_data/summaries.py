@@ -52,6 +52,12 @@ def _ordered(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.assign(_r=rank, _e=frame["eps"].fillna(-1.0)).sort_values(["_e", "_r"]).drop(columns=["_r", "_e"])
 
 
+def _median(s: pd.Series) -> float:
+    """Median of the values that apply; NaN, without a warning, when none does (PH has no Delta)."""
+    v = s.dropna()
+    return float(v.median()) if len(v) else float("nan")
+
+
 def _label(name: str, eps: float) -> str:
     return registry.label(name) + ("" if np.isnan(eps) else f", ε={eps:g}")
 
@@ -72,12 +78,12 @@ def privacy_table(results) -> pd.DataFrame:
         ok = int(g["converged"].sum())
         rows.append({
             "mechanism": _label(str(name), float(eps)) + ("" if ok == len(g) else _DAGGER),
-            "ε (one removed)": float(g["eps_remove"].median()),
-            "ε (one replaced)": float(g["eps_replace"].median()),
-            "Δ": float(g["delta"].median()),
-            "records censored": float(g["n_censored"].median()),
+            "ε (one removed)": _median(g["eps_remove"]),
+            "ε (one replaced)": _median(g["eps_replace"]),
+            "Δ": _median(g["delta"]),
+            "records censored": _median(g["n_censored"]),
             "converged": f"{ok}/{len(g)}" if np.isfinite(g["rhat_max"]).any() else "no MCMC",
-            "time per release (s)": float(g["release_seconds"].median()),
+            "time per release (s)": _median(g["release_seconds"]),
         })
     out = pd.DataFrame(rows).set_index("mechanism")
     out.attrs["runs"] = runs
