@@ -24,7 +24,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 import dpsynth  # noqa: E402,F401  (sets PyTensor flags before pymc is imported)
-from dpsynth import datasets, fitting, models, seeds, studies, synthesis  # noqa: E402
+from dpsynth import datasets, fitting, models, seeds, studies, synthetic_data  # noqa: E402
 from dpsynth.fitting import ConvergenceWarning, Diagnostics, Fit, SamplerConfig  # noqa: E402
 from dpsynth.privacy import record_bounds  # noqa: E402
 
@@ -145,7 +145,7 @@ def mcmc_replicate(r, ss, params):
             "Censor_uw": mechanisms.censored(cm, x, params["eps"], sampler=cfg, seed=seeds.stream(ss, "Censor_uw")),
         }
     for name, m in res.items():
-        syn = synthesis.synthesize(m.fit, seeds.stream(ss, name, "syn"))
+        syn = synthetic_data.synthesize(m.fit, seeds.stream(ss, name, "syn"))
         rows.append({
             "synth": name,
             "delta": m.privacy.delta,

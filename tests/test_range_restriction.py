@@ -17,7 +17,7 @@ import pytest
 from conftest import SMALL, TINY, fit_from_draws
 from scipy import integrate, special, stats
 
-from dpsynth import datasets, fitting, mechanisms, models, synthesis
+from dpsynth import datasets, fitting, mechanisms, models, synthetic_data
 from dpsynth import range_restriction as rr
 from dpsynth.fitting import ConvergenceWarning, Diagnostics, Fit, SamplerConfig
 from dpsynth.privacy import record_bounds
@@ -232,9 +232,9 @@ def test_accounting_on_real_fits():
         assert res.privacy.eps_replace == pytest.approx(4 * res.privacy.delta)
     assert u.guarantee == "none" and a_res.guarantee == "aDP" and b_res.guarantee == "aDP"
     # one synthetic data set from one posterior draw: it equals a release of one draw
-    rel = synthesis.release(a_res, 11)
+    rel = synthetic_data.release(a_res, 11)
     assert rel.n_draws_used == 1 and rel.eps == pytest.approx(a_res.privacy.eps)
-    np.testing.assert_array_equal(synthesis.synthesize(a_res.fit, 11), rel.values)
+    np.testing.assert_array_equal(synthetic_data.synthesize(a_res.fit, 11), rel.values)
     # the unweighted truncated term is smaller than |f| for the riskiest record (the amplification)
     unw = rr.truncated_bounds(u.fit, 1.0, 0.4, 1.8)
     assert unw.delta < u.privacy.delta

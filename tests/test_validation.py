@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from conftest import betareg_design, fit_from_draws
 
-from dpsynth import histogram, mechanisms, metrics, models, privacy, range_restriction, studies, synthesis, weights
+from dpsynth import histogram, mechanisms, metrics, models, privacy, range_restriction, studies, synthetic_data, weights
 from dpsynth.fitting import SamplerConfig, eps_to_bound
 from dpsynth.validation import (
     DataError,
@@ -449,7 +449,7 @@ def test_interval_over_sets_bad_level():
 
 def test_composed_eps_bad_m():
     with pytest.raises(ValueError, match=r"`m` must be (an integer )?>= 1"):
-        synthesis.composed_eps(1.0, 0)
+        synthetic_data.composed_eps(1.0, 0)
 
 
 def test_run_study_bad_replicates(tmp_path):

@@ -18,7 +18,7 @@ from ..metrics import ecdf_distances
 from ..models import BetaFamily
 from ..seeds import stream
 from ..studies import rows_to_dataset
-from ..synthesis import synthesize
+from ..synthetic_data import synthesize
 
 PARAMS = {"n": 2000, "eps": 4.0, "draws": 1000, "tune": 1000, "chains": 2}
 

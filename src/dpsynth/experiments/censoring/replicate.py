@@ -20,9 +20,9 @@ and builds every synthesizer of the study (names and guarantee types from :mod:`
 * at each eps, Censor_w's censoring count with MILDER weights (:data:`MILDER_LW`, see
   :func:`milder_weights`): one censored fit per variant, only the count and convergence kept.
 
-Every synthetic data set is generated from ONE posterior draw (:func:`dpsynth.synthesis.synthesize`).
+Every synthetic data set is generated from ONE posterior draw (:func:`dpsynth.synthetic_data.synthesize`).
 At ``mix_eps`` the synthesizers of :data:`MIX_SYNTHS` also release a record-wise-mixed data set
-(:func:`dpsynth.synthesis.release` with ``mix_draws=True``), kept with the composed eps it costs.
+(:func:`dpsynth.synthetic_data.release` with ``mix_draws=True``), kept with the composed eps it costs.
 
 The one-data-set studies go through the same driver (one replicate each, cached):
 :func:`figure1_replicate` (prior, posterior and censored posterior of ``phi``),
@@ -45,7 +45,7 @@ from ...models import BetaFamily
 from ...privacy import CENSOR_TOL
 from ...seeds import stream
 from ...studies import data_fingerprint, fits_to_dataset, rows_to_dataset
-from ...synthesis import release, synthesize
+from ...synthetic_data import release, synthesize
 from ...weights import lipschitz_weights, scale_weights
 from .params import CensoringParams
 

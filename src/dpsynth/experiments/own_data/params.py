@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...public_data import UNITS
-from ...study_params import StudyParams
 from ...validation import DataError
+from ..base_params import StudyParams
 
 __all__ = ["OwnDataParams", "MECHANISM_KEYS", "CELL_COLUMNS"]
 

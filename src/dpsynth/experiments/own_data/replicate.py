@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from ... import mechanisms, metrics, registry, synthesis
+from ... import mechanisms, metrics, registry, synthetic_data
 from ...baselines import dp_quantiles
 from ...fitting import compiled_model
 from ...histogram import perturbed_histogram
@@ -142,7 +142,7 @@ def replicate(r: int, seed: np.random.SeedSequence, params_mapping: Mapping) -> 
     coefs.append(metrics.log_regression(x_dollars, X))
 
     def add(name, eps, res, seconds, total, fit_stream):
-        syn = synthesis.synthesize(res.fit, stream(seed, fit_stream, "synthetic"))
+        syn = synthetic_data.synthesize(res.fit, stream(seed, fit_stream, "synthetic"))
         util, coef = _utility(x_dollars, syn * unit, X)
         rows.append({"synthesizer": name, "eps": eps, **_diag_row(res, seconds, total), **util})
         coefs.append(coef)

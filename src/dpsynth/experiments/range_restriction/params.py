@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...study_params import StudyParams
 from ...validation import DataError
+from ..base_params import StudyParams
 
 __all__ = ["RangeRestrictionParams"]
 

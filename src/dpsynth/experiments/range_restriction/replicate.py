@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from ... import datasets, mechanisms, metrics, models, registry, synthesis
+from ... import datasets, mechanisms, metrics, models, registry, synthetic_data
 from ... import range_restriction as rr
 from ...fitting import compiled_model
 from ...seeds import stream
@@ -141,11 +141,11 @@ def replicate(r: int, seed: np.random.SeedSequence, params_mapping: Mapping) -> 
             # one synthetic data set from one posterior draw (the one-draw eps covers it);
             # B' shares B's fit, so it shares B's synthetic data set too
             fit_name = name.replace("B'", "B")
-            syn = synthesis.synthesize(res.fit, stream(seed, n, fit_name, "synthetic"))
+            syn = synthetic_data.synthesize(res.fit, stream(seed, n, fit_name, "synthetic"))
             dist = metrics.ecdf_distances(x, syn)
             # for comparison only: record-wise mixing (each record from its own draw), which the
             # papers' code used; it releases up to n draws and costs their composed eps
-            mixed = synthesis.release(res, stream(seed, n, fit_name, "synthetic-mixed"), mix_draws=True)
+            mixed = synthetic_data.release(res, stream(seed, n, fit_name, "synthetic-mixed"), mix_draws=True)
             dist_mixed = metrics.ecdf_distances(x, mixed.values)
             diag = res.fit.diagnostics
             row = {

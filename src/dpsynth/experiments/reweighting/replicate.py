@@ -10,8 +10,8 @@ parameters with :meth:`ReweightingParams.from_mapping`:
   of ``synthetic_sets`` synthetic data sets per synthesizer (and of as many bootstrap resamples of
   the confidential data), and one synthetic data set per synthesizer for the distribution plots.
   Every synthetic data set is generated from ONE posterior draw
-  (:func:`dpsynth.synthesis.synthesize`), which is what the one-draw ``eps`` covers; releasing all
-  ``m`` of them would cost ``m * eps`` (:func:`dpsynth.synthesis.composed_eps`), so they are drawn
+  (:func:`dpsynth.synthetic_data.synthesize`), which is what the one-draw ``eps`` covers; releasing all
+  ``m`` of them would cost ``m * eps`` (:func:`dpsynth.synthetic_data.composed_eps`), so they are drawn
   only to show the Monte Carlo spread of one release. For comparison the same statistics are also
   kept for as many data sets made by record-wise mixing of draws (the papers' practice; its eps is
   composed over the distinct draws used).
@@ -41,7 +41,7 @@ from ...fitting import SamplerConfig, compiled_model
 from ...mechanisms import match_cw_radius
 from ...seeds import generator, stream
 from ...studies import data_fingerprint
-from ...synthesis import release, synthesize
+from ...synthetic_data import release, synthesize
 from .params import DATA_MODELS, ReweightingParams
 
 __all__ = [

@@ -17,7 +17,7 @@ from ... import registry
 from ...metrics import interval_over_sets
 from ...privacy import CENSOR_TOL, neighbours_phrase
 from ...studies import fit_names, fitted  # noqa: F401  (part of this module's API: the notebook uses them)
-from ...synthesis import composed_eps
+from ...synthetic_data import composed_eps
 from ...verdicts import Verdict
 
 __all__ = [

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ...sdr import AGE_LEVELS, PUBLIC_SALARY_BOUND, file_digest
-from ...study_params import StudyParams
 from ...validation import DataError
+from ..base_params import StudyParams
 
 __all__ = ["SDRApplicationParams", "PH_MODES", "CW_KINDS"]
 

@@ -49,7 +49,7 @@ from ...histogram import perturbed_histogram
 from ...mechanisms import match_cw_radius
 from ...seeds import generator, stream
 from ...studies import data_fingerprint
-from ...synthesis import composed_eps, release, release_sets, synthesize
+from ...synthetic_data import composed_eps, release, release_sets, synthesize
 from .. import require
 
 __all__ = [

@@ -7,7 +7,7 @@ import pytest
 from conftest import SMALL, betareg_design, fit_from_draws
 
 from dpsynth import datasets, mechanisms
-from dpsynth.synthesis import composed_eps, release, release_sets, synthesize
+from dpsynth.synthetic_data import composed_eps, release, release_sets, synthesize
 from dpsynth.validation import DataError
 
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from dpsynth.study_params import StudyParams
+from dpsynth.experiments.base_params import StudyParams
 from dpsynth.validation import DataError
 
 

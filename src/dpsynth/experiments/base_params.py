@@ -17,8 +17,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .fitting import SamplerConfig
-from .validation import DataError
+from ..fitting import SamplerConfig
+from ..validation import DataError
 
 __all__ = ["SCALES", "StudyParams"]
 
