@@ -214,7 +214,7 @@ def test_values_above_the_public_bound(tmp_path, csv, capsys):
             "--mechanism", "ph", "--eps", "1", "--lower", "0", "--upper", "10", "--out", str(tmp_path / "syn.json")]
     assert main(args) == 2
     line = error_line(capsys)
-    assert "column 'wage' (--target)" in line and "above the public bound --upper 10" in line and "row 2" in line
+    assert "column 'wage' (--target)" in line and "above the public bound --upper = 10" in line and "row 2" in line
     assert_nothing_written(tmp_path, data)
 
 

@@ -22,7 +22,7 @@ def test_names_are_registered_and_truth():
     for name in (*rep.SYNTHS, *rep.MIX_SYNTHS, *rep.DOWNSCALE_SYNTHS, *(s for s, _ in rep.RELEASE_ROWS)):
         registry.label(name)
     assert registry.guarantee("Censor_w") == "aDP" and registry.guarantee("Censor_w-pub") == "DP"
-    assert dict(rep.PH_SYNTHS) == {"PH": "remove", "PH-paper": "replace"}
+    assert dict(rep.PH_SYNTHS) == {"PH": "ph", "PH-paper": "ph_paper"}
     t = rep.true_stats()
     assert t["mean"] == pytest.approx(0.5 / 3.5) and 0 < t["q15"] < t["median"] < t["q90"] < 1
 

@@ -165,10 +165,3 @@ def test_bad_data_model():
         rw.family_for("gamma")
     with pytest.raises(ValueError, match="data_model"):
         rw.simulate_data("gamma", 10, 0)
-
-
-def test_match_cw_radius_reexported():
-    from dpsynth import mechanisms
-    from dpsynth.experiments.reweighting import match_cw_radius
-
-    assert match_cw_radius is mechanisms.match_cw_radius

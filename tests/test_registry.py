@@ -9,8 +9,9 @@ import pytest
 from conftest import SMALL
 from matplotlib.colors import to_rgb
 
-from dpsynth import datasets, histogram, mechanisms, registry
+from dpsynth import datasets, mechanisms, registry
 from dpsynth.fitting import ConvergenceWarning
+from dpsynth.mechanisms import histogram
 from dpsynth.privacy import CENSOR_TOL
 
 

@@ -13,11 +13,11 @@ from synthesizer_models import lognormal_regression, no_weighted_loglik
 from dpsynth import Synthesizer
 from dpsynth.fitting import ConvergenceWarning, SamplerConfig
 from dpsynth.ledger import BudgetExceeded, Ledger
+from dpsynth.models import ModelSimulator
 from dpsynth.synthesizer import (
     CensoringWarning,
     ChecksumError,
     UnconvergedError,
-    _ModelSimulator,
     confidential_path,
 )
 from dpsynth.validation import DataError
@@ -72,7 +72,7 @@ def test_eps_must_match_the_mechanism(df):
     (dict(target="wage", covariates=["region", "age"], mechanism="censor"), "`mechanism` must be one of"),
     (dict(target="wage", covariates=["region", "age"], model="gamma"), "unknown `model`"),
     (dict(target="wage", covariates=["region", "age"], mechanism="cw"), "radius"),
-    (dict(target="wage", covariates=["region", "age"], mechanism="ph", eps=1.0), "public bounds"),
+    (dict(target="wage", covariates=["region", "age"], mechanism="ph", eps=1.0), "needs `lower`: public lower bound"),
     (dict(target="wage", covariates=["region", "age"], model="poisson", unit=1000.0), "`unit` applies to continuous"),
     (dict(target="wage", covariates=["region", "age"], unit=0.0), "`unit`"),
 ])
@@ -128,7 +128,7 @@ def test_plain_pymc_function_as_censor_w(df, user_censor_w):
     # used, log wages of "south" records have mean beta_0 + beta_south and sd sigma
     big = pd.DataFrame({"region": ["south"] * 4000, "age": [30] * 4000})
     out = s.sample(seed=3, data=big, draw=7)
-    assert isinstance(s._simulator, _ModelSimulator)
+    assert isinstance(s._simulator, ModelSimulator)
     beta, sigma = s.draws["beta"][7], s.draws["sigma"][7]
     levels = s.levels["region"]
     X = np.array([1.0] + [float(lev == "south") for lev in levels[1:]] + [30.0])

@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 from conftest import betareg_design, fit_from_draws
 
-from dpsynth import histogram, mechanisms, metrics, models, privacy, range_restriction, studies, synthetic_data, weights
+from dpsynth import mechanisms, metrics, models, privacy, studies, synthetic_data, weights
 from dpsynth.fitting import SamplerConfig, eps_to_bound
+from dpsynth.mechanisms import histogram, range_restriction
 from dpsynth.validation import (
     DataError,
     as_data,

@@ -28,7 +28,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from .validation import DataError
@@ -170,46 +169,69 @@ def _resolve_model(name: str):
 # ------------------------------------------------------------------------------------------- fit
 
 
+def _as_flags(message: str, target: str) -> str:
+    """An API error message in the command line's words: `name` -> --name, the target -> its column."""
+    from .mechanisms import catalog
+
+    for name in [*catalog.cli_params(), "eps", "unit", "offset"]:
+        message = message.replace(f"`{name}`", "--" + name.replace("_", "-"))
+    return message.replace("the target", f"column {target!r} (--target)")
+
+
+def _mechanism_params(a: argparse.Namespace, spec, read_frame) -> dict:
+    """The mechanism parameters given on the command line, checked against the chosen mechanism."""
+    from .mechanisms import catalog
+
+    out: dict = {}
+    for name, (param, users) in catalog.cli_params().items():
+        value = getattr(a, f"mp_{name}", None)
+        if value is None:
+            continue
+        flag = "--" + name.replace("_", "-")
+        if name not in spec.params:
+            raise CLIError(f"{flag} does not apply to the {spec.key} mechanism; it is a parameter of "
+                           f"{', '.join(users)}. Remove it, or choose one of those mechanisms.")
+        out[name] = read_frame(value, flag) if param.table else value
+    return out
+
+
 def _cmd_fit(a: argparse.Namespace) -> int:
     from .fitting import SamplerConfig
-    from .synthesizer import FAMILIES, Synthesizer
+    from .mechanisms import catalog
+    from .models import FAMILIES
+    from .synthesizer import Synthesizer
 
     out = Path(a.out)
     if out.suffix.lower() != ".json":
         raise CLIError(f"--out {str(out)!r} must end in .json (the saved synthesizer).")
     if not out.parent.is_dir():
         raise CLIError(f"--out {str(out)!r}: the folder {str(out.parent)!r} does not exist; create it first.")
+    spec = catalog.get(a.mechanism)
     covs = list(a.covariates or [])
-    data = read_table(a.data, "DATA", thousands=a.thousands)
-    source = f"DATA {str(a.data)!r}"
     arg_of = {a.target: "--target", **{c: "--covariates" for c in covs}}
-    _check_columns(data, [a.target, *covs], arg_of, source)
-    data = data[[a.target, *covs]].copy()
-    data[a.target] = _numeric_target(data[a.target], source)
+
+    def read_frame(path, arg):
+        frame = read_table(path, arg, thousands=a.thousands)
+        source = f"{arg} {str(path)!r}"
+        _check_columns(frame, [a.target, *covs], arg_of, source)
+        frame = frame[[a.target, *covs]].copy()
+        frame[a.target] = _numeric_target(frame[a.target], source)
+        return frame
+
+    data = read_frame(a.data, "DATA")
     model = _resolve_model(a.model)
-    mp: dict = {}
-    for key in ("radius", "kind", "lower", "upper", "bins"):
-        v = getattr(a, key)
-        if v is not None:
-            mp[key] = v
+    mp = _mechanism_params(a, spec, read_frame)
     sampler = {k: v for k, v in (("draws", a.draws), ("tune", a.tune), ("chains", a.chains), ("cores", a.cores),
                                  ("ess_min", a.ess_min)) if v is not None}
-    s = Synthesizer(data, a.target, covariates=covs, model=model, mechanism=a.mechanism, eps=a.eps,
-                    model_params=_parse_model_params(a.model_param), mechanism_params=mp, unit=a.unit,
-                    offset=a.offset, sampler=SamplerConfig(**sampler), censor_warn_share=a.censor_warn_share,
-                    allow_unconverged=a.allow_unconverged)
-    x = s._x  # noqa: SLF001 - the target in the model's unit
-    # checks that would otherwise fail only after compiling the model
-    if a.mechanism == "ph":
-        unit = a.unit or 1.0
-        for bname, bound, bad in (("--lower", a.lower, x < a.lower / unit), ("--upper", a.upper, x > a.upper / unit)):
-            if bad.any():
-                i = int(np.flatnonzero(bad)[0])
-                side = "below" if bname == "--lower" else "above"
-                raise CLIError(f"column {a.target!r} (--target) has {int(bad.sum())} value(s) {side} the public bound "
-                               f"{bname} {bound:g} (first at row {i}); widen {bname} to a public bound of the "
-                               f"variable's range (not one read from the data), or top-code the records first.")
-    elif isinstance(model, str):
+    try:
+        s = Synthesizer(data, a.target, covariates=covs, model=model, mechanism=a.mechanism, eps=a.eps,
+                        model_params=_parse_model_params(a.model_param), mechanism_params=mp, unit=a.unit,
+                        offset=a.offset, sampler=SamplerConfig(**sampler), censor_warn_share=a.censor_warn_share,
+                        allow_unconverged=a.allow_unconverged)
+    except DataError as e:
+        raise CLIError(_as_flags(str(e), a.target)) from None
+    if spec.uses_model and isinstance(model, str):  # a check that would otherwise fail only after compiling
+        x = s._x  # noqa: SLF001 - the target in the model's unit
         try:
             s.family().check_data(x, s._model_covariates(s._X))  # noqa: SLF001
         except DataError as e:
@@ -217,8 +239,8 @@ def _cmd_fit(a: argparse.Namespace) -> int:
                            f"whose support holds the data, or fix the records.") from None
     eps = "" if a.eps is None else f", eps = {a.eps:g}"
     family = model if isinstance(model, str) and model in FAMILIES else a.model
-    how = ("a noisy histogram, no MCMC" if a.mechanism == "ph"
-           else f"{s.sampler.chains} chain(s) x ({s.sampler.tune} tune + {s.sampler.draws} draws)")
+    how = (f"MCMC fits: {spec.fits_per_release}, each {s.sampler.chains} chain(s) x ({s.sampler.tune} tune + "
+           f"{s.sampler.draws} draws)" if spec.uses_model else "no model fit")
     _progress(f"fitting {family} / {a.mechanism} ({len(data)} records, mechanism {a.mechanism}{eps}; {how}) ...")
     t0 = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
@@ -315,30 +337,51 @@ def _cmd_ledger(a: argparse.Namespace) -> int:
 # ------------------------------------------------------------------------------------------- parser
 
 
-def _parser() -> argparse.ArgumentParser:
-    from .synthesizer import FAMILIES, MECHANISMS
+_CLI_TYPES = {"float": {"type": float, "metavar": "X"}, "int": {"type": int, "metavar": "N"},
+              "str": {"metavar": "WORD"}, "floats": {"type": float, "nargs": "+", "metavar": "X"},
+              "strs": {"nargs": "+", "metavar": "WORD"}, "flag": {"action": "store_true", "default": None},
+              "table": {"metavar": "FILE"}}
 
+
+def _add_mechanism_flags(f: argparse.ArgumentParser) -> None:
+    """One flag per mechanism parameter, generated from the mechanisms' specs."""
+    from .mechanisms import catalog
+
+    group = f.add_argument_group("mechanism parameters", "each applies to the mechanisms named in brackets; a "
+                                 "value on the data's scale is given in DATA's unit")
+    for name, (param, users) in catalog.cli_params().items():
+        kw = dict(_CLI_TYPES[param.cli])
+        kw.setdefault("default", None)
+        default = "" if param.required or param.default is None or param.cli == "flag" else \
+            f"; default {param.default!r}"
+        help_text = f"{param.help}{default} [{', '.join(users)}]".replace("%", "%%")
+        group.add_argument("--" + name.replace("_", "-"), dest=f"mp_{name}", help=help_text, **kw)
+
+
+def _parser() -> argparse.ArgumentParser:
+    from .mechanisms import catalog
+    from .models import FAMILIES
+
+    keys = catalog.runnable_keys()
     p = argparse.ArgumentParser(prog=PROG, description="Differentially private Bayesian synthesis of one "
                                 "confidential column: fit and save, release, show the release ledger.")
     sub = p.add_subparsers(dest="command", required=True, metavar="{fit,release,ledger}")
 
-    f = sub.add_parser("fit", help="fit a synthesizer on DATA and save it (without the confidential data)")
+    f = sub.add_parser("fit", help="fit a synthesizer on DATA and save it (without the confidential data)",
+                       formatter_class=argparse.RawDescriptionHelpFormatter,
+                       epilog="mechanisms (registry key: guarantee, what it is):\n" + "\n".join(
+                           f"  {s.key:<18} {s.guarantee:<4} {s.description}" for s in catalog.specs() if s.runnable))
     f.add_argument("data", metavar="DATA", help="confidential data, .csv or .parquet")
     f.add_argument("--target", required=True, metavar="COL", help="the confidential column")
     f.add_argument("--covariates", nargs="*", default=[], metavar="COL", help="public covariate columns")
     f.add_argument("--model", required=True, metavar="NAME",
                    help=f"a shipped family ({', '.join(FAMILIES)}) or module:function of a PyMC model function")
-    f.add_argument("--mechanism", required=True, choices=MECHANISMS, metavar="KEY",
-                   help=f"registry key: {', '.join(MECHANISMS)}")
-    f.add_argument("--eps", type=float, help="target epsilon (censored mechanisms, weighted_e, ph)")
+    f.add_argument("--mechanism", required=True, choices=keys, metavar="KEY",
+                   help=f"registry key: {', '.join(keys)}")
+    f.add_argument("--eps", type=float, help="target epsilon (mechanisms run at a target eps)")
     f.add_argument("--unit", type=float, help="public unit of the target: the model sees DATA / U")
     f.add_argument("--offset", type=float, help="public constant subtracted from each record's log-likelihood")
     f.add_argument("--model-param", action="append", metavar="KEY=VALUE", help="a prior of the shipped family")
-    f.add_argument("--radius", type=float, help="cw, cw_final: the count radius")
-    f.add_argument("--kind", help="cw, cw_final: radius kind")
-    f.add_argument("--lower", type=float, help="ph: public lower bound of the target (in DATA's unit)")
-    f.add_argument("--upper", type=float, help="ph: public upper bound of the target (in DATA's unit)")
-    f.add_argument("--bins", type=int, help="ph: number of bins")
     f.add_argument("--draws", type=int, help="posterior draws per chain")
     f.add_argument("--tune", type=int, help="tuning steps per chain")
     f.add_argument("--chains", type=int, help="chains")
@@ -351,6 +394,7 @@ def _parser() -> argparse.ArgumentParser:
     f.add_argument("--thousands", metavar="SEP", help="thousands separator used in a CSV (e.g. ',')")
     f.add_argument("--seed", type=int, help="seed of the fit")
     f.add_argument("--out", required=True, metavar="SYNTH.json", help="where to save the synthesizer")
+    _add_mechanism_flags(f)
     f.set_defaults(func=_cmd_fit)
 
     r = sub.add_parser("release", help="write one synthetic data set and record it in the ledger")

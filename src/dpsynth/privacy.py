@@ -34,6 +34,7 @@ __all__ = [
     "PrivacyReport",
     "record_bounds",
     "privacy_report",
+    "calibrated_report",
     "guarantee_type",
     "check_guarantee",
     "log_interval_prob",
@@ -166,6 +167,10 @@ class PrivacyReport:
         Whether every record term has one sign whatever the data (discrete models).
     extra : dict
         Mechanism-specific numbers (e.g. records truncated by Weighted-e, the k of re-weighting).
+    calibrated : tuple of float, optional
+        ``(eps with one record removed, eps with one record replaced)`` of a mechanism whose
+        epsilon is set by its noise (a perturbed histogram, DP quantiles) rather than by a
+        Lipschitz bound; ``delta`` is then NaN.
     """
 
     delta: float
@@ -174,6 +179,7 @@ class PrivacyReport:
     bound: float = float("inf")
     one_signed: bool = False
     extra: dict = field(default_factory=dict)
+    calibrated: tuple[float, float] | None = None
 
     def epsilon(self, neighbours: str = "remove") -> float:
         """Epsilon of one released draw under ``neighbours`` (``"remove"`` or ``"replace"``).
@@ -181,8 +187,11 @@ class PrivacyReport:
         A censored likelihood caps every term at ``M`` for *every* data set, so its figure is
         computed from ``M`` (``2M`` under removal), not from this data set's ``Delta <= M``. An
         uncensored fit has only its local bound: the figure is computed from ``Delta`` and
-        holds for this data set alone (``eps_x`` of the papers).
+        holds for this data set alone (``eps_x`` of the papers). A noise-calibrated mechanism
+        reports its calibration.
         """
+        if self.calibrated is not None:
+            return float(self.calibrated[0] if check_neighbours(neighbours) == "remove" else self.calibrated[1])
         return eps_from_delta(self.bound if self.censored else self.delta, neighbours, one_signed=self.one_signed)
 
     @property
@@ -197,7 +206,9 @@ class PrivacyReport:
 
     @property
     def eps_local(self) -> float:
-        """Local ``eps_x = 2 Delta`` of this data set (removal), censored or not."""
+        """Local ``eps_x = 2 Delta`` of this data set (removal), censored or not (NaN without a Delta)."""
+        if np.isnan(self.delta):
+            return float("nan")
         return eps_from_delta(self.delta, "remove")
 
     @property
@@ -219,9 +230,11 @@ class PrivacyReport:
         kind = {"none": "not private", "aDP": "asymptotic DP (local bound only)", "DP": "strict DP",
                 None: "guarantee not stated"}[self.guarantee]
         per = "" if m == 1 else f" ({m} draws x {self.eps:.3g})"
-        return (f"{kind}: eps = {m * self.eps:.3g} with one record removed{per}, "
-                f"{m * self.eps_replace:.3g} with one record replaced; Delta = {self.delta:.3g}"
-                + (f", censoring bound M = {self.bound:.3g}" if self.censored else ""))
+        out = (f"{kind}: eps = {m * self.eps:.3g} with one record removed{per}, "
+               f"{m * self.eps_replace:.3g} with one record replaced")
+        if self.calibrated is None:
+            out += f"; Delta = {self.delta:.3g}" + (f", censoring bound M = {self.bound:.3g}" if self.censored else "")
+        return out
 
 
 def privacy_report(
@@ -264,6 +277,25 @@ def privacy_report(
         one_signed=bool(one_signed),
         extra=dict(extra),
     )
+
+
+def calibrated_report(eps_remove: float, eps_replace: float, *, guarantee: str | None, **extra) -> PrivacyReport:
+    """The :class:`PrivacyReport` of a mechanism whose epsilon is set by its noise (no Lipschitz bound).
+
+    Parameters
+    ----------
+    eps_remove, eps_replace : float
+        Epsilon of the release with one record removed and with one record replaced.
+    guarantee : {"none", "aDP", "DP"}
+        From the mechanism's spec.
+    **extra
+        Mechanism-specific numbers (the noise scale).
+    """
+    check_guarantee(guarantee)
+    e1, e2 = float(eps_remove), float(eps_replace)
+    if not (np.isfinite(e1) and np.isfinite(e2) and 0 < e1 <= e2):
+        raise DataError(f"calibrated epsilons must be finite with 0 < eps_remove <= eps_replace; got {e1!r}, {e2!r}.")
+    return PrivacyReport(delta=float("nan"), guarantee=guarantee, extra=dict(extra), calibrated=(e1, e2))
 
 
 def record_bounds(

@@ -243,3 +243,134 @@ def check_same_length(**arrays: Any) -> int:
         desc = ", ".join(f"`{k}` has {v}" for k, v in lengths.items())
         raise DataError(f"mismatched lengths: {desc}; pass one row per record in each.")
     return next(iter(lengths.values()))
+
+
+# --- validators of named settings ------------------------------------------------------------------
+# Each takes ``(value, name)`` and returns the checked value or raises DataError naming ``name``; the
+# mechanisms' parameter tables (:mod:`dpsynth.mechanisms.contract`) pair a default with one of them,
+# in the manner of ArviZ's rcParams.
+
+
+def check_finite(value: Any, name: str) -> float:
+    """A finite real number (no str or bool)."""
+    if not _is_number(value) or not np.isfinite(float(value)):
+        raise DataError(f"`{name}` must be a finite number; got {value!r} ({type(value).__name__}).")
+    return float(value)
+
+
+def check_number(value: Any, name: str) -> float:
+    """A real number, infinities allowed (no NaN, str or bool)."""
+    if not _is_number(value) or np.isnan(float(value)):
+        raise DataError(f"`{name}` must be a number (inf allowed); got {value!r} ({type(value).__name__}).")
+    return float(value)
+
+
+def check_bool(value: Any, name: str) -> bool:
+    """True or False (no 0/1, no strings)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise DataError(f"`{name}` must be True or False; got {value!r} ({type(value).__name__}).")
+    return bool(value)
+
+
+def check_count(value: Any, name: str, *, minimum: int = 1) -> int:
+    """An integer >= ``minimum`` (a whole float such as ``3.0`` is refused: say ``3``)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise DataError(f"`{name}` must be an integer >= {minimum}; got {value!r} ({type(value).__name__}).")
+    return int(value)
+
+
+def positive_count(value: Any, name: str) -> int:
+    """An integer >= 1."""
+    return check_count(value, name, minimum=1)
+
+
+def positive_number(value: Any, name: str) -> float:
+    """A finite number > 0."""
+    return check_positive(value, name)
+
+
+def unit_interval(value: Any, name: str) -> float:
+    """A number in (0, 1]."""
+    return check_probability(value, name)
+
+
+def one_of(*choices: str):
+    """A validator accepting exactly one of ``choices`` (strings)."""
+
+    def check(value: Any, name: str) -> str:
+        if not isinstance(value, str) or value not in choices:
+            raise DataError(f"`{name}` must be one of {', '.join(repr(c) for c in choices)}; got {value!r}.")
+        return value
+
+    check.__doc__ = f"One of {choices}."
+    return check
+
+
+def optional(validator):
+    """``validator``, or None."""
+
+    def check(value: Any, name: str):
+        return None if value is None else validator(value, name)
+
+    check.__doc__ = f"None, or: {validator.__doc__}"
+    return check
+
+
+def check_names(value: Any, name: str) -> tuple[str, ...]:
+    """A list of column names (strings); a single string is refused (write ``[name]``)."""
+    if isinstance(value, str):
+        raise DataError(f"`{name}` must be a list of column names; got the string {value!r} (write [{value!r}]).")
+    try:
+        items = tuple(value)
+    except TypeError:
+        raise DataError(f"`{name}` must be a list of column names; got {value!r}.") from None
+    bad = [v for v in items if not isinstance(v, str)]
+    if bad:
+        raise DataError(f"`{name}` must hold column names (strings); got {bad[0]!r}.")
+    return items
+
+
+def check_table_columns(data: Any, target: Any, covariates: Any) -> list[str]:
+    """Check a confidential table: a DataFrame holding ``target`` and ``covariates`` and no other column.
+
+    Returns
+    -------
+    list of str
+        The covariate names.
+    """
+    import pandas as pd
+
+    if not isinstance(data, pd.DataFrame):
+        raise DataError(f"`data` must be a pandas DataFrame; got {type(data).__name__}.")
+    if not isinstance(target, str):
+        raise DataError(f"`target` must be a column name (a string); got {target!r}.")
+    if isinstance(covariates, str):
+        raise DataError(f"`covariates` must be a list of column names; got the string {covariates!r} "
+                        f"(write covariates=[{covariates!r}]).")
+    covs = [] if covariates is None else list(check_names(covariates, "covariates"))
+    for c in [target, *covs]:
+        if c not in data.columns:
+            raise DataError(f"column {c!r} is not in `data`; its columns are {list(data.columns)}.")
+    if target in covs:
+        raise DataError(f"`target` {target!r} is also listed in `covariates`; a column is one or the other.")
+    extra = [c for c in data.columns if c != target and c not in covs]
+    if extra:
+        raise DataError(f"`data` has columns that are neither `target` nor `covariates`: {extra}; select the "
+                        f"columns to synthesise first (data[[target, *covariates]]) or list them as covariates.")
+    return covs
+
+
+def check_share(value: Any, name: str) -> float:
+    """A share in [0, 1]."""
+    if not _is_number(value) or not 0 <= float(value) <= 1:
+        raise DataError(f"`{name}` must be a share in [0, 1]; got {value!r}.")
+    return float(value)
+
+
+def check_optional_finite(value: Any, name: str, *, what: str = "a public constant") -> float | None:
+    """None, or a finite number."""
+    if value is None:
+        return None
+    if not _is_number(value) or not np.isfinite(float(value)):
+        raise DataError(f"`{name}` must be a finite number ({what}); got {value!r}.")
+    return float(value)

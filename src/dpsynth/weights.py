@@ -35,11 +35,18 @@ def _scale_shift(risk: np.ndarray, c: float, g: float) -> np.ndarray:
     return np.clip(c * (1.0 - risk) + g, 0.0, 1.0)
 
 
-def lipschitz_weights(abs_loglik, c: float = 1.0, g: float = 0.0) -> np.ndarray:
+def _check_power(power) -> float:
+    if not _is_number(power) or not np.isfinite(power) or power <= 0:
+        raise DataError(f"`power` must be a finite number > 0 (1 gives the LW rule itself); got {power!r}.")
+    return float(power)
+
+
+def lipschitz_weights(abs_loglik, c: float = 1.0, g: float = 0.0, power: float = 1.0) -> np.ndarray:
     """LW weights from by-record absolute log-likelihoods (re-weighting paper Algorithm 1).
 
-    ``r_i = (f_i - min f) / (max f - min f)`` and ``alpha_i = clip(c (1 - r_i) + g, 0, 1)``,
-    where ``f_i = max_s |f_{theta_s}(x_i)|`` from the unweighted fit. Records with a
+    ``r_i = (f_i - min f) / (max f - min f)`` and ``alpha_i = clip(c (1 - r_i^p) + g, 0, 1)``,
+    where ``f_i = max_s |f_{theta_s}(x_i)|`` from the unweighted fit and ``p = power`` (1 in the
+    papers; ``p > 1`` gives milder weights, closer to 1, except at the extremes). Records with a
     non-finite ``f_i`` get weight 0 and are left out of the min and max. When every finite
     ``f_i`` is the same (``max f == min f``), ``r_i = 0`` and every such record gets the same
     weight ``clip(c + g, 0, 1)``; an :class:`UninformativeWeightsWarning` says so, since such
@@ -51,11 +58,14 @@ def lipschitz_weights(abs_loglik, c: float = 1.0, g: float = 0.0) -> np.ndarray:
         ``f_i`` per record (``inf`` allowed, meaning a non-finite log-likelihood).
     c, g : float
         Scale and shift.
+    power : float
+        Power ``p > 0`` of the scaled risk ``r_i``.
 
     Returns
     -------
     numpy.ndarray
     """
+    pw = _check_power(power)
     f = _numeric_array(abs_loglik, "abs_loglik").astype(float)
     if f.ndim != 1 or f.size == 0:
         raise DataError(f"`abs_loglik` must be a non-empty vector; got shape {f.shape}.")
@@ -68,7 +78,7 @@ def lipschitz_weights(abs_loglik, c: float = 1.0, g: float = 0.0) -> np.ndarray:
     if finite.any():
         lo, hi = f[finite].min(), f[finite].max()
         r = np.zeros(finite.sum()) if hi == lo else (f[finite] - lo) / (hi - lo)
-        alpha[finite] = _scale_shift(r, c, g)
+        alpha[finite] = _scale_shift(r if pw == 1.0 else r**pw, c, g)
         if hi == lo:
             warnings.warn(
                 f"`abs_loglik` is the same ({float(lo):g}) for every record with a finite log-likelihood "

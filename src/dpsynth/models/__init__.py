@@ -14,7 +14,9 @@ from .beta_regression import BetaRegression
 from .lognormal import LognormalFamily
 from .lognormal_regression import LognormalRegression
 from .negbin import NegBinomialRegression
+from .offset import OffsetFamily
 from .poisson import PoissonRegression
+from .user_function import ModelSimulator, PyMCFunctionFamily
 
 __all__ = [
     "ModelFamily",
@@ -26,6 +28,9 @@ __all__ = [
     "LognormalRegression",
     "BetaRegression",
     "intercept_design",
+    "OffsetFamily",
+    "PyMCFunctionFamily",
+    "ModelSimulator",
     "FAMILIES",
     "family_class",
 ]
@@ -49,6 +54,6 @@ def family_class(name: str) -> type[ModelFamily]:
     from ..validation import DataError
 
     if not isinstance(name, str) or name not in FAMILIES:
-        raise DataError(f"unknown model family {name!r}; shipped families: {', '.join(FAMILIES)}, or pass a PyMC "
+        raise DataError(f"unknown `model` {name!r}; shipped families: {', '.join(FAMILIES)}, or pass a PyMC "
                         f"model-building function.")
     return FAMILIES[name]

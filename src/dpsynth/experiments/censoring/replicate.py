@@ -40,13 +40,15 @@ from scipy import stats
 
 from ... import datasets, mechanisms, metrics
 from ...fitting import Fit, compiled_model
-from ...histogram import perturbed_histogram
+from ...mechanisms import RunContext
+from ...mechanisms import run as run_mechanism
 from ...models import BetaFamily
 from ...privacy import CENSOR_TOL
-from ...seeds import stream
+from ...registry import key_of
+from ...seeds import generator, stream
 from ...studies import data_fingerprint, fits_to_dataset, rows_to_dataset
 from ...synthetic_data import release, synthesize
-from ...weights import lipschitz_weights, scale_weights
+from ...weights import lipschitz_weights
 from .params import CensoringParams
 
 __all__ = [
@@ -69,8 +71,9 @@ __all__ = [
 
 #: Synthesizers of the main study (registry display names; Censor_w-pub only with ``public``).
 SYNTHS = ("Unweighted", "Weighted", "Weighted-e", "Censor_w", "Censor_w-pub", "Censor_uw", "PH", "PH-paper")
-#: The perturbed histogram both ways: (name, neighbour relation its eps is calibrated under).
-PH_SYNTHS = (("PH", "remove"), ("PH-paper", "replace"))
+#: The perturbed histogram both ways: (name, registry key). PH's eps is calibrated with one record
+#: removed, PH-paper's (the papers' Laplace(2/eps)) with one record replaced.
+PH_SYNTHS = (("PH", "ph"), ("PH-paper", "ph_paper"))
 #: Synthesizers with a record-wise-mixed release kept at ``mix_eps``.
 MIX_SYNTHS = ("Weighted", "Censor_w", "Censor_w-pub", "Censor_uw")
 #: Synthesizers re-run with downscaled weights (Section 4.4).
@@ -78,7 +81,8 @@ DOWNSCALE_SYNTHS = ("Weighted", "Weighted-e", "Censor_w")
 #: The release workflow's synthesizers: (name, scaling).
 RELEASE_ROWS = (("Censor_w-pub", "downscale"), ("Censor_w-pub", "none"), ("Censor_w", "downscale"),
                 ("Censor_w", "none"))
-#: Milder variants of the LW weights (closer to 1), name -> (shift g, power p): alpha_i = clip(1 - r_i^p + g, 0, 1).
+#: Milder variants of the LW weights (closer to 1), name -> (shift g, power p): alpha_i = clip(1 - r_i^p + g, 0, 1),
+#: the LW rule's own ``g`` and ``power`` (:mod:`dpsynth.mechanisms.lipschitz`).
 MILDER_LW = {"shift g = 0.25": (0.25, 1.0), "shift g = 0.5": (0.5, 1.0), "power 1 - r^2": (0.0, 2.0)}
 #: The data-generating distribution of the study.
 TRUE_BETA = (0.5, 3.0)
@@ -102,11 +106,7 @@ def milder_weights(abs_loglik, g: float = 0.0, p: float = 1.0) -> np.ndarray:
     """
     if p <= 0:
         raise ValueError(f"`p` must be > 0; got {p!r}.")
-    if p == 1.0:
-        return lipschitz_weights(abs_loglik, c=1.0, g=g)
-    base = lipschitz_weights(abs_loglik)
-    finite = np.isfinite(np.asarray(abs_loglik, dtype=float))
-    return np.where(finite, np.clip(1.0 - (1.0 - base) ** p + g, 0.0, 1.0), 0.0)
+    return lipschitz_weights(abs_loglik, c=1.0, g=g, power=p)
 
 
 def _family(p: CensoringParams) -> BetaFamily:
@@ -189,19 +189,21 @@ def _mech_row(res: mechanisms.MechanismResult, x: np.ndarray, seed, *, mix_seed=
     return row
 
 
-def _ph(x, eps, neighbours, bins, seed):
-    return perturbed_histogram(x, eps, upper=1.0, lower=0.0, bins=bins, mode="research", seed=seed,
-                               neighbours=neighbours)
+def _ph(ctx: RunContext, key: str, eps: float, bins, seed) -> tuple[np.ndarray, mechanisms.MechanismResult]:
+    """One perturbed histogram (research mode, public bound [0, 1]) and one synthetic data set from it."""
+    res = run_mechanism(key, ctx, eps=eps, lower=0.0, upper=1.0, bins=bins, mode="research")
+    return res.release.sample(ctx.n, generator(seed)), res
 
 
-def _ph_row(x, eps, neighbours, p: CensoringParams, seed, alt_seed) -> dict:
-    ph = _ph(x, eps, neighbours, p.ph_bins, seed)
-    row = {"delta": np.nan, "eps_remove": ph.eps_remove, "eps_replace": ph.eps_replace, "noise_scale": ph.noise_scale,
-           "n_censored": np.nan, "n_truncated": np.nan, "n_exceed_unweighted": np.nan, **_utility(x, ph.synthetic),
+def _ph_row(ctx: RunContext, key: str, eps: float, p: CensoringParams, seed, alt_seed) -> dict:
+    syn, res = _ph(ctx, key, eps, p.ph_bins, seed)
+    pr = res.privacy
+    row = {"delta": np.nan, "eps_remove": pr.eps, "eps_replace": pr.eps_replace, "noise_scale": pr.extra["noise_scale"],
+           "n_censored": np.nan, "n_truncated": np.nan, "n_exceed_unweighted": np.nan, **_utility(ctx.x, syn),
            **_fit_cols(None), **_NAN_MIX, **_NAN_ALT, **_NAN_REFIT}
     if p.ph_alt_bins is not None:
         # PH is sensitive to its data-independent bin rule: keep the other rule of the supplement too.
-        alt = _utility(x, _ph(x, eps, neighbours, p.ph_alt_bins, alt_seed).synthetic)
+        alt = _utility(ctx.x, _ph(ctx, key, eps, p.ph_alt_bins, alt_seed)[0])
         row.update({f"ph_alt_{k}": alt[k] for k in _UTIL})
     return row
 
@@ -239,20 +241,20 @@ def replicate(r: int, seed: np.random.SeedSequence, params: Mapping) -> xr.Datas
     eps_grid = [float(e) for e in p.eps_grid]
     ds_eps, mix_eps = float(p.downscale_eps), float(p.mix_eps)
     x = _data(p.n, stream(seed, "data"))
-    cm = compiled_model(_family(p), x)
+    # every mechanism by its registry key on one context: the unweighted and LW fits are shared
+    ctx = RunContext(x, family=_family(p), sampler=cfg, seed_fn=lambda *parts: stream(seed, "fit", *parts),
+                     compiled=compiled_model(_family(p), x))
 
     def mix(name, eps, *key):
         return stream(seed, "mix", name, *key) if (eps == mix_eps and name in MIX_SYNTHS) else None
 
-    uw = mechanisms.unweighted(cm, x, sampler=cfg, seed=stream(seed, "fit", "Unweighted"))
-    lw = mechanisms.lipschitz_weighted(cm, uw.fit, sampler=cfg, seed=stream(seed, "fit", "Weighted"), name="Weighted")
-    rule = hist = None
+    uw = run_mechanism("unweighted", ctx)
+    lw = run_mechanism("weighted", ctx)
+    x_hist = None
     if p.public:
         # A historical data set from the same distribution, on its own stream, fitted once
-        # (unweighted); the LW rule fixed on it does not depend on x.
+        # (unweighted) by Censor_w-pub; the LW rule fixed on it does not depend on x.
         x_hist = _data(p.n, stream(seed, "historical", "data"))
-        hist = mechanisms.unweighted(cm, x_hist, sampler=cfg, seed=stream(seed, "fit", "historical"))
-        rule = mechanisms.public_lipschitz_weights(cm, hist.fit, c=1.0)
     lw_row = _mech_row(lw, x, stream(seed, "syn", "Weighted"), mix_seed=stream(seed, "mix", "Weighted"))
     rows = [
         {"synthesizer": "Data", **_utility(x, x), **_fit_cols(None)},
@@ -260,23 +262,22 @@ def replicate(r: int, seed: np.random.SeedSequence, params: Mapping) -> xr.Datas
         {"synthesizer": "Weighted", **lw_row},
     ]
     at_ds: dict[str, dict] = {}
-    milder = {name: milder_weights(uw.bounds.abs_loglik, g, pw) for name, (g, pw) in MILDER_LW.items()}
-    mild_n = np.full((len(milder), len(eps_grid)), np.nan)
-    mild_ok = np.zeros((len(milder), len(eps_grid)), dtype=bool)
+    mild_n = np.full((len(MILDER_LW), len(eps_grid)), np.nan)
+    mild_ok = np.zeros((len(MILDER_LW), len(eps_grid)), dtype=bool)
+    hist_fit = None
     for k, eps in enumerate(eps_grid):
-        for j, w in enumerate(milder.values()):
+        for j, (g, pw) in enumerate(MILDER_LW.values()):
             # Only the count is needed: no synthetic data from these fits.
-            mres = mechanisms.censored(cm, x, eps, weights=w, sampler=cfg,
-                                       seed=stream(seed, "fit", "Censor_w-milder", j, k))
-            _check_cap(mres, eps)
+            mres = run_mechanism("censor_w", ctx, eps=eps, g=g, power=pw)
             mild_n[j, k], mild_ok[j, k] = float(mres.privacy.n_censored), bool(mres.fit.diagnostics.ok)
-        we = mechanisms.weighted_e(cm, lw, eps, sampler=cfg, seed=stream(seed, "fit", "Weighted-e", k))
-        cu = mechanisms.censored(cm, x, eps, sampler=cfg, seed=stream(seed, "fit", "Censor_uw", k))
-        cw = mechanisms.censored(cm, x, eps, weights=lw.weights, sampler=cfg, seed=stream(seed, "fit", "Censor_w", k))
+        we = run_mechanism("weighted_e", ctx, eps=eps)
+        cu = run_mechanism("censor_uw", ctx, eps=eps)
+        cw = run_mechanism("censor_w", ctx, eps=eps)
         results = [we, cu, cw]
-        if rule is not None:
-            results.append(mechanisms.censored_public(cm, x, eps, rule, sampler=cfg,
-                                                      seed=stream(seed, "fit", "Censor_w-pub", k)))
+        if x_hist is not None:
+            cwp = run_mechanism("censor_w_public", ctx, eps=eps, historical=(x_hist, None))
+            hist_fit = cwp.fits[0]
+            results.append(cwp)
         for res in results:
             if res.fit.censored:
                 _check_cap(res, eps)
@@ -286,9 +287,9 @@ def replicate(r: int, seed: np.random.SeedSequence, params: Mapping) -> xr.Datas
             rows.append({"synthesizer": res.name, "eps": eps, **row})
             if eps == ds_eps:
                 at_ds[res.name] = {**row, "own_fit": False}
-        for name, nb in PH_SYNTHS:
-            rows.append({"synthesizer": name, "eps": eps,
-                         **_ph_row(x, eps, nb, p, stream(seed, "syn", name, k), stream(seed, "syn", f"{name}-alt", k))})
+        for name, key in PH_SYNTHS:
+            syn_seeds = stream(seed, "syn", name, k), stream(seed, "syn", f"{name}-alt", k)
+            rows.append({"synthesizer": name, "eps": eps, **_ph_row(ctx, key, eps, p, *syn_seeds)})
     for row in rows:
         if row["synthesizer"] in ("Data", "Unweighted", "Weighted"):
             row.setdefault("eps", np.nan)
@@ -297,17 +298,14 @@ def replicate(r: int, seed: np.random.SeedSequence, params: Mapping) -> xr.Datas
     # Section 4.4: the same three synthesizers with the LW weights scaled by c.
     if ds_eps not in eps_grid:
         # The comparison's "none" rows need the plain fits at ds_eps too.
-        we0 = mechanisms.weighted_e(cm, lw, ds_eps, sampler=cfg, seed=stream(seed, "fit", "Weighted-e", "ds0"))
-        cw0 = mechanisms.censored(cm, x, ds_eps, weights=lw.weights, sampler=cfg,
-                                  seed=stream(seed, "fit", "Censor_w", "ds0"))
-        for res in (we0, cw0):
+        for key in ("weighted_e", "censor_w"):
+            res = run_mechanism(key, ctx, eps=ds_eps)
             at_ds[res.name] = {**_mech_row(res, x, stream(seed, "syn", res.name, "ds0")), "own_fit": True}
     at_ds["Weighted"] = {**lw_row, "own_fit": False}
-    lw_ds_w = scale_weights(lw.weights, p.downscale)
-    lw_ds_fit = cm.fit(x, weights=lw_ds_w, sampler=cfg, seed=stream(seed, "fit", "Weighted", "ds"))
-    lw_ds = mechanisms.mechanism_result("Weighted", lw_ds_fit, c=p.downscale)
-    we_ds = mechanisms.weighted_e(cm, lw_ds, ds_eps, sampler=cfg, seed=stream(seed, "fit", "Weighted-e", "ds"))
-    cw_ds = mechanisms.censored(cm, x, ds_eps, weights=lw_ds_w, sampler=cfg, seed=stream(seed, "fit", "Censor_w", "ds"))
+    c = float(p.downscale)
+    lw_ds = run_mechanism("weighted", ctx, c=c)
+    we_ds = run_mechanism("weighted_e", ctx, eps=ds_eps, c=c)
+    cw_ds = run_mechanism("censor_w", ctx, eps=ds_eps, c=c)
     _check_cap(cw_ds, ds_eps)
     ds_rows = [{"ds_synthesizer": res.name, "scaling": "downscale", "own_fit": True,
                 **_mech_row(res, x, stream(seed, "syn", res.name, "ds"))} for res in (lw_ds, we_ds, cw_ds)]
@@ -317,18 +315,18 @@ def replicate(r: int, seed: np.random.SeedSequence, params: Mapping) -> xr.Datas
     ds = rows_to_dataset([{k: v for k, v in row.items() if k in keep or k in ("ds_synthesizer", "scaling")}
                           for row in ds_rows], ["ds_synthesizer", "scaling"])
     out = xr.merge([main, ds.rename({v: f"ds_{v}" for v in ds.data_vars})])
-    coords = {"lw_variant": list(milder), "lw_eps": eps_grid}
+    coords = {"lw_variant": list(MILDER_LW), "lw_eps": eps_grid}
     out["milder_n_censored"] = xr.DataArray(mild_n, dims=("lw_variant", "lw_eps"), coords=coords)
     out["milder_converged"] = xr.DataArray(mild_ok, dims=("lw_variant", "lw_eps"), coords=coords)
     out["x_min"] = float(x.min())
-    out["data_fingerprint"] = data_fingerprint(x, *([x_hist] if hist is not None else []))
+    out["data_fingerprint"] = data_fingerprint(x, *([x_hist] if x_hist is not None else []))
     out["delta_unweighted"] = uw.privacy.delta
     out["delta_weighted"] = lw.privacy.delta
-    if hist is not None:
-        for kk, v in _fit_cols(hist.fit).items():
+    if hist_fit is not None:
+        for kk, v in _fit_cols(hist_fit).items():
             if kk != "mcmc":
                 out[f"hist_{kk}"] = v
-        out["hist_delta"] = hist.privacy.delta
+        out["hist_delta"] = hist_fit.bounds.delta
     return out
 
 
@@ -362,9 +360,9 @@ def figure1_replicate(r: int, seed: np.random.SeedSequence, params: Mapping) -> 
     """
     p = CensoringParams.from_mapping(params)
     x = _data(p.n, stream(seed, "figure1", "data"))
-    cm = compiled_model(_family(p), x)
-    post = mechanisms.unweighted(cm, x, sampler=p.sampler, seed=stream(seed, "figure1", "uw"))
-    cens = mechanisms.censored(cm, x, p.fig1_eps, sampler=p.sampler, seed=stream(seed, "figure1", "cens"))
+    ctx = RunContext(x, family=_family(p), sampler=p.sampler, seed_fn=lambda *parts: stream(seed, "figure1", *parts))
+    post = run_mechanism("unweighted", ctx)
+    cens = run_mechanism("censor_uw", ctx, eps=p.fig1_eps)
     _check_cap(cens, p.fig1_eps)
     names = ["Unweighted", "Censor_uw"]
     res = [post, cens]
@@ -453,23 +451,22 @@ def release_replicate(r: int, seed: np.random.SeedSequence, params: Mapping) -> 
     p = CensoringParams.from_mapping(params)
     eps, c, cfg = float(p.release_eps), float(params["c"]), p.sampler
     x = _data(p.n, stream(seed, "data"))
-    cm = compiled_model(_family(p), x)
-    rules = {"downscale": _rule_from(cm, params, c), "none": _rule_from(cm, params, 1.0)}
-    uw = mechanisms.unweighted(cm, x, sampler=cfg, seed=stream(seed, "fit", "Unweighted"))
-    w = lipschitz_weights(uw.bounds.abs_loglik)
-    own = {"none": w, "downscale": scale_weights(w, c)}
+    ctx = RunContext(x, family=_family(p), sampler=cfg, seed_fn=lambda *parts: stream(seed, "fit", *parts))
+    scale = {"downscale": c, "none": 1.0}
+    # Censor_w-pub: the historical rule scaled by c; the papers' Censor_w: LW weights from this
+    # month's own unweighted fit, scaled by the same c
+    settings = {"censor_w_public": lambda sc: {"rule": _rule_from(ctx.compiled, params, sc)},
+                "censor_w": lambda sc: {"c": sc}}
     rows = []
     for name, scaling in RELEASE_ROWS:
-        fseed = stream(seed, "fit", name, scaling)
-        if name == "Censor_w-pub":
-            res = mechanisms.censored_public(cm, x, eps, rules[scaling], sampler=cfg, seed=fseed)
-        else:
-            res = mechanisms.censored(cm, x, eps, weights=own[scaling], sampler=cfg, seed=fseed)
+        key = key_of(name)
+        res = run_mechanism(key, ctx, eps=eps, **settings[key](scale[scaling]))
         _check_cap(res, eps)
         row = _mech_row(res, x, stream(seed, "syn", name, scaling))
         rows.append({"synthesizer": name, "scaling": scaling,
                      **{k: v for k, v in row.items() if not k.startswith(("mix_", "ph_alt_")) and k not in _NAN_REFIT}})
     out = rows_to_dataset(rows, ["synthesizer", "scaling"])
+    uw = run_mechanism("unweighted", ctx)  # the month's unweighted fit, behind Censor_w's weights
     out["converged_unweighted"] = bool(uw.fit.diagnostics.ok)
     out["divergences_unweighted"] = int(uw.fit.diagnostics.divergences)
     out["data_fingerprint"] = data_fingerprint(x)

@@ -14,7 +14,7 @@ import pandas as pd
 import xarray as xr
 
 from ... import registry
-from ...histogram import bin_count
+from ...mechanisms.histogram import bin_count
 from ...privacy import CENSOR_TOL
 from ...studies import select_fits
 from ...verdicts import Verdict

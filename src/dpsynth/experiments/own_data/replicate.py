@@ -8,7 +8,7 @@ regression of the wage on the public covariates (:class:`dpsynth.models.Lognorma
 * at each eps: **Censor_w** (aDP: weights computed from the same data), **Censor_uw** (DP), **PH**
   (DP, Laplace(1/eps) on a histogram of public range and bins) and **OpenDP-Q** (DP: quantiles
   released by OpenDP's private-quantile mechanism in each cell of public covariates, turned into
-  synthetic wages, :func:`dpsynth.baselines.dp_quantiles`).
+  synthetic wages, :func:`dpsynth.mechanisms.quantiles.dp_quantiles`).
 
 Each mechanism releases ONE synthetic data set (for the model-based ones, from one posterior
 draw), whose utility is measured against the confidential wages: ECDF distances, quantiles and
@@ -33,15 +33,16 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from ... import mechanisms, metrics, registry, synthetic_data
-from ...baselines import dp_quantiles
+from ... import metrics, registry, synthetic_data
 from ...fitting import compiled_model
-from ...histogram import perturbed_histogram
+from ...mechanisms import RunContext
+from ...mechanisms import get as get_mechanism
+from ...mechanisms import run as run_mechanism
+from ...mechanisms.quantiles import cell_labels as _cell_labels
 from ...models import LognormalRegression
 from ...public_data import UNITS, cps1988, wage_design, wage_model_frame
-from ...seeds import stream
+from ...seeds import generator, stream
 from ...studies import data_fingerprint, fits_to_dataset
-from ...weights import lipschitz_weights
 from .params import OwnDataParams
 
 __all__ = ["QUANTILES", "UNIT_SETTINGS", "chapter_frame", "cell_labels", "family", "synthesizer_names", "replicate",
@@ -55,8 +56,6 @@ UNIT_SETTINGS = {
     "thousands": ("thousands", None),
     "dollars, offset -log 1000": ("dollars", -math.log(1000.0)),
 }
-_NAMES = {"weighted": "Weighted", "censor_w": "Censor_w", "censor_uw": "Censor_uw", "ph": "PH",
-          "opendp_quantiles": "OpenDP-Q"}
 
 
 def chapter_frame(p: OwnDataParams, unit: str | None = None) -> pd.DataFrame:
@@ -73,9 +72,7 @@ def chapter_frame(p: OwnDataParams, unit: str | None = None) -> pd.DataFrame:
 
 def cell_labels(df: pd.DataFrame, columns) -> np.ndarray:
     """One public cell label per record: the levels of ``columns`` joined (``"all"`` without columns)."""
-    if not columns:
-        return np.full(len(df), "all", dtype=object)
-    return df[list(columns)].astype(str).agg("/".join, axis=1).to_numpy(dtype=object)
+    return _cell_labels(df, columns)
 
 
 def family(p: OwnDataParams, n_coef: int) -> LognormalRegression:
@@ -85,7 +82,7 @@ def family(p: OwnDataParams, n_coef: int) -> LognormalRegression:
 
 def synthesizer_names(p: OwnDataParams) -> list[str]:
     """Display names of the fits, in the registry's order (Data and Unweighted first)."""
-    return registry.order(["Data", "Unweighted", *[_NAMES[k] for k in p.mechanisms]])
+    return registry.order(["Data", "Unweighted", *[get_mechanism(k).name for k in p.mechanisms]])
 
 
 def _utility(x_dollars: np.ndarray, syn_dollars: np.ndarray, X: np.ndarray) -> tuple[dict, np.ndarray]:
@@ -132,7 +129,10 @@ def replicate(r: int, seed: np.random.SeedSequence, params_mapping: Mapping) -> 
     x_dollars = x * unit
     X, terms = wage_design(df)
     cfg = p.sampler
-    cm = compiled_model(family(p, X.shape[1]), x, X)
+    fam = family(p, X.shape[1])
+    # every mechanism by its registry key on one context: the unweighted fit is shared
+    ctx = RunContext(x, family=fam, covariates=X, public=df, sampler=cfg, seed_fn=lambda *parts: stream(seed, *parts),
+                     compiled=compiled_model(fam, x, X))
     rows: list[dict] = []
     coefs: list[np.ndarray] = []
 
@@ -142,50 +142,41 @@ def replicate(r: int, seed: np.random.SeedSequence, params_mapping: Mapping) -> 
     coefs.append(metrics.log_regression(x_dollars, X))
 
     def add(name, eps, res, seconds, total, fit_stream):
-        syn = synthetic_data.synthesize(res.fit, stream(seed, fit_stream, "synthetic"))
+        if res.fit is not None:  # one synthetic data set from one posterior draw
+            syn = synthetic_data.synthesize(res.fit, stream(seed, fit_stream, "synthetic"))
+            row = _diag_row(res, seconds, total)
+        else:  # a model-free mechanism: one synthetic data set from its release
+            syn = res.release.sample(x.size, generator(stream(seed, fit_stream, "synthetic")), df)
+            row = _nan_diag(res.privacy.eps, res.privacy.eps_replace, seconds)
         util, coef = _utility(x_dollars, syn * unit, X)
-        rows.append({"synthesizer": name, "eps": eps, **_diag_row(res, seconds, total), **util})
+        rows.append({"synthesizer": name, "eps": eps, **row, **util})
         coefs.append(coef)
 
-    t = time.perf_counter()
-    base = mechanisms.unweighted(cm, x, covariates=X, sampler=cfg, seed=stream(seed, "Unweighted"))
-    t_base = time.perf_counter() - t
+    def timed(key, **kw):
+        t = time.perf_counter()
+        res = run_mechanism(key, ctx, **kw)
+        return res, time.perf_counter() - t
+
+    base, t_base = timed("unweighted")
     add("Unweighted", np.nan, base, t_base, t_base, "Unweighted")
     if "weighted" in p.mechanisms:
-        t = time.perf_counter()
-        lw = mechanisms.lipschitz_weighted(cm, base.fit, sampler=cfg, seed=stream(seed, "Weighted"), name="Weighted")
-        s = time.perf_counter() - t
+        lw, s = timed("weighted")
         add("Weighted", np.nan, lw, s, s + t_base, "Weighted")
-    weights = lipschitz_weights(base.fit.bounds.abs_loglik)
-    cells = cell_labels(df, p.quantile_cells)
+    bounds = {"lower": p.lower / unit, "upper": p.upper / unit}
     for eps in [float(e) for e in p.eps]:
         for key in ("censor_w", "censor_uw"):
-            if key not in p.mechanisms:
-                continue
-            name = _NAMES[key]
-            t = time.perf_counter()
-            res = mechanisms.censored(cm, x, eps, weights=weights if key == "censor_w" else None, covariates=X,
-                                      sampler=cfg, seed=stream(seed, name, eps), name=name)
-            s = time.perf_counter() - t
-            add(name, eps, res, s, s + (t_base if key == "censor_w" else 0.0), (name, eps))
+            if key in p.mechanisms:
+                res, s = timed(key, eps=eps)
+                # a release's time includes the fits it needs first (Censor_w's weights: the unweighted fit)
+                needs_base = any(f is base.fit for f in res.fits)
+                add(res.name, eps, res, s, s + (t_base if needs_base else 0.0), (res.name, eps))
         if "ph" in p.mechanisms:
-            t = time.perf_counter()
-            ph = perturbed_histogram(x, eps, lower=p.lower / unit, upper=p.upper / unit, bins=p.ph_bins,
-                                     mode="research", seed=stream(seed, "PH", eps), neighbours="remove")
-            s = time.perf_counter() - t
-            util, coef = _utility(x_dollars, ph.synthetic * unit, X)
-            rows.append({"synthesizer": "PH", "eps": eps, **_nan_diag(ph.eps_remove, ph.eps_replace, s), **util})
-            coefs.append(coef)
+            res, s = timed("ph", eps=eps, bins=p.ph_bins, mode="research", **bounds)
+            add("PH", eps, res, s, s, ("PH", eps))
         if "opendp_quantiles" in p.mechanisms:
-            t = time.perf_counter()
-            rel = dp_quantiles(x_dollars, eps, lower=p.lower, upper=p.upper, n_candidates=int(p.n_candidates),
-                               cells=cells)
-            syn = rel.sample(cells=cells, seed=stream(seed, "OpenDP-Q", eps))
-            s = time.perf_counter() - t
-            util, coef = _utility(x_dollars, syn, X)
-            rows.append({"synthesizer": "OpenDP-Q", "eps": eps,
-                         **_nan_diag(float(rel.eps_remove), float(rel.eps_replace), s), **util})
-            coefs.append(coef)
+            res, s = timed("opendp_quantiles", eps=eps, n_candidates=int(p.n_candidates), cells=p.quantile_cells,
+                           **bounds)
+            add("OpenDP-Q", eps, res, s, s, ("OpenDP-Q", eps))
 
     ds = fits_to_dataset(rows)
     ds["coef"] = xr.DataArray(np.vstack(coefs), dims=("fit", "term"), coords={"term": terms})

@@ -2,7 +2,7 @@
 
 ``run(Params.quick())`` runs (or loads from the cache) the chapter's Monte Carlo study through
 :func:`dpsynth.studies.run_study`; :func:`verdicts` checks the slides' claims on the results.
-The mechanisms themselves are in :mod:`dpsynth.range_restriction`.
+The mechanisms themselves are in :mod:`dpsynth.mechanisms.range_restriction`.
 """
 
 from __future__ import annotations

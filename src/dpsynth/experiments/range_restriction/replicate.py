@@ -31,9 +31,10 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from ... import datasets, mechanisms, metrics, models, registry, synthetic_data
-from ... import range_restriction as rr
+from ... import datasets, metrics, models, registry, synthetic_data
 from ...fitting import compiled_model
+from ...mechanisms import RunContext
+from ...mechanisms import run as run_mechanism
 from ...seeds import stream
 from ...studies import data_fingerprint
 from .params import RangeRestrictionParams
@@ -101,34 +102,29 @@ def replicate(r: int, seed: np.random.SeedSequence, params_mapping: Mapping) -> 
 
     for n in [int(v) for v in p.ns]:
         x = datasets.lognormal_data(n, stream(seed, n, "data"), meanlog=float(p.meanlog), sdlog=float(p.sdlog))
-        cm = compiled_model(fam, x)
+        # every mechanism by its registry key on one context: the unweighted fit, log P of its draws
+        # and (B)'s fit are computed once and shared by (A), (B) and (B')
+        ctx = RunContext(x, family=fam, sampler=cfg, seed_fn=lambda *parts, n=n: stream(seed, n, *parts),
+                         compiled=compiled_model(fam, x))
         data_rows.append({"n_obs": n, "q90_data": float(np.quantile(x, 0.9)), "data_fingerprint": data_fingerprint(x)})
         ranks = np.argsort(np.argsort(x)) / max(n - 1, 1)
+        lw_rule = {"c": float(p.lw_c), "g": float(p.lw_g)}
 
-        results = {}
-        results["Unweighted"] = mechanisms.unweighted(cm, x, sampler=cfg, seed=stream(seed, n, "Unweighted"))
-        base = results["Unweighted"].fit
-        results["LW"] = mechanisms.lipschitz_weighted(
-            cm, base, c=float(p.lw_c), g=float(p.lw_g), sampler=cfg, seed=stream(seed, n, "LW"))
+        results = {"Unweighted": run_mechanism("unweighted", ctx), "LW": run_mechanism("lw", ctx, **lw_rule)}
         info: dict[str, dict] = {}
         for a, b in ranges:
             t = range_tag(a, b)
-            # log P of the base fit is computed once and shared by (A) and (B)
-            base_lp = rr.range_log_prob(base, a, b)
-            res_a = rr.range_averaged(cm, base, results["LW"].weights, a, b, sampler=cfg,
-                                      seed=stream(seed, n, f"A{t}"), name=f"A{t}", base_log_prob=base_lp)
-            res_b = rr.range_truncated(cm, base, a, b, c=float(p.lw_c), g=float(p.lw_g), sampler=cfg,
-                                       seed=stream(seed, n, f"B{t}"), name=f"B{t}", base_log_prob=base_lp,
-                                       keep_matrices=True)
-            del base_lp
+            res_a = run_mechanism("range_averaged", ctx, a=a, b=b, **lw_rule)
+            res_b = run_mechanism("range_truncated", ctx, a=a, b=b, **lw_rule)
             # B' re-accounts B's fit: its (loglik, log P) matrices are re-used, not computed again
-            res_b2 = rr.whole_term_truncated(res_b, name=f"B'{t}", matrices=res_b.extra.pop("matrices"))
+            res_b2 = run_mechanism("range_truncated_whole", ctx, a=a, b=b, **lw_rule)
             results[f"A{t}"], results[f"B{t}"], results[f"B'{t}"] = res_a, res_b, res_b2
             info[f"A{t}"] = {"mean_lambda": float(res_a.privacy.extra["mean_lambda"])}
             dec = res_b2.extra["decomposition"]
             info[f"B{t}"] = {"max_neg_log_prob": dec["max_neg_log_prob"], "neg_log_prob_at_max": -dec["log_prob"]}
             # with weight 1 both readings of (B) coincide: max_s |f - log P| of the base fit
             range_rows.append({"n_obs": n, "range": t, "delta_trunc_unweighted": res_b.extra["delta_trunc_unweighted"]})
+            ctx.forget(("range_log_prob", float(a), float(b)))  # S x n: done with this range
 
         for name in names:
             res = results[name]

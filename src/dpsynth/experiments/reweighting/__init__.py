@@ -7,8 +7,6 @@ both studies; :func:`verdicts` checks the claims of the chapter's "What this sho
 Both results have one dimension for the synthesizer, ``synthesizer``: "Data" (the confidential
 data, not a fit: ``is_fit`` is false and the per-fit variables are NaN, False, 0 or "" there) and
 the synthesizers, in registry order (:data:`SYNTHESIZER_COORD`, :data:`CONTRACTION_COORD`).
-
-``match_cw_radius`` lives in :mod:`dpsynth.mechanisms`; it is re-exported here for old imports.
 """
 
 from __future__ import annotations
@@ -19,7 +17,6 @@ from dataclasses import dataclass
 import xarray as xr
 
 from ... import paths
-from ...mechanisms import match_cw_radius
 from ...studies import run_study
 from .params import CW_BALLS, DATA_MODELS, ReweightingParams
 from .replicate import (
@@ -48,7 +45,6 @@ __all__ = [
     "simulate_data",
     "synthesizers_replicate",
     "contraction_replicate",
-    "match_cw_radius",
 ]
 
 #: The chapter's parameter class.

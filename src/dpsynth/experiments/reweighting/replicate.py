@@ -36,9 +36,10 @@ from collections.abc import Mapping
 import numpy as np
 import xarray as xr
 
-from ... import datasets, mechanisms, metrics, models, registry
+from ... import datasets, metrics, models, registry
 from ...fitting import SamplerConfig, compiled_model
-from ...mechanisms import match_cw_radius
+from ...mechanisms import RunContext
+from ...mechanisms import run as run_mechanism
 from ...seeds import generator, stream
 from ...studies import data_fingerprint
 from ...synthetic_data import release, synthesize
@@ -120,34 +121,19 @@ def simulate_data(data_model: str, n: int, seed) -> np.ndarray:
 
 def _fit_all(x: np.ndarray, data_model: str, p: ReweightingParams, seed) -> tuple[dict, object, float, int, bool]:
     """Fit the six synthesizers on ``x``; returns (results, compiled model, CW radius, CW fits, matched)."""
-    cfg = p.sampler
-    cm = compiled_model(family_for(data_model), x)
-    res = {"Unweighted": mechanisms.unweighted(cm, x, sampler=cfg, seed=stream(seed, "Unweighted"))}
-    res["LW"] = mechanisms.lipschitz_weighted(cm, res["Unweighted"].fit, sampler=cfg, seed=stream(seed, "LW"))
-    res["CW"], radius, cw_fits = match_cw_radius(
-        cm,
-        x,
-        res["LW"].privacy.delta,
-        radius=p.cw_start_radius,
-        kind=p.cw_ball,
-        match=p.cw_match_lw,
-        tol=p.cw_tolerance,
-        sampler=cfg,
-        seed=stream(seed, "CW"),
-    )
-    res["SW"] = mechanisms.scalar_weighted(
-        cm, res["Unweighted"].fit, delta_target=res["LW"].privacy.delta, sampler=cfg, seed=stream(seed, "SW")
-    )
-    for start in ("LW", "CW"):
-        res[f"{start}_final"] = mechanisms.reweighted(
-            cm,
-            res[start],
-            k0=p.k_start,
-            tol=p.reweight_tolerance,
-            sampler=cfg,
-            seed=stream(seed, f"{start}_final"),
-        )
-    return res, cm, float(radius), int(cw_fits), bool(res["CW"].extra.get("radius_matched", False))
+    fam = family_for(data_model)
+    # every mechanism by its registry key on one context: the unweighted, LW and CW fits are shared
+    ctx = RunContext(x, family=fam, sampler=p.sampler, seed_fn=lambda *parts: stream(seed, *parts),
+                     compiled=compiled_model(fam, x))
+    cw = {"radius": p.cw_start_radius, "kind": p.cw_ball, "match_delta": bool(p.cw_match_lw),
+          "match_tol": p.cw_tolerance}
+    k = {"k0": p.k_start, "k_tol": p.reweight_tolerance}
+    res = {"Unweighted": run_mechanism("unweighted", ctx), "LW": run_mechanism("lw", ctx),
+           "CW": run_mechanism("cw", ctx, **cw), "SW": run_mechanism("sw", ctx),
+           "LW_final": run_mechanism("lw_final", ctx, **k), "CW_final": run_mechanism("cw_final", ctx, **cw, **k)}
+    c = res["CW"]
+    return (res, ctx.compiled, float(c.extra["radius"]), int(c.extra["n_fits"]),
+            bool(c.extra.get("radius_matched", False)))
 
 
 def _scalars(res: dict, refits: dict) -> dict[str, list]:
@@ -343,9 +329,9 @@ def contraction_replicate(replicate: int, seed: np.random.SeedSequence, params: 
         for b, n in enumerate(ns):
             x = simulate_data(dm, n, stream(seed, "data", dm, n))
             fingerprint[a, b] = data_fingerprint(x)
-            cm = compiled_model(fam, x)
-            uw = mechanisms.unweighted(cm, x, sampler=cfg, seed=stream(seed, "Unweighted", dm, n))
-            lw = mechanisms.lipschitz_weighted(cm, uw.fit, sampler=cfg, seed=stream(seed, "LW", dm, n))
+            ctx = RunContext(x, family=fam, sampler=cfg, compiled=compiled_model(fam, x),
+                             seed_fn=lambda step, *parts, dm=dm, n=n: stream(seed, step, dm, n, *parts))
+            uw, lw = run_mechanism("unweighted", ctx), run_mechanism("lw", ctx)
             for s, v in metrics.summary_stats(x).items():
                 st[s][a, b, at["Data"]] = v
             for nm, r in (("Unweighted", uw), ("LW", lw)):

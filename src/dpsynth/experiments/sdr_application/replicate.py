@@ -43,10 +43,10 @@ from collections.abc import Mapping
 import numpy as np
 import xarray as xr
 
-from ... import mechanisms, metrics, models, registry, sdr
+from ... import metrics, models, registry, sdr
 from ...fitting import SamplerConfig, compiled_model
-from ...histogram import perturbed_histogram
-from ...mechanisms import match_cw_radius
+from ...mechanisms import RunContext
+from ...mechanisms import run as run_mechanism
 from ...seeds import generator, stream
 from ...studies import data_fingerprint
 from ...synthetic_data import composed_eps, release, release_sets, synthesize
@@ -67,10 +67,10 @@ __all__ = [
 
 #: Fits of Part 1 (censoring paper), in fitting order; the two histograms are added without a fit.
 PART1_SYNTHESIZERS = ("Unweighted", "Weighted", "Weighted-e", "Censor_w", "Censor_uw")
-#: Perturbed histograms of Part 1, with the relation their noise is calibrated under: PH at
-#: ``eps`` with one record removed (Laplace(1/eps)); PH-paper, the papers' Laplace(2/eps), which is
-#: ``eps`` with one record replaced and ``eps/2`` with one record removed.
-PART1_HISTOGRAMS = {"PH": "remove", "PH-paper": "replace"}
+#: Perturbed histograms of Part 1 (name -> registry key): PH at ``eps`` with one record removed
+#: (Laplace(1/eps)); PH-paper, the papers' Laplace(2/eps), which is ``eps`` with one record replaced
+#: and ``eps/2`` with one record removed.
+PART1_HISTOGRAMS = {"PH": "ph", "PH-paper": "ph_paper"}
 #: Rows of Part 1's results: the data, the fits and the histograms.
 PART1_ROWS = ("Data",) + PART1_SYNTHESIZERS + tuple(PART1_HISTOGRAMS)
 #: Fits of Part 2 (re-weighting paper), in fitting order.
@@ -173,21 +173,19 @@ def censoring_replicate(replicate: int, seed: np.random.SeedSequence, params: Ma
     y = sdr.scale_salary(s, U)
     levels = tuple(params.get("age_levels") or sdr.AGE_LEVELS)
     X = sdr.design_matrix(data.frame, levels)
-    cm = compiled_model(models.BetaRegression(n_coef=X.shape[1]), y, X)
+    fam = models.BetaRegression(n_coef=X.shape[1])
+    # every mechanism by its registry key on one context: the unweighted and LW fits are shared
+    ctx = RunContext(y, family=fam, covariates=X, sampler=cfg, seed_fn=lambda *parts: stream(seed, *parts),
+                     compiled=compiled_model(fam, y, X))
+    res = {"Unweighted": run_mechanism("unweighted", ctx), "Weighted": run_mechanism("weighted", ctx),
+           "Weighted-e": run_mechanism("weighted_e", ctx, eps=eps), "Censor_w": run_mechanism("censor_w", ctx, eps=eps),
+           "Censor_uw": run_mechanism("censor_uw", ctx, eps=eps)}
 
-    res = {}
-    res["Unweighted"] = mechanisms.unweighted(cm, y, covariates=X, sampler=cfg, seed=stream(seed, "Unweighted"))
-    res["Weighted"] = mechanisms.lipschitz_weighted(cm, res["Unweighted"].fit, sampler=cfg,
-                                                    seed=stream(seed, "Weighted"), name="Weighted")
-    res["Weighted-e"] = mechanisms.weighted_e(cm, res["Weighted"], eps, sampler=cfg, seed=stream(seed, "Weighted-e"))
-    res["Censor_w"] = mechanisms.censored(cm, y, eps, weights=res["Weighted"].weights, covariates=X, sampler=cfg,
-                                          seed=stream(seed, "Censor_w"))
-    res["Censor_uw"] = mechanisms.censored(cm, y, eps, covariates=X, sampler=cfg, seed=stream(seed, "Censor_uw"))
-
+    # the histograms release the salary itself (dollars), on the public range [0, U]
     mode = str(params.get("ph_mode", "research"))
-    ph = {nm: perturbed_histogram(s, eps, upper=U, mode=mode, neighbours=rel,
-                                  seed=stream(seed, nm) if mode == "research" else None)
-          for nm, rel in PART1_HISTOGRAMS.items()}
+    ctx_s = RunContext(s, seed_fn=lambda *parts: stream(seed, *parts))
+    ph = {nm: run_mechanism(key, ctx_s, eps=eps, lower=0.0, upper=U, mode=mode)
+          for nm, key in PART1_HISTOGRAMS.items()}
 
     keep = replicate < int(params.get("keep_records", 1))
     rows = list(PART1_ROWS)
@@ -203,8 +201,9 @@ def censoring_replicate(replicate: int, seed: np.random.SeedSequence, params: Ma
             syn = s
         elif row in ph:
             h = ph[row]
-            syn = h.synthetic
-            out["eps"][i], out["eps_replace"][i], out["noise_scale"][i] = h.eps_remove, h.eps_replace, h.noise_scale
+            syn = h.release.sample(n, generator(stream(seed, "synthetic", row)))
+            out["eps"][i], out["eps_replace"][i] = h.privacy.eps, h.privacy.eps_replace
+            out["noise_scale"][i] = h.privacy.extra["noise_scale"]
         else:
             r = res[row]
             # one released data set = every record from ONE posterior draw (the eps covers one draw)
@@ -277,21 +276,18 @@ def reweighting_replicate(replicate: int, seed: np.random.SeedSequence, params: 
     x = data_part2(params).salary
     n = x.size
     n_syn = int(params["n_syn"])
-    cm = compiled_model(models.NegBinomialRegression(), x)
-
-    res = {}
-    res["Unweighted"] = mechanisms.unweighted(cm, x, sampler=cfg, seed=stream(seed, "Unweighted"))
-    res["LW"] = mechanisms.lipschitz_weighted(cm, res["Unweighted"].fit, sampler=cfg, seed=stream(seed, "LW"))
-    res["CW"], cw_radius, cw_fits = match_cw_radius(
-        cm, x, res["LW"].privacy.delta, radius=float(params["cw_radius"]), kind=str(params["cw_kind"]),
-        match=bool(params.get("cw_match", True)), tol=float(params["tol"]), max_iter=int(params.get("cw_max_iter", 20)),
-        sampler=cfg, seed=stream(seed, "CW"),
-    )
-    res["SW"] = mechanisms.scalar_weighted(cm, res["Unweighted"].fit, res["LW"].privacy.delta, sampler=cfg,
-                                           seed=stream(seed, "SW"))
-    for start in ("LW", "CW"):
-        res[f"{start}_final"] = mechanisms.reweighted(cm, res[start], k0=float(params["k0"]), tol=float(params["tol"]),
-                                                      sampler=cfg, seed=stream(seed, f"{start}_final"))
+    fam = models.NegBinomialRegression()
+    # every mechanism by its registry key on one context: the unweighted, LW and CW fits are shared
+    ctx = RunContext(x, family=fam, sampler=cfg, seed_fn=lambda *parts: stream(seed, *parts),
+                     compiled=compiled_model(fam, x))
+    cw = {"radius": float(params["cw_radius"]), "kind": str(params["cw_kind"]),
+          "match_delta": bool(params.get("cw_match", True)), "match_tol": float(params["tol"]),
+          "match_max_iter": int(params.get("cw_max_iter", 20))}
+    k = {"k0": float(params["k0"]), "k_tol": float(params["tol"])}
+    res = {"Unweighted": run_mechanism("unweighted", ctx), "LW": run_mechanism("lw", ctx),
+           "CW": run_mechanism("cw", ctx, **cw), "SW": run_mechanism("sw", ctx),
+           "LW_final": run_mechanism("lw_final", ctx, **k), "CW_final": run_mechanism("cw_final", ctx, **cw, **k)}
+    cw_radius, cw_fits = float(res["CW"].extra["radius"]), int(res["CW"].extra["n_fits"])
 
     # Every per-synthesizer array runs over PART2_ROWS ("Data" first); the per-fit rows of "Data" stay
     # NaN (floats), 0 (counts) or False (booleans).

@@ -48,10 +48,11 @@ from typing import Any
 
 import numpy as np
 
-from .privacy import neighbours_phrase
-from .registry import guarantee as registry_guarantee
-from .seeds import SeedLike, generator
-from .validation import DataError, _is_number, as_data, check_eps
+from ..palette import PALETTE
+from ..privacy import neighbours_phrase
+from ..seeds import SeedLike, generator
+from ..validation import DataError, _is_number, as_data, check_eps, check_finite, check_names, optional
+from .contract import REQUIRED, MechanismResult, MechanismSpec, Param, RunContext
 
 __all__ = [
     "QuantileRelease",
@@ -62,10 +63,12 @@ __all__ = [
     "MAX_CANDIDATES",
     "MIN_EPS",
     "PROB_DENOMINATOR",
+    "QuantilesState",
+    "cell_labels",
+    "SPEC",
+    "SPECS",
 ]
 
-#: Registry name of this synthesizer (its guarantee is taken from :mod:`dpsynth.registry`).
-REGISTRY_NAME = "OpenDP-Q"
 #: Default quantile levels: both tails and every decile.
 DEFAULT_PROBS: tuple[float, ...] = (0.01, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99)
 #: Spacings of the candidate grid (and of the inverse-CDF interpolation).
@@ -497,5 +500,115 @@ def dp_quantiles(
     return QuantileRelease(
         probs=np.asarray(p, dtype=float), values=values, cells=cell_out, lower=lo, upper=hi, scale=sc,
         n_candidates=m, eps=e, eps_remove=eps_remove, eps_replace=eps_replace,
-        noise_scale=np.asarray(scales, dtype=float), guarantee=registry_guarantee(REGISTRY_NAME),
+        noise_scale=np.asarray(scales, dtype=float), guarantee=SPEC.guarantee,
     )
+
+
+def cell_labels(public, columns) -> np.ndarray:
+    """One public cell label per record: the levels of ``columns`` joined by ``/`` (``"all"`` without columns)."""
+    n = 0 if public is None else len(public)
+    if not columns:
+        return np.full(n, "all", dtype=object)
+    missing = [c for c in columns if c not in public.columns]
+    if missing:
+        raise DataError(f"cell column(s) {missing} are not among the public covariates {list(public.columns)}.")
+    return public[list(columns)].astype(str).agg("/".join, axis=1).to_numpy(dtype=object)
+
+
+@dataclass(frozen=True, eq=False)
+class QuantilesState:
+    """What OpenDP-Q releases through the :class:`~dpsynth.Synthesizer`: the quantiles and their cells.
+
+    Attributes
+    ----------
+    release : QuantileRelease
+        The DP quantiles (per cell of public covariates, or overall).
+    cell_columns : tuple of str
+        The public covariates whose levels define the cells (empty: one cell).
+    """
+
+    release: QuantileRelease
+    cell_columns: tuple
+
+    def sample(self, n: int, rng: np.random.Generator, public=None) -> np.ndarray:
+        """``n`` synthetic values by inverse CDF, each in its record's cell (post-processing)."""
+        seed = np.random.SeedSequence(int(rng.integers(2**63)))
+        if not self.cell_columns:
+            return self.release.sample(int(n), seed=seed)
+        cells = cell_labels(public, self.cell_columns)
+        if cells.size != n:
+            raise DataError(f"{n} synthetic values were asked for with {cells.size} rows of public covariates.")
+        return self.release.sample(cells=cells, seed=seed)
+
+    def to_dict(self) -> dict:
+        """Plain-JSON contents."""
+        r = self.release
+        return {"probs": r.probs.tolist(), "values": r.values.tolist(),
+                "cells": None if r.cells is None else [str(c) for c in r.cells.tolist()], "lower": r.lower,
+                "upper": r.upper, "scale": r.scale, "n_candidates": r.n_candidates, "eps": r.eps,
+                "eps_remove": r.eps_remove, "eps_replace": r.eps_replace, "noise_scale": r.noise_scale.tolist(),
+                "guarantee": r.guarantee, "cell_columns": list(self.cell_columns)}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> QuantilesState:
+        """Read :meth:`to_dict`'s output back."""
+        rel = QuantileRelease(
+            probs=np.asarray(d["probs"], dtype=float), values=np.asarray(d["values"], dtype=float),
+            cells=None if d["cells"] is None else np.asarray(d["cells"], dtype=object), lower=float(d["lower"]),
+            upper=float(d["upper"]), scale=str(d["scale"]), n_candidates=int(d["n_candidates"]), eps=float(d["eps"]),
+            eps_remove=float(d["eps_remove"]), eps_replace=float(d["eps_replace"]),
+            noise_scale=np.asarray(d["noise_scale"], dtype=float), guarantee=str(d["guarantee"]))
+        return cls(release=rel, cell_columns=tuple(d["cell_columns"]))
+
+
+def _check_within_bounds(x: np.ndarray, params: dict) -> None:
+    from .histogram import _check_within_bounds as check
+
+    check(x, params)
+
+
+def _categorical(public) -> tuple:
+    import pandas as pd
+
+    if public is None:
+        return ()
+    return tuple(c for c in public.columns
+                 if not pd.api.types.is_numeric_dtype(public[c]) or pd.api.types.is_bool_dtype(public[c]))
+
+
+def _run(ctx: RunContext, params: dict) -> MechanismResult:
+    columns = params["cells"]
+    if columns is None:
+        columns = _categorical(ctx.public)
+    cells = cell_labels(ctx.public, columns) if columns else None
+    rel = dp_quantiles(ctx.x, params["eps"], lower=params["lower"], upper=params["upper"], probs=params["probs"],
+                       n_candidates=params["n_candidates"], scale=params["scale"], cells=cells)
+    state = QuantilesState(release=rel, cell_columns=tuple(columns))
+    return SPEC.released(state, eps_remove=rel.eps_remove, eps_replace=rel.eps_replace,
+                         n_cells=1 if rel.cells is None else len(rel.cells))
+
+
+SPEC = MechanismSpec(
+    key="opendp_quantiles", name="OpenDP-Q", guarantee="DP", colour=PALETTE["black"], order=110,
+    description="quantiles released by OpenDP's private-quantile mechanism, turned into synthetic values "
+                "(a maintained non-Bayesian baseline)",
+    run=_run, takes_eps=True, uses_model=False, release_type=QuantilesState, check_data=_check_within_bounds,
+    params={
+        "lower": Param(REQUIRED, check_finite, "public lower bound of the target (> 0 for scale 'log'), never from "
+                       "the data", in_data_unit=True),
+        "upper": Param(REQUIRED, check_finite, "public upper bound of the target, never from the data",
+                       in_data_unit=True),
+        "probs": Param(DEFAULT_PROBS, lambda v, nm: _check_probs(v), "quantile levels released (eps split equally)",
+                       cli="floats"),
+        "n_candidates": Param(1000, lambda v, nm: _check_n_candidates(v), "size of the public candidate grid",
+                              cli="int"),
+        "scale": Param("log", lambda v, nm: _check_scale(v), "spacing of the candidates: 'log' or 'linear'",
+                       cli="str"),
+        "cells": Param(None, optional(check_names), "public covariates whose levels define the cells (quantiles "
+                       "per cell, parallel composition; default: every categorical covariate)", cli="strs"),
+    },
+    fits_per_release="0 (no model)",
+    needs="public bounds [lower, upper] of the variable (cells from categorical public covariates)",
+    use_when="a maintained non-Bayesian DP baseline of the marginal (per cell of public covariates)",
+)
+SPECS = (SPEC,)

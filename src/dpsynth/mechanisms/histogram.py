@@ -1,4 +1,4 @@
-"""The perturbed histogram (PH) synthesizer, the non-model DP baseline.
+"""The perturbed histogram (PH, PH-paper): the non-model DP baseline (censoring paper, supplement S1).
 
 Data bounded in a *public* interval ``[lower, upper]`` are binned into ``m`` equal bins chosen
 without looking at the data values; each count gets Laplace noise of scale ``Delta_1 / eps``;
@@ -29,13 +29,17 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-from .seeds import SeedLike, as_seed_sequence, generator, stream
-from .validation import DataError, as_data, check_eps
+from ..palette import PALETTE
+from ..seeds import SeedLike, as_seed_sequence, generator, stream
+from ..validation import DataError, as_data, check_eps, check_finite, one_of
+from .contract import REQUIRED, MechanismResult, MechanismSpec, Param, RunContext
 
-__all__ = ["PHResult", "perturbed_histogram", "bin_count", "laplace_noise", "MAX_BINS", "MIN_EPS", "NEIGHBOURS"]
+__all__ = ["PHResult", "perturbed_histogram", "bin_count", "laplace_noise", "MAX_BINS", "MIN_EPS", "NEIGHBOURS",
+           "HistogramRelease", "SPECS", "PH", "PH_PAPER"]
 
 MODES = ("research", "release")
 #: Largest number of histogram bins accepted (a bin count above it is almost surely a mistake).
@@ -240,3 +244,107 @@ def perturbed_histogram(
         synthetic=synthetic, edges=edges, noisy_counts=noisy, eps=e, mode=mode, noise_scale=float(scale),
         eps_remove=float(1.0 / scale), eps_replace=float(2.0 / scale), neighbours=neighbours,
     )
+
+
+@dataclass(frozen=True, eq=False)
+class HistogramRelease:
+    """What the perturbed histogram releases: public bin edges and the noisy counts.
+
+    Synthetic values are drawn from it by post-processing (no further privacy cost): a bin with
+    probability proportional to its noisy count, then a uniform value within the bin.
+
+    Attributes
+    ----------
+    edges : numpy.ndarray
+        Bin edges (public: from the public bounds and bin count).
+    noisy_counts : numpy.ndarray
+        Counts after Laplace noise, negatives set to 0.
+    mode : str
+        ``"release"`` (OpenDP's noise) or ``"research"`` (seeded numpy noise, not for a release).
+    """
+
+    edges: np.ndarray
+    noisy_counts: np.ndarray
+    mode: str
+
+    def sample(self, n: int, rng: np.random.Generator, public: Any = None) -> np.ndarray:
+        """``n`` synthetic values."""
+        m = self.noisy_counts.size
+        total = self.noisy_counts.sum()
+        probs = np.full(m, 1.0 / m) if total <= 0 else self.noisy_counts / total
+        which = rng.choice(m, size=int(n), p=probs)
+        return rng.uniform(self.edges[which], self.edges[which + 1])
+
+    def to_dict(self) -> dict:
+        """Plain-JSON contents."""
+        return {"edges": self.edges.tolist(), "noisy_counts": self.noisy_counts.tolist(), "mode": self.mode}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> HistogramRelease:
+        """Read :meth:`to_dict`'s output back."""
+        return cls(edges=np.asarray(d["edges"], dtype=float), noisy_counts=np.asarray(d["noisy_counts"], dtype=float),
+                   mode=str(d["mode"]))
+
+
+def _check_bins(value: Any, name: str):
+    if isinstance(value, str) and value.isdigit():
+        value = int(value)
+    if isinstance(value, str):
+        return one_of("sqrt", "log")(value, name)
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or not 1 <= value <= MAX_BINS:
+        raise DataError(f"`{name}` must be a number of bins in [1, {MAX_BINS:,}] or 'sqrt'/'log'; got {value!r}.")
+    return int(value)
+
+
+def _check_within_bounds(x: np.ndarray, params: dict) -> None:
+    lo, hi = params["lower"], params["upper"]
+    if not hi > lo:
+        raise DataError(f"the public bounds must satisfy upper > lower; got lower={lo!r}, upper={hi!r}.")
+    for nm, bad, side in (("lower", x < lo, "below"), ("upper", x > hi, "above")):
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise DataError(f"{int(bad.sum())} value(s) of the target lie {side} the public bound `{nm}` = "
+                            f"{params[nm]:g} (first at row {i}); widen `{nm}` to a public bound of the variable's "
+                            f"range (not one read from the data), or top-code the records first. Nothing is clipped.")
+
+
+#: The perturbed histogram's parameters.
+PH_PARAMS = {
+    "lower": Param(REQUIRED, check_finite, "public lower bound of the target, from public knowledge (never from "
+                   "the data)", in_data_unit=True),
+    "upper": Param(REQUIRED, check_finite, "public upper bound of the target, from public knowledge (never from "
+                   "the data)", in_data_unit=True),
+    "bins": Param("sqrt", _check_bins, "number of bins, or the rule 'sqrt' / 'log'", cli="str"),
+    "mode": Param("release", one_of("release", "research"), "'release': OpenDP's Laplace noise (unseeded, safe "
+                  "against floating-point attacks); 'research': seeded numpy noise, reproducible, not for a release",
+                  cli="str"),
+}
+
+
+def _run(spec: MechanismSpec, neighbours: str, ctx: RunContext, params: dict) -> MechanismResult:
+    eps, mode = params["eps"], params["mode"]
+    seed = ctx.seed_for(spec.key, eps, str(params["bins"])) if mode == "research" else None
+    r = perturbed_histogram(ctx.x, eps, lower=params["lower"], upper=params["upper"], bins=params["bins"],
+                            mode=mode, seed=seed, neighbours=neighbours, n_synthetic=1)
+    state = HistogramRelease(edges=np.asarray(r.edges), noisy_counts=np.asarray(r.noisy_counts), mode=mode)
+    return spec.released(state, eps_remove=r.eps_remove, eps_replace=r.eps_replace, noise_scale=r.noise_scale,
+                         ph_mode=mode, bins=int(r.noisy_counts.size))
+
+
+PH = MechanismSpec(
+    key="ph", name="PH", guarantee="DP", colour=PALETTE["bluish green"], order=100,
+    description="perturbed histogram, noise calibrated to eps with one record removed",
+    run=lambda ctx, params: _run(PH, "remove", ctx, params),
+    params=PH_PARAMS, takes_eps=True, uses_model=False, release_type=HistogramRelease,
+    fits_per_release="0 (no model)", needs="public bounds [lower, upper] of the variable, a bin rule",
+    use_when="a bounded univariate variable; a strong baseline when n is large", check_data=_check_within_bounds,
+)
+PH_PAPER = MechanismSpec(
+    key="ph_paper", name="PH-paper", guarantee="DP", colour=PALETTE["yellow"], order=101,
+    description="perturbed histogram with the papers' Laplace(2/eps): eps/2 with one record removed",
+    run=lambda ctx, params: _run(PH_PAPER, "replace", ctx, params),
+    params=PH_PARAMS, takes_eps=True, uses_model=False, release_type=HistogramRelease,
+    fits_per_release="0", needs="as PH", use_when="the papers' calibration, shown for comparison (eps/2 under removal)",
+    check_data=_check_within_bounds,
+)
+SPECS = (PH, PH_PAPER)

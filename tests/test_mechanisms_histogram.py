@@ -8,8 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from dpsynth import histogram
-from dpsynth.histogram import bin_count, laplace_noise, perturbed_histogram
+from dpsynth.mechanisms import histogram
+from dpsynth.mechanisms.histogram import bin_count, laplace_noise, perturbed_histogram
 from dpsynth.validation import DataError
 
 # --------------------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ import opendp.prelude as dp
 import pytest
 
 from dpsynth import registry
-from dpsynth.baselines import DEFAULT_PROBS, QuantileRelease, candidate_grid, dp_quantiles
+from dpsynth.mechanisms.quantiles import DEFAULT_PROBS, QuantileRelease, candidate_grid, dp_quantiles
 from dpsynth.validation import DataError
 
 dp.enable_features("contrib")

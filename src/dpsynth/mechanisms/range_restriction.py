@@ -35,15 +35,19 @@ registry's ``A[a,b]``, ``B[a,b]``, ``B'[a,b]``).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
-from . import registry
-from .fitting import CompiledModel, Fit, SamplerConfig
-from .mechanisms import MechanismResult, mechanism_result
-from .privacy import RecordBounds, privacy_report, record_bounds
-from .seeds import SeedLike
-from .validation import DataError, as_weights
-from .weights import knowledge_weights, lipschitz_weights
+from ..privacy import RecordBounds, record_bounds
+from ..seeds import SeedLike
+from ..validation import DataError, as_weights, check_finite, check_number
+from ..weights import knowledge_weights, lipschitz_weights
+from .contract import REQUIRED, MechanismResult, MechanismSpec, Param, RunContext, unique_fits
+from .unweighted import base_result
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..fitting import CompiledModel, Fit, SamplerConfig
 
 __all__ = [
     "range_log_prob",
@@ -53,6 +57,10 @@ __all__ = [
     "truncated_bounds",
     "whole_term_truncated",
     "truncation_decomposition",
+    "SPECS",
+    "AVERAGED",
+    "TRUNCATED",
+    "TRUNCATED_WHOLE",
 ]
 
 
@@ -101,8 +109,8 @@ def knowledge_lambda(base: Fit, a: float, b: float, *, log_prob: np.ndarray | No
 
 
 def range_averaged(
-    cm: CompiledModel, base: Fit, weights, a: float, b: float, *, sampler: SamplerConfig | None = None,
-    seed: SeedLike = None, name: str | None = None, base_log_prob: np.ndarray | None = None,
+    cm: CompiledModel | None, base: Fit, weights, a: float, b: float, *, sampler: SamplerConfig | None = None,
+    seed: SeedLike = None, name: str | None = None, base_log_prob: np.ndarray | None = None, fit_fn=None,
 ) -> MechanismResult:
     """Range restriction (A), "averaged" knowledge weights.
 
@@ -111,22 +119,26 @@ def range_averaged(
     bound is ``max_{s,i} |(1 - lambda_i) alpha_i f_{theta_s}(x_i)|``. ``base_log_prob`` passes
     ``range_log_prob(base, a, b)`` when the caller already has it. The result's ``extra`` holds
     ``lambda`` (per record) and the privacy weights ``privacy_weights = (1 - lambda) alpha``.
+    ``fit_fn(weights, privacy_weights)``, if given, replaces ``cm.fit``.
     """
     w = as_weights(weights, base.x.size)
     lam = knowledge_lambda(base, a, b, log_prob=base_log_prob)
     alpha_star = knowledge_weights(w, lam)
     pw = (1.0 - lam) * w
-    fit = cm.fit(base.x, covariates=base.covariates, weights=alpha_star, privacy_weights=pw,
-                 sampler=sampler, seed=seed)
-    res = mechanism_result(name or f"A[{a:g},{b:g}]", fit, a=a, b=b, mean_lambda=float(lam.mean()))
+    if fit_fn is not None:
+        fit = fit_fn(alpha_star, pw)
+    else:
+        fit = cm.fit(base.x, covariates=base.covariates, weights=alpha_star, privacy_weights=pw,
+                     sampler=sampler, seed=seed)
+    res = AVERAGED.result(fit, fits=(base,), name=name or f"A[{a:g},{b:g}]", a=a, b=b, mean_lambda=float(lam.mean()))
     res.extra.update(**{"lambda": lam, "privacy_weights": pw})
     return res
 
 
 def range_truncated(
-    cm: CompiledModel, base: Fit, a: float, b: float, *, c: float = 1.0, g: float = 0.0,
+    cm: CompiledModel | None, base: Fit, a: float, b: float, *, c: float = 1.0, g: float = 0.0,
     sampler: SamplerConfig | None = None, seed: SeedLike = None, name: str | None = None,
-    draw_quantile: float = 1.0, base_log_prob: np.ndarray | None = None, keep_matrices: bool = False,
+    draw_quantile: float = 1.0, base_log_prob: np.ndarray | None = None, keep_matrices: bool = False, fit_fn=None,
 ) -> MechanismResult:
     """Range restriction (B), range-truncated sensitivity (the literal reading).
 
@@ -140,20 +152,32 @@ def range_truncated(
     it is large).
 
     The terms ``alpha f - log P`` take both signs whatever the family (``-log P >= 0``), so the
-    report uses ``one_signed=False``: eps with one record replaced is ``4 Delta``.
+    report uses ``one_signed=False``: eps with one record replaced is ``4 Delta``. ``fit_fn(weights)``,
+    if given, replaces ``cm.fit``.
     """
     L_base = range_log_prob(base, a, b) if base_log_prob is None else base_log_prob
     base_b = record_bounds(base.loglik(), None, log_range_prob=L_base, draw_quantile=draw_quantile)
     w = lipschitz_weights(base_b.delta_i, c=c, g=g)
-    fit = cm.fit(base.x, covariates=base.covariates, weights=w, sampler=sampler, seed=seed)
+    if fit_fn is not None:
+        fit = fit_fn(w)
+    else:
+        fit = cm.fit(base.x, covariates=base.covariates, weights=w, sampler=sampler, seed=seed)
     F, L = fit.loglik(), range_log_prob(fit, a, b)
     bounds = record_bounds(F, w, log_range_prob=L, draw_quantile=draw_quantile)
     nm = name or f"B[{a:g},{b:g}]"
-    rep = privacy_report(bounds, None, guarantee=registry.guarantee(nm), one_signed=False, a=a, b=b)
-    extra = {"a": a, "b": b, "delta_trunc_unweighted": base_b.delta}
+    res = _two_signed(TRUNCATED.result(fit, fits=(base,), bounds=bounds, name=nm, a=a, b=b))
+    res.extra = {"a": a, "b": b, "delta_trunc_unweighted": base_b.delta}
     if keep_matrices:
-        extra["matrices"] = (F, L)
-    return MechanismResult(name=nm, fit=fit, weights=fit.weights, bounds=bounds, privacy=rep, extra=extra)
+        res.extra["matrices"] = (F, L)
+    return res
+
+
+def _two_signed(res: MechanismResult) -> MechanismResult:
+    """The terms ``alpha f - log P`` take both signs whatever the family: eps replaced is 4 Delta."""
+    import dataclasses
+
+    res.privacy = dataclasses.replace(res.privacy, one_signed=False)
+    return res
 
 
 def _matrices(fit: Fit, a: float, b: float, matrices) -> tuple[np.ndarray, np.ndarray]:
@@ -226,12 +250,10 @@ def whole_term_truncated(result_b: MechanismResult, *, name: str | None = None, 
     decomposition = truncation_decomposition(result_b.fit, result_b.weights, a, b, matrices=matrices)
     del matrices
     nm = name or f"B'[{a:g},{b:g}]"
-    rep = privacy_report(bounds, None, guarantee=registry.guarantee(nm), one_signed=False, a=a, b=b,
-                         reading="whole-term")
-    return MechanismResult(
-        name=nm, fit=result_b.fit, weights=result_b.weights, bounds=bounds,
-        privacy=rep, extra={"a": a, "b": b, "reading": "whole-term", "decomposition": decomposition},
-    )
+    res = _two_signed(TRUNCATED_WHOLE.result(result_b.fit, fits=result_b.fits, bounds=bounds, name=nm, a=a, b=b,
+                                             reading="whole-term"))
+    res.extra = {"a": a, "b": b, "reading": "whole-term", "decomposition": decomposition}
+    return res
 
 
 def truncation_decomposition(fit: Fit, weights, a: float, b: float, *, matrices=None) -> dict:
@@ -261,3 +283,88 @@ def truncation_decomposition(fit: Fit, weights, a: float, b: float, *, matrices=
     }
     del F, L, G, absg
     return out
+
+
+# --- the three range-restriction mechanisms -------------------------------------------------------
+
+#: The range-restriction parameters: the public range multipliers and the LW rule.
+RANGE_PARAMS = {
+    "a": Param(REQUIRED, check_number, "lower multiplier a of the public range [a x_i, b x_i] an intruder is "
+               "credited with (0 <= a < b; -inf with b = inf for no range)"),
+    "b": Param(REQUIRED, check_number, "upper multiplier b of the public range [a x_i, b x_i]"),
+    "c": Param(1.0, check_finite, "scale c of the Lipschitz weights"),
+    "g": Param(0.0, check_finite, "shift g of the Lipschitz weights"),
+}
+
+
+def _base(ctx: RunContext, params: dict) -> tuple[MechanismResult, np.ndarray]:
+    fam = ctx.family
+    if fam is None or not fam.has_cdf:
+        name = "no" if fam is None else f"the {fam.name}"
+        raise DataError(f"range restriction needs a model with a CDF (the probability of each public range); "
+                        f"{name} model has none. Use a continuous family such as lognormal or beta.")
+    a, b = params["a"], params["b"]
+    _range_ends(ctx.x, a, b)  # checks a, b and the data before any fit
+    base = base_result(ctx)
+    lp = ctx.shared(("range_log_prob", a, b), lambda: range_log_prob(base.fit, a, b))
+    return base, lp
+
+
+def _run_averaged(ctx: RunContext, params: dict) -> MechanismResult:
+    from .lipschitz import lw_weights
+
+    a, b, c, g = params["a"], params["b"], params["c"], params["g"]
+    base, lp = _base(ctx, params)
+    res = range_averaged(None, base.fit, lw_weights(ctx, c, g), a, b, base_log_prob=lp,
+                         fit_fn=lambda w, pw: ctx.fit("range_averaged", a, b, c, g, weights=w, privacy_weights=pw))
+    res.fits = unique_fits(base.fits, res.fits)
+    return res
+
+
+def _truncated(ctx: RunContext, params: dict) -> MechanismResult:
+    """(B)'s result, shared; its S x n matrices wait in the context for (B') until it takes them."""
+    a, b, c, g = params["a"], params["b"], params["c"], params["g"]
+    key = ("range_truncated", a, b, c, g)
+
+    def make():
+        base, lp = _base(ctx, params)
+        res = range_truncated(None, base.fit, a, b, c=c, g=g, base_log_prob=lp, keep_matrices=True,
+                              draw_quantile=ctx.sampler.draw_quantile,
+                              fit_fn=lambda w: ctx.fit("range_truncated", a, b, c, g, weights=w))
+        ctx.shared(("range_matrices", *key[1:]), lambda: res.extra.pop("matrices"))
+        res.fits = unique_fits(base.fits, res.fits)
+        return res
+
+    return ctx.shared(key, make)
+
+
+def _run_truncated_whole(ctx: RunContext, params: dict) -> MechanismResult:
+    res_b = _truncated(ctx, params)
+    mkey = ("range_matrices", params["a"], params["b"], params["c"], params["g"])
+    matrices = ctx.shared(mkey, lambda: None)
+    ctx.forget(mkey)  # large: (B') is their last user
+    return whole_term_truncated(res_b, matrices=matrices)
+
+
+def _colours(*hexes: str) -> tuple[str, ...]:
+    return tuple(hexes)
+
+
+AVERAGED = MechanismSpec(
+    key="range_averaged", name="A[", pattern=True, guarantee="aDP", colour=_colours("#009E73", "#7FCEB9", "#005A42"),
+    order=120, description="range restriction (A), knowledge weights", run=_run_averaged, params=RANGE_PARAMS,
+    fits_per_release="2 (unweighted, weighted)", needs="public ranges [a x_i, b x_i] an intruder is credited with",
+    use_when="when a range around each value is public knowledge",
+)
+TRUNCATED = MechanismSpec(
+    key="range_truncated", name="B[", pattern=True, guarantee="aDP", colour=_colours("#CC79A7", "#E6BCD3", "#8A4A70"),
+    order=121, description="range restriction (B), range-truncated likelihood", run=_truncated, params=RANGE_PARAMS,
+    fits_per_release="2", needs="public ranges", use_when="as (A), with the range-truncated likelihood",
+)
+TRUNCATED_WHOLE = MechanismSpec(
+    key="range_truncated_whole", name="B'[", pattern=True, guarantee="aDP",
+    colour=_colours("#D55E00", "#F0A46B", "#8F3F00"), order=122,
+    description="range restriction (B'), whole-term reading of (B)", run=_run_truncated_whole, params=RANGE_PARAMS,
+    fits_per_release="2", needs="public ranges", use_when="reading (B') of the range-truncated likelihood",
+)
+SPECS = (AVERAGED, TRUNCATED, TRUNCATED_WHOLE)

@@ -1,4 +1,4 @@
-"""Range restriction (:mod:`dpsynth.range_restriction`): knowledge probabilities (A), the
+"""Range restriction (:mod:`dpsynth.mechanisms.range_restriction`): knowledge probabilities (A), the
 range-truncated sensitivity (B), the whole-term reading (B') and the tail-safe ``log P``.
 
 The knowledge and range probabilities are checked on fits built from given draws (no MCMC):
@@ -18,8 +18,8 @@ from conftest import SMALL, TINY, fit_from_draws
 from scipy import integrate, special, stats
 
 from dpsynth import datasets, fitting, mechanisms, models, synthetic_data
-from dpsynth import range_restriction as rr
 from dpsynth.fitting import ConvergenceWarning, Diagnostics, Fit, SamplerConfig
+from dpsynth.mechanisms import range_restriction as rr
 from dpsynth.privacy import record_bounds
 from dpsynth.validation import DataError
 from dpsynth.weights import lipschitz_weights

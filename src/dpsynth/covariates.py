@@ -1,0 +1,85 @@
+"""Public covariates as a design matrix: an intercept, numeric columns, indicators of categorical levels.
+
+:class:`CovariateDesign` records, at fit time, which covariates are categorical and their levels;
+it then builds the same design for any public frame (the fitted records, or other public
+covariates of synthetic records), and refuses a level it has not seen.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from .validation import DataError
+
+__all__ = ["CovariateDesign", "is_categorical"]
+
+
+def is_categorical(s: pd.Series) -> bool:
+    """Whether a column is categorical (strings, categories, booleans) rather than numeric."""
+    return not pd.api.types.is_numeric_dtype(s) or pd.api.types.is_bool_dtype(s)
+
+
+def _levels(s: pd.Series) -> list[str]:
+    if s.isna().any():
+        raise DataError(f"covariate {s.name!r} has missing values; fill or drop them first.")
+    return sorted({str(v) for v in s})
+
+
+@dataclass(frozen=True)
+class CovariateDesign:
+    """The encoding of public covariates into a design matrix.
+
+    Attributes
+    ----------
+    columns : tuple of str
+        The covariates, in order.
+    levels : dict
+        Categorical covariate -> its levels (sorted strings); the first is the reference.
+    """
+
+    columns: tuple
+    levels: dict = field(default_factory=dict)
+
+    @classmethod
+    def from_frame(cls, public: pd.DataFrame, columns: Sequence[str]) -> CovariateDesign:
+        """Record the categorical covariates of ``public`` and their levels."""
+        return cls(columns=tuple(columns),
+                   levels={c: _levels(public[c]) for c in columns if is_categorical(public[c])})
+
+    @property
+    def n_columns(self) -> int:
+        """Columns of the design matrix (intercept included)."""
+        return 1 + sum(len(self.levels[c]) - 1 if c in self.levels else 1 for c in self.columns)
+
+    def matrix(self, public: pd.DataFrame) -> np.ndarray:
+        """Design matrix: intercept, numeric columns, indicators of every level but the first.
+
+        Raises
+        ------
+        DataError
+            For a missing column, a missing value or a level not seen at fit time.
+        """
+        cols = [np.ones(len(public))]
+        for c in self.columns:
+            if c not in public.columns:
+                raise DataError(f"covariate column {c!r} is missing; its columns are {list(public.columns)}.")
+            s = public[c]
+            if c in self.levels:
+                vals = s.astype(str)
+                unseen = sorted(set(vals) - set(self.levels[c]))
+                if s.isna().any() or unseen:
+                    raise DataError(f"covariate {c!r} has level(s) {unseen or ['<missing>']} not seen at fit time "
+                                    f"(known levels: {self.levels[c]}); the model has no coefficient for them.")
+                cols += [(vals == lev).to_numpy(dtype=float) for lev in self.levels[c][1:]]
+            else:
+                if not pd.api.types.is_numeric_dtype(s):
+                    raise DataError(f"covariate {c!r} was numeric at fit time but has dtype {s.dtype} now.")
+                v = s.to_numpy(dtype=float)
+                if not np.isfinite(v).all():
+                    raise DataError(f"covariate {c!r} has missing or infinite values.")
+                cols.append(v)
+        return np.column_stack(cols)

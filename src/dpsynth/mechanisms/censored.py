@@ -1,0 +1,90 @@
+"""Censored likelihoods (Censor_uw, Censor_w): every record term clamped to [-eps/2, eps/2].
+
+The censoring paper: each weighted record term is clamped, ``clamp(alpha_i f_theta(x_i), -M, M)``
+with ``M = eps/2``, inside the likelihood that MCMC samples. Every fit asserts ``Delta <= M``.
+
+* **Censor_uw** (strict DP): no weights. Each term is bounded for every data set, so one release
+  is eps-DP with one record removed (2 eps replaced, for a continuous model).
+* **Censor_w** (aDP): LW weights computed from the same confidential data, as run in the papers.
+  One record changes every weight, so the clamp no longer bounds the change of the sum: the
+  guarantee holds for the data set at hand only. Censor_w-pub
+  (:mod:`dpsynth.mechanisms.censored_public`) fixes the weight rule on public data instead.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..palette import PALETTE
+from ..privacy import CENSOR_TOL
+from ..seeds import SeedLike
+from ..validation import check_eps
+from .contract import MechanismResult, MechanismSpec, RunContext, unique_fits
+from .lipschitz import LW_PARAMS, lw_weights
+from .unweighted import base_result
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..fitting import CompiledModel, Fit, SamplerConfig
+
+__all__ = ["SPECS", "CENSOR_UW", "CENSOR_W", "censored", "check_cap", "censored_fit"]
+
+
+def check_cap(fit: Fit, eps: float, name: str) -> None:
+    """Assert ``Delta <= eps / 2`` of a censored fit (on every fit: a failure is a bug, never data)."""
+    if not fit.bounds.delta <= eps / 2.0 + CENSOR_TOL:
+        raise AssertionError(f"{name} at eps={eps}: Delta={fit.bounds.delta} > eps/2; the censoring is broken")
+
+
+def censored(
+    cm: CompiledModel, x, eps: float, *, weights=None, covariates=None, sampler: SamplerConfig | None = None,
+    seed: SeedLike = None, name: str | None = None,
+) -> MechanismResult:
+    """A censored fit at ``M = eps / 2`` with given weights, from a compiled model (a building block).
+
+    The result always has ``Delta <= eps / 2`` (asserted on every fit) and reports the censoring
+    count. Without weights it is Censor_uw (strict DP). With weights it is reported as Censor_w
+    (aDP): a weight computed from the same data breaks the strict guarantee; only weights from a
+    public rule keep it (:mod:`dpsynth.mechanisms.censored_public`).
+    """
+    e = check_eps(eps)
+    spec = CENSOR_UW if weights is None else CENSOR_W
+    name = name or spec.name
+    fit = cm.fit(x, covariates=covariates, weights=weights, bound=e / 2.0, sampler=sampler, seed=seed)
+    check_cap(fit, e, name)
+    return spec.result(fit, name=name, eps_target=e)
+
+
+def censored_fit(ctx: RunContext, spec: MechanismSpec, eps: float, *step, weights=None, before=(),
+                 **extra) -> MechanismResult:
+    """Fit the context's data censored at ``eps / 2`` with ``weights``; the result of ``spec``."""
+    fit = ctx.fit(*step, weights=weights, bound=eps / 2.0)
+    check_cap(fit, eps, spec.name)
+    return spec.result(fit, fits=unique_fits(before, (fit,)), eps_target=eps, **extra)
+
+
+def _run_uw(ctx: RunContext, params: dict) -> MechanismResult:
+    eps = params["eps"]
+    return censored_fit(ctx, CENSOR_UW, eps, "censor_uw", eps)
+
+
+def _run_w(ctx: RunContext, params: dict) -> MechanismResult:
+    eps, c, g, power = params["eps"], params["c"], params["g"], params["power"]
+    w = lw_weights(ctx, c, g, power)
+    step = ("censor_w", eps) if (c, g, power) == (1.0, 0.0, 1.0) else ("censor_w", eps, c, g, power)
+    return censored_fit(ctx, CENSOR_W, eps, *step, weights=w, before=base_result(ctx).fits, c=c, g=g)
+
+
+CENSOR_W = MechanismSpec(
+    key="censor_w", name="Censor_w", guarantee="aDP", colour=PALETTE["vermillion"], order=70,
+    description="Lipschitz weights from the same data, censored at eps/2 (as in the papers)",
+    run=_run_w, params=LW_PARAMS, takes_eps=True, fits_per_release="2 (unweighted, censored)",
+    needs="a target eps",
+    use_when="as in the papers: Delta <= eps/2 holds, but the weights leak the data, so only aDP",
+)
+CENSOR_UW = MechanismSpec(
+    key="censor_uw", name="Censor_uw", guarantee="DP", colour=PALETTE["sky blue"], order=90,
+    description="unweighted, censored at eps/2",
+    run=_run_uw, takes_eps=True, fits_per_release="1", needs="a target eps",
+    use_when="strict DP with no other data; expect many censored records at small eps",
+)
+SPECS = (CENSOR_W, CENSOR_UW)

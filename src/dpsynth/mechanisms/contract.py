@@ -1,0 +1,449 @@
+"""The mechanism contract: what one mechanism module defines, and what every caller gets back.
+
+A mechanism is one :class:`MechanismSpec` in one module of :mod:`dpsynth.mechanisms` (a close
+family, such as the two censored likelihoods, may share a module). The spec holds
+
+* what the registry shows: ``key``, display ``name``, ``guarantee`` (``"none"``, ``"aDP"`` or
+  ``"DP"``), ``colour`` and ``order``;
+* what it needs besides the model, as a table of parameters with defaults and validators
+  (:class:`Param`), in the manner of ArviZ's ``rcParams`` (``"stats.hdi_prob": (0.94,
+  _validate_probability)``);
+* how many model fits one release costs and when to use it (the choosing page's decision table);
+* ``run(ctx, params)``, which takes a :class:`RunContext` (the data, the model, the sampler and the
+  seeds) and the checked parameters and returns the one result type, :class:`MechanismResult`.
+
+The registry (:mod:`dpsynth.registry`), the decision table, the command line's ``--mechanism``
+choices and flags, and :class:`dpsynth.Synthesizer` are generated from the specs; a spec that
+cannot run through the ``Synthesizer`` says why in ``not_runnable``.
+
+Nothing here imports PyMC: the model is compiled by :attr:`RunContext.compiled` on first use, so
+listing the mechanisms (``dpsynth fit --help``) stays fast.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+import numpy as np
+
+from ..privacy import GUARANTEES, PrivacyReport, RecordBounds
+from ..seeds import SeedLike, stream
+from ..validation import DataError
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+    from ..fitting import CompiledModel, Fit, SamplerConfig
+    from ..models import ModelFamily
+
+__all__ = [
+    "REQUIRED",
+    "CLI_KINDS",
+    "Param",
+    "MechanismSpec",
+    "MechanismResult",
+    "ReleasedState",
+    "RunContext",
+    "unique_fits",
+]
+
+
+class _Required:
+    def __repr__(self) -> str:
+        return "REQUIRED"
+
+
+#: Default of a parameter that must be given.
+REQUIRED = _Required()
+
+#: How a parameter is given on the command line: a number, an integer, a word, several numbers,
+#: several words, an on/off flag, a file of records laid out like DATA; ``None``: API only.
+CLI_KINDS = ("float", "int", "str", "floats", "strs", "flag", "table", None)
+
+_HEX = re.compile(r"^#[0-9A-Fa-f]{6}$")
+_KEY = re.compile(r"^[a-z][a-z0-9_]*$")
+
+
+@dataclass(frozen=True)
+class Param:
+    """One entry of a mechanism's parameter table.
+
+    Attributes
+    ----------
+    default : object
+        The default, or :data:`REQUIRED`.
+    validate : callable
+        ``validate(value, name) -> value``: returns the checked value or raises
+        :class:`~dpsynth.validation.DataError` naming ``name`` and the fix.
+    help : str
+        One line on what it is (shown by ``dpsynth fit --help`` and the decision table).
+    cli : str or None
+        How the command line takes it (:data:`CLI_KINDS`); ``None`` for the API only.
+    in_data_unit : bool
+        A value on the confidential variable's scale (a public bound): the
+        :class:`~dpsynth.Synthesizer` divides it by its public ``unit``, as it does the data.
+    table : bool
+        Records laid out like the confidential data (target and covariates), e.g. a historical
+        data set: the ``Synthesizer`` turns a DataFrame into the model's ``(x, covariates)``.
+    """
+
+    default: Any
+    validate: Callable[[Any, str], Any]
+    help: str
+    cli: str | None = "float"
+    in_data_unit: bool = False
+    table: bool = False
+
+    def __post_init__(self) -> None:
+        if self.cli not in CLI_KINDS:
+            raise ValueError(f"Param.cli must be one of {CLI_KINDS}; got {self.cli!r}.")
+
+    @property
+    def required(self) -> bool:
+        """Whether the parameter has no default."""
+        return self.default is REQUIRED
+
+
+class ReleasedState(Protocol):
+    """What a model-free mechanism releases (a noisy histogram, DP quantiles): it samples and saves."""
+
+    def sample(self, n: int, rng: np.random.Generator, public: pd.DataFrame | None = None) -> np.ndarray:
+        """``n`` synthetic values (post-processing of the release)."""
+
+    def to_dict(self) -> dict:
+        """Plain-JSON contents (read back by ``from_dict``)."""
+
+
+@dataclass
+class MechanismResult:
+    """What every mechanism returns.
+
+    Attributes
+    ----------
+    name : str
+        Display name, e.g. ``"Censor_w"`` or ``"A[0.4,1.8]"``.
+    fit : Fit or None
+        The final (pseudo) posterior; ``None`` for a model-free mechanism.
+    weights : numpy.ndarray or None
+        Record weights of the final likelihood.
+    bounds : RecordBounds or None
+        By-record Lipschitz bounds the privacy report is computed from.
+    privacy : PrivacyReport
+        Delta, eps under both neighbour relations, guarantee, censoring count, extras.
+    extra : dict
+        Mechanism-specific numbers.
+    key : str
+        Registry key of the mechanism that produced it.
+    release : ReleasedState or None
+        A model-free mechanism's released state, from which synthetic values are drawn.
+    fits : tuple of Fit
+        Every MCMC fit this result rests on, in order (the shared unweighted fit included), for
+        its convergence diagnostics.
+    """
+
+    name: str
+    fit: Fit | None
+    weights: np.ndarray | None
+    bounds: RecordBounds | None
+    privacy: PrivacyReport
+    extra: dict = field(default_factory=dict)
+    key: str = ""
+    release: ReleasedState | None = None
+    fits: tuple = ()
+
+    @property
+    def guarantee(self) -> str:
+        """``"none"``, ``"aDP"`` or ``"DP"``, from the mechanism's spec."""
+        return self.privacy.guarantee
+
+    @property
+    def label(self) -> str:
+        """Name with guarantee type, e.g. ``"Censor_uw (DP)"``."""
+        return f"{self.name} ({self.guarantee})"
+
+    @property
+    def converged(self) -> bool:
+        """Whether every fit passed its R-hat, ESS and divergence checks (True without fits)."""
+        return all(f.diagnostics.ok for f in self.fits)
+
+    @property
+    def rhat_max(self) -> float:
+        """Worst R-hat over the fits (NaN without fits)."""
+        return max((f.diagnostics.rhat_max for f in self.fits), default=float("nan"))
+
+    @property
+    def ess_min(self) -> float:
+        """Smallest bulk ESS over the fits (NaN without fits)."""
+        return min((f.diagnostics.ess_min for f in self.fits), default=float("nan"))
+
+    @property
+    def divergences(self) -> int:
+        """Divergent transitions over the fits."""
+        return int(sum(f.diagnostics.divergences for f in self.fits))
+
+
+def _check_colour(colour, key: str) -> None:
+    shades = (colour,) if isinstance(colour, str) else tuple(colour)
+    if not shades or not all(isinstance(c, str) and _HEX.match(c) for c in shades):
+        raise ValueError(f"mechanism {key!r}: `colour` must be a hex colour '#RRGGBB' (or a tuple of them for a "
+                         f"pattern); got {colour!r}.")
+
+
+@dataclass(frozen=True)
+class MechanismSpec:
+    """One mechanism: its registry entry, its parameters, its cost and its ``run``.
+
+    Attributes
+    ----------
+    key : str
+        Registry key used by the API and the command line (``"censor_w"``).
+    name : str
+        Display name in figures and tables (``"Censor_w"``); for a pattern, its prefix
+        (``"A["``), completed by the run (``"A[0.4,1.8]"``).
+    guarantee : str
+        ``"none"``, ``"aDP"`` or ``"DP"``.
+    colour : str or tuple of str
+        Hex colour; a pattern has a family of shades.
+    description : str
+        One line on what it is.
+    run : callable or None
+        ``run(ctx, params) -> MechanismResult``.
+    params : mapping of str to Param
+        What it needs besides the model and ``eps``.
+    takes_eps : bool
+        Whether it is run at a target epsilon (``eps`` is then required).
+    fits_per_release : str
+        MCMC fits one release costs, in words (``"1"``, ``"2 (unweighted, weighted)"``).
+    needs : str
+        What it needs besides the model, in words (the decision table's column).
+    use_when : str
+        When to use it.
+    order : float
+        Position in every figure and table (smaller first).
+    uses_model : bool
+        False for a model-free mechanism (a perturbed histogram, DP quantiles).
+    pattern : bool
+        Whether ``name`` is a prefix of parametrised names.
+    not_runnable : str or None
+        Why the mechanism cannot be run through the ``Synthesizer`` and the command line (None: it can).
+    release_type : type or None
+        A model-free mechanism's released state (its ``from_dict`` reads a saved synthesizer).
+    check_data : callable or None
+        ``check_data(x, params)``: checks against the data (in the model's unit) before any
+        fitting, raising :class:`~dpsynth.validation.DataError`.
+    """
+
+    key: str
+    name: str
+    guarantee: str
+    colour: str | tuple[str, ...]
+    description: str
+    run: Callable[[RunContext, dict], MechanismResult] | None = None
+    params: Mapping[str, Param] = field(default_factory=dict)
+    takes_eps: bool = False
+    fits_per_release: str = "1"
+    needs: str = "nothing else"
+    use_when: str = ""
+    order: float = 1000.0
+    uses_model: bool = True
+    pattern: bool = False
+    not_runnable: str | None = None
+    release_type: type | None = None
+    check_data: Callable[[np.ndarray, dict], None] | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.key, str) or not _KEY.match(self.key):
+            raise ValueError(f"a mechanism key must be lower-case letters, digits and '_'; got {self.key!r}.")
+        if self.guarantee not in GUARANTEES:
+            raise ValueError(f"mechanism {self.key!r}: `guarantee` must be one of {GUARANTEES}; got "
+                             f"{self.guarantee!r}.")
+        _check_colour(self.colour, self.key)
+        if self.pattern == isinstance(self.colour, str):
+            raise ValueError(f"mechanism {self.key!r}: a pattern has a tuple of shades, any other mechanism one "
+                             f"colour.")
+        if self.run is None and self.not_runnable is None:
+            raise ValueError(f"mechanism {self.key!r} has no `run`; set `not_runnable` to say why.")
+        for nm, p in self.params.items():
+            if not isinstance(p, Param) or not _KEY.match(nm) or nm == "eps":
+                raise ValueError(f"mechanism {self.key!r}: parameter {nm!r} must be a Param with a lower-case name "
+                                 f"other than 'eps' (eps is given apart).")
+
+    # ------------------------------------------------------------------ display
+    def label(self, name: str | None = None) -> str:
+        """Display label with the guarantee, e.g. ``"Censor_w (aDP)"``."""
+        return f"{name or self.name} ({self.guarantee})"
+
+    @property
+    def runnable(self) -> bool:
+        """Whether it runs through the ``Synthesizer`` and the command line."""
+        return self.not_runnable is None
+
+    # ------------------------------------------------------------------ parameters
+    def resolve(self, given: Mapping | None = None, eps: Any = None) -> dict:
+        """The checked parameters: ``given`` validated, defaults filled in, and ``eps`` if it takes one.
+
+        Raises
+        ------
+        DataError
+            For an unknown name (listing the known ones), a missing required parameter (with its
+            help), an invalid value (from its validator), or ``eps`` given to a mechanism that
+            does not take one or missing from one that does.
+        """
+        from ..validation import check_eps
+
+        given = dict(given or {})
+        unknown = sorted(set(given) - set(self.params))
+        if unknown:
+            known = ", ".join(self.params) or "none"
+            raise DataError(f"the {self.key} mechanism has no parameter(s) {', '.join(map(repr, unknown))}; its "
+                            f"parameters are: {known}.")
+        out = {}
+        for nm, p in self.params.items():
+            if nm in given and given[nm] is not None:
+                out[nm] = p.validate(given[nm], nm)
+            elif p.required:
+                raise DataError(f"the {self.key} mechanism needs `{nm}`: {p.help}")
+            else:
+                out[nm] = p.default
+        if self.takes_eps:
+            if eps is None:
+                raise DataError(f"the {self.key} mechanism is run at a target `eps`; pass eps=... (e.g. eps=1.0).")
+            out["eps"] = check_eps(eps)
+        elif eps is not None:
+            raise DataError(f"the {self.key} mechanism does not take `eps` (its epsilon is reported after the fit); "
+                            f"remove eps={eps!r}, or choose a mechanism run at a target eps.")
+        return out
+
+    # ------------------------------------------------------------------ results
+    def result(self, fit: Fit, *, fits=(), bounds: RecordBounds | None = None, name: str | None = None,
+               **extra) -> MechanismResult:
+        """Wrap a fit as this mechanism's :class:`MechanismResult`.
+
+        The guarantee is the spec's. A strict ``"DP"`` result needs a censored fit with
+        ``Delta <= M`` (asserted here, for every fit).
+        """
+        from ..privacy import privacy_report
+
+        b = fit.bounds if bounds is None else bounds
+        rep = privacy_report(b, fit.bound if fit.censored else None, guarantee=self.guarantee,
+                             one_signed=fit.family.one_signed, **extra)
+        all_fits = unique_fits(fits, (fit,))
+        return MechanismResult(name=name or self.name, fit=fit, weights=fit.weights, bounds=b, privacy=rep,
+                               extra=dict(extra), key=self.key, fits=all_fits)
+
+    def released(self, release: ReleasedState, *, eps_remove: float, eps_replace: float,
+                 **extra) -> MechanismResult:
+        """A model-free mechanism's :class:`MechanismResult` (epsilon calibrated by its noise)."""
+        from ..privacy import calibrated_report
+
+        rep = calibrated_report(eps_remove, eps_replace, guarantee=self.guarantee, **extra)
+        return MechanismResult(name=self.name, fit=None, weights=None, bounds=None, privacy=rep, extra=dict(extra),
+                               key=self.key, release=release)
+
+
+class RunContext:
+    """What a mechanism runs on: the data, the model, the sampler, the seeds, and shared fits.
+
+    One context serves every mechanism run on one data set: a fit two mechanisms both need
+    (the unweighted fit behind every Lipschitz weight, a weighted fit re-weighting starts from)
+    is computed once and kept (:meth:`shared`).
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        The confidential values, in the model's unit.
+    family : ModelFamily, optional
+        The model (None for model-free mechanisms only).
+    covariates : numpy.ndarray, optional
+        The design matrix of public covariates, for a family that takes one.
+    public : pandas.DataFrame, optional
+        The public covariate columns themselves (cells of DP quantiles).
+    sampler : SamplerConfig, optional
+        MCMC settings (default :class:`~dpsynth.fitting.SamplerConfig`).
+    seed : int or SeedSequence, optional
+        Master seed; the fit of step ``s`` uses ``stream(seed, s, ...)``.
+    seed_fn : callable, optional
+        ``seed_fn(*parts)`` replacing that rule (a study's own streams).
+    compiled : CompiledModel, optional
+        An already compiled model of ``family``.
+    """
+
+    def __init__(self, x, *, family: ModelFamily | None = None, covariates=None, public: pd.DataFrame | None = None,
+                 sampler: SamplerConfig | None = None, seed: SeedLike = None,
+                 seed_fn: Callable[..., SeedLike] | None = None, compiled: CompiledModel | None = None) -> None:
+        self.x = np.asarray(x, dtype=float)
+        self.family = family
+        self.covariates = covariates
+        self.public = public
+        self._sampler = sampler
+        self.seed = seed
+        self._seed_fn = seed_fn
+        self._compiled = compiled
+        self._shared: dict = {}
+        #: Every fit run through this context, in order.
+        self.fits: list = []
+
+    @property
+    def sampler(self) -> SamplerConfig:
+        """The MCMC settings."""
+        if self._sampler is None:
+            from ..fitting import SamplerConfig
+
+            self._sampler = SamplerConfig()
+        return self._sampler
+
+    @property
+    def n(self) -> int:
+        """Number of confidential records."""
+        return int(self.x.size)
+
+    @property
+    def compiled(self) -> CompiledModel:
+        """The family's compiled model (compiled on first use, once per process and family)."""
+        if self._compiled is None:
+            if self.family is None:
+                raise DataError("this mechanism needs a model, and none was given.")
+            from ..fitting import compiled_model
+
+            self._compiled = compiled_model(self.family, self.x, self.covariates)
+        return self._compiled
+
+    def seed_for(self, *parts) -> SeedLike:
+        """The seed of one step (``stream(seed, *parts)``, or the context's ``seed_fn``)."""
+        return self._seed_fn(*parts) if self._seed_fn is not None else stream(self.seed, *parts)
+
+    def fit(self, *step, x=None, covariates=None, weights=None, bound: float | None = None,
+            privacy_weights=None) -> Fit:
+        """Fit the (weighted, censored) pseudo posterior on the context's data, seeded by ``step``.
+
+        ``x`` and ``covariates`` replace the context's data (a historical data set).
+        """
+        own = x is None
+        fit = self.compiled.fit(self.x if own else x, covariates=self.covariates if own else covariates,
+                                weights=weights, bound=bound, privacy_weights=privacy_weights, sampler=self.sampler,
+                                seed=self.seed_for(*step))
+        self.fits.append(fit)
+        return fit
+
+    def shared(self, key: tuple, make: Callable[[], Any]) -> Any:
+        """``make()`` the first time ``key`` is asked for; the same object after that."""
+        if key not in self._shared:
+            self._shared[key] = make()
+        return self._shared[key]
+
+    def forget(self, key: tuple) -> None:
+        """Drop a shared object (e.g. a large matrix no longer needed)."""
+        self._shared.pop(key, None)
+
+
+def unique_fits(*groups) -> tuple:
+    """The fits of ``groups`` in order, each once (by identity: fits hold arrays and are not hashable)."""
+    out: list = []
+    for group in groups:
+        for f in group:
+            if not any(f is g for g in out):
+                out.append(f)
+    return tuple(out)

@@ -1,0 +1,168 @@
+"""The files a :class:`~dpsynth.Synthesizer` writes: the saved synthesizer and released data sets.
+
+* A saved synthesizer is one JSON document (no pickle): ``{"format", "version", "sha256",
+  "content"}``, where ``sha256`` is the SHA-256 of the canonical JSON of ``content``.
+  :func:`read_saved` refuses a file whose digest does not match (:class:`ChecksumError`).
+* A release writes one synthetic data set atomically (CSV or Parquet by extension) and records it
+  in a :class:`dpsynth.ledger.Ledger` under the ledger's lock (:func:`release_to_file`).
+
+Nothing here imports the ``Synthesizer``: it hands this module its contents and its sampler.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .paths import atomic_write
+from .seeds import SeedLike, generator, stream
+from .validation import DataError
+
+__all__ = ["FORMAT", "FORMAT_VERSION", "ChecksumError", "canonical", "digest", "jsonable", "write_saved",
+           "read_saved", "confidential_path", "write_confidential", "write_frame", "release_to_file"]
+
+FORMAT = "dpsynth.synthesizer"
+FORMAT_VERSION = 2
+
+
+class ChecksumError(DataError):
+    """A saved synthesizer's contents do not match its stored SHA-256 (edited or corrupted)."""
+
+
+def canonical(obj) -> bytes:
+    """The canonical JSON of ``obj`` (sorted keys, no spaces): what the digest covers."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), allow_nan=True).encode()
+
+
+def digest(content: dict) -> str:
+    """SHA-256 (hex) of ``content``'s canonical JSON."""
+    return hashlib.sha256(canonical(content)).hexdigest()
+
+
+def jsonable(v):
+    """``v`` with numpy scalars and arrays turned into plain JSON values."""
+    if isinstance(v, dict):
+        return {str(k): jsonable(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [jsonable(x) for x in v]
+    if isinstance(v, np.ndarray):
+        return jsonable(v.tolist())
+    if isinstance(v, (np.bool_, bool)):
+        return bool(v)
+    if isinstance(v, np.integer):
+        return int(v)
+    if isinstance(v, (np.floating, float)):
+        return float(v)
+    return v
+
+
+def _atomic_write_text(path: Path, text: str, *, mode: int = 0o644) -> None:
+    atomic_write(path, lambda tmp: Path(tmp).write_text(text), mode=mode)
+
+
+def write_saved(path: str | os.PathLike, content: dict) -> Path:
+    """Write ``content`` as a saved synthesizer (with its SHA-256), atomically."""
+    path = Path(path)
+    doc = {"format": FORMAT, "version": FORMAT_VERSION, "sha256": digest(content), "content": content}
+    _atomic_write_text(path, json.dumps(doc, allow_nan=True))
+    return path
+
+
+def read_saved(path: str | os.PathLike) -> dict:
+    """The checked ``content`` of a saved synthesizer.
+
+    Raises
+    ------
+    DataError
+        If the file is not a saved synthesizer of this format version.
+    ChecksumError
+        If its contents do not match the stored SHA-256. The checksum catches accidental edits
+        and corruption; it is not a signature: whoever can edit the file can recompute it.
+    """
+    path = Path(path)
+    try:
+        doc = json.loads(path.read_text())
+    except json.JSONDecodeError as e:
+        raise DataError(f"{path} is not a saved synthesizer (not JSON: {e}).") from None
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        got = doc.get("format") if isinstance(doc, dict) else type(doc).__name__
+        raise DataError(f"{path} is not a saved synthesizer (format {got!r}, expected {FORMAT!r}).")
+    if doc.get("version") != FORMAT_VERSION:
+        raise DataError(f"{path} has format version {doc.get('version')!r}; this dpsynth reads {FORMAT_VERSION}: "
+                        f"fit the synthesizer again with this version.")
+    content = doc.get("content")
+    if not isinstance(content, dict) or digest(content) != doc.get("sha256"):
+        raise ChecksumError(f"{path}: its contents do not match the stored SHA-256 (the file was edited or is "
+                            f"corrupted); refusing to load it.")
+    return content
+
+
+def confidential_path(path: str | os.PathLike) -> Path:
+    """Where ``save(..., include_confidential=True)`` writes the confidential data."""
+    path = Path(path)
+    return path.with_name(path.stem + ".CONFIDENTIAL.json")
+
+
+def write_confidential(path: str | os.PathLike, target: str, values, weights) -> Path:
+    """The confidential column and the record weights, beside a saved synthesizer, owner-readable only."""
+    conf = {"format": FORMAT + ".confidential", "confidential": True,
+            "warning": "CONFIDENTIAL: the confidential column and the record weights; do not release.",
+            "target": target, "values": jsonable(values), "weights": None if weights is None else jsonable(weights)}
+    out = confidential_path(path)
+    _atomic_write_text(out, json.dumps(conf, allow_nan=True), mode=0o600)
+    return out
+
+
+def write_frame(df: pd.DataFrame, path: Path) -> None:
+    """Write a data set atomically, CSV or Parquet by the file's extension."""
+    csv = path.suffix.lower() == ".csv"
+    atomic_write(path, lambda tmp: df.to_csv(tmp, index=False) if csv else df.to_parquet(tmp, index=False))
+
+
+def release_to_file(path_out: str | os.PathLike, *, ledger, budget: float | None, seed: SeedLike, ident: str,
+                    privacy, n_draws: int, sample: Callable[[SeedLike, int], pd.DataFrame]) -> pd.DataFrame:
+    """Draw one synthetic data set, write it atomically and record it in ``ledger``, under its lock.
+
+    A draw not yet released in this ledger is used when one is left, so every release spends its
+    own epsilon. With ``budget``, a strict-DP release that would bring the ledger's DP total above
+    it is refused (:class:`dpsynth.ledger.BudgetExceeded`) and nothing is written.
+
+    Parameters
+    ----------
+    ident : str
+        The releasing synthesizer's identity in the ledger.
+    privacy : SynthesizerPrivacy
+        What one release costs.
+    n_draws : int
+        Posterior draws available.
+    sample : callable
+        ``sample(seed, draw) -> DataFrame``.
+    """
+    from .ledger import Ledger
+
+    path_out = Path(path_out)
+    suffix = path_out.suffix.lower()
+    if suffix not in (".csv", ".parquet"):
+        raise DataError(f"`path_out` must end in .csv or .parquet; got {path_out.name!r}.")
+    p = privacy
+    led = Ledger(ledger)
+    with led.locked() as book:
+        used = {r["draw"] for r in book.records() if r["synthesizer"] == ident}
+        base = stream(seed, "release")
+        rng = generator(stream(base, "draw"))
+        free = [s for s in range(n_draws) if s not in used]
+        draw = int(rng.choice(free)) if free else int(rng.integers(n_draws))
+        new_spend = 0.0 if draw in used else p.eps_remove
+        book.check_budget(p.guarantee, new_spend, budget)
+        df = sample(stream(base, "sample"), draw)
+        write_frame(df, path_out)
+        book.append(mechanism=p.mechanism, name=p.name, guarantee=p.guarantee, eps=p.eps_remove,
+                    eps_replace=p.eps_replace, draw=draw, output=str(path_out), synthesizer=ident,
+                    new_spend=new_spend)
+    return df
