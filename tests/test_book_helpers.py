@@ -45,11 +45,11 @@ def test_environment_lists_versions():
 def test_provenance_table_says_where_each_result_comes_from():
     import xarray as xr
 
-    from dpsynth import shipped
+    from dpsynth import result_files
 
     shipped_ds = xr.Dataset({"d": ("replicate", [1.0, 2.0, 3.0])})
-    shipped_ds.attrs.update(shipped.provenance({"scale": "paper"}, replicates=3, seed=1, elapsed_seconds=600.0,
-                                               workers=2), from_shipped=1)
+    shipped_ds.attrs.update(result_files.provenance({"scale": "paper"}, replicates=3, seed=1, elapsed_seconds=600.0,
+                                                    workers=2), from_shipped=1)
     computed = xr.Dataset({"d": ("replicate", [1.0])}, attrs={"elapsed_seconds": 12.0, "from_cache": 0})
     cached = xr.Dataset({"d": ("replicate", [1.0])}, attrs={"elapsed_seconds": 5.0, "from_cache": 1})
     t = book.provenance_table({"a": shipped_ds, "b": computed, "c": cached})

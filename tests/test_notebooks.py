@@ -32,7 +32,7 @@ CHAPTERS: dict[str, tuple[str, ...]] = {
     "choosing": (),
     "reproduce": (),
 }
-#: pages with no study of their own (no dpsynth.experiments.<name> package)
+#: pages with no study of their own (no Params, run and verdicts; choosing has tables and figures only)
 NO_STUDY = ("tutorial", "choosing", "reproduce")
 
 

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from dpsynth import shipped
+from dpsynth import result_files, shipped
 
 PROVENANCE = ("dpsynth_version", "git_commit", "params", "replicates", "seed", "sampler", "created",
               "elapsed_seconds", "workers", "machine", "load_average_at_end")
@@ -23,7 +23,7 @@ PROVENANCE = ("dpsynth_version", "git_commit", "params", "replicates", "seed", "
 def test_every_study_is_shipped_with_its_provenance():
     assert shipped.shipped_names() == list(shipped.SHIPPED_STUDIES), "run `make results` and commit results/"
     for name in shipped.shipped_names():
-        ds = xr.open_dataset(shipped.shipped_path(name), engine="h5netcdf")
+        ds = xr.open_dataset(result_files.shipped_path(name), engine="h5netcdf")
         missing = [k for k in PROVENANCE if k not in ds.attrs]
         assert not missing, f"{name}.nc lacks {missing}"
         assert isinstance(json.loads(ds.attrs["params"]), dict)
@@ -33,7 +33,7 @@ def test_every_study_is_shipped_with_its_provenance():
 
 
 def test_shipped_results_stay_under_20_mb():
-    total = sum(shipped.shipped_path(n).stat().st_size for n in shipped.shipped_names())
+    total = sum(result_files.shipped_path(n).stat().st_size for n in shipped.shipped_names())
     assert 0 < total < 20e6
 
 
@@ -81,7 +81,7 @@ def test_an_altered_shipped_file_is_reported_stale(recomputed, tmp_path):
     edited = ship.copy(deep=True)
     edited["delta"] = edited["delta"] * 1.5
     path = tmp_path / "censoring-figure1.nc"
-    shipped.write(edited, path, ship.attrs)
+    result_files.write(edited, path, ship.attrs)
     problems = shipped.check_current("censoring-figure1", cache_dir=tmp_path / "cache", path=path)
     assert [p for p in problems if "delta:" in p and "Monte Carlo tolerance" in p], problems
     assert all(p.startswith(f"{path} is stale") for p in problems)
@@ -101,13 +101,13 @@ def test_compare_replicates_checks_every_cell_within_its_tolerance():
 
 def _write_fake(folder, name, elapsed, **extra):
     ds = xr.Dataset({"delta": ("replicate", [1.0, 2.0])}, coords={"replicate": [0, 1]})
-    attrs = shipped.provenance({"scale": "paper", "draws": 10}, replicates=2, seed=3, elapsed_seconds=elapsed,
-                               workers=2)
-    shipped.write(ds, folder / f"{name}.nc", {**attrs, **extra})
+    attrs = result_files.provenance({"scale": "paper", "draws": 10}, replicates=2, seed=3, elapsed_seconds=elapsed,
+                                    workers=2)
+    result_files.write(ds, folder / f"{name}.nc", {**attrs, **extra})
 
 
 def test_chapter_times_sums_each_chapters_studies(tmp_path):
-    with pytest.raises(shipped.ShippedResultsError, match="make results"):
+    with pytest.raises(result_files.ShippedResultsError, match="make results"):
         shipped.chapter_times(tmp_path)
     _write_fake(tmp_path, "censoring", 120.0)
     _write_fake(tmp_path, "censoring-release", 60.0)
@@ -254,8 +254,8 @@ def test_recompute_one_eps_of_a_shipped_own_data_study_repeats_its_cells(tmp_pat
     ds = run_study("own_data", replicate, params, replicates=1, seed=11, cache_dir=tmp_path / "c1", workers=1,
                    progress=False, results="off")
     path = tmp_path / "own_data.nc"
-    attrs = shipped.provenance(params, replicates=1, seed=11, elapsed_seconds=1.0, workers=1)
-    shipped.write(ds, path, attrs)
+    attrs = result_files.provenance(params, replicates=1, seed=11, elapsed_seconds=1.0, workers=1)
+    result_files.write(ds, path, attrs)
     ship, again = shipped.recompute("own_data", replicates=1, cache_dir=tmp_path / "c2", path=path)
     assert sorted(set(np.asarray(again["eps"].values[~np.isnan(again["eps"].values)]))) == [10.0]
     assert ship.sizes["fit"] == 2 + 2 * 2 and again.sizes["fit"] == 2 + 2

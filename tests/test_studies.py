@@ -312,7 +312,7 @@ def test_study_driver_counts_convergence_warnings(tmp_path, recwarn):
 
 
 def test_shipped_results_write_then_use(tmp_path, monkeypatch):
-    from dpsynth import shipped
+    from dpsynth import result_files
 
     monkeypatch.setenv("DPSYNTH_RESULTS_DIR", str(tmp_path / "results"))
     params = {"loc": 1.0, "draws": 10, "tune": 10, "chains": 2}
@@ -330,13 +330,13 @@ def test_shipped_results_write_then_use(tmp_path, monkeypatch):
         assert key in used.attrs, key
     assert json.loads(used.attrs["sampler"]) == {"draws": 10, "tune": 10, "chains": 2}
     # other settings, a missing file: clear errors that say what to do
-    with pytest.raises(shipped.ShippedResultsError, match="loc: shipped 1.0, asked 2.0.*make results"):
+    with pytest.raises(result_files.ShippedResultsError, match="loc: shipped 1.0, asked 2.0.*make results"):
         studies.run_study("shipme", conftest.counting_replicate, {**params, "loc": 2.0}, replicates=3, seed=4,
                           cache_dir=tmp_path / "c", progress=False, results="use")
-    with pytest.raises(shipped.ShippedResultsError, match="replicates: shipped 3, asked 2"):
+    with pytest.raises(result_files.ShippedResultsError, match="replicates: shipped 3, asked 2"):
         studies.run_study("shipme", conftest.counting_replicate, params, replicates=2, seed=4,
                           cache_dir=tmp_path / "c", progress=False, results="use")
-    with pytest.raises(shipped.ShippedResultsError, match="no shipped result nothere.nc"):
+    with pytest.raises(result_files.ShippedResultsError, match="no shipped result nothere.nc"):
         studies.run_study("nothere", conftest.counting_replicate, params, replicates=2, seed=4,
                           cache_dir=tmp_path / "c", progress=False, results="use")
     monkeypatch.setenv("DPSYNTH_RESULTS", "sometimes")

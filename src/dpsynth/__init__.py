@@ -9,7 +9,8 @@ import os as _os
 # does not need it.
 _os.environ.setdefault("PYTENSOR_FLAGS", "blas__ldflags=")
 
-__version__ = "0.1.0"
+from ._version import __version__  # noqa: E402
+
 __all__ = ["weighted_loglik", "Synthesizer", "__version__"]
 
 

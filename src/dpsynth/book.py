@@ -21,7 +21,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from .shipped import machine_description
+from .result_files import machine_description
 
 __all__ = ["COLUMN_PX", "MIN_TEXT_PX", "show_figure", "show_table", "figure_markdown", "table_markdown",
            "smallest_text_px", "environment", "provenance_table", "provenance_markdown"]
@@ -144,7 +144,7 @@ def provenance_table(studies) -> pd.DataFrame:
         One row per study: replicates, source (the shipped file, this build, or the result cache),
         when it was computed, its wall time, worker processes, load average, and the package
         version and commit (the machine is named once, by :func:`provenance_markdown`). Shipped
-        files carry all of it (:func:`dpsynth.shipped.provenance`); a study computed in this build
+        files carry all of it (:func:`dpsynth.result_files.provenance`); a study computed in this build
         knows its time only.
     """
     rows = {}

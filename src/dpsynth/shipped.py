@@ -1,24 +1,20 @@
-"""Shipped results: the paper-scale study results committed with the compendium, with provenance.
+"""Shipped results: the paper-scale study results committed with the compendium, and whether they are current.
 
-A study run in ``"write"`` mode (``make results``) is saved as ``results/<name>.nc``: a compressed
-netCDF file whose attributes record how it was made (package version, git commit, parameters,
-sampler settings, date, wall time, machine and load). In ``"use"`` mode (``make book``) the study is
-read from that file and nothing is recomputed; a file made with other parameters, or a missing
-file, is an error that says which file to recompute. The mode is the ``results`` argument of
-:func:`dpsynth.studies.run_study`, or the environment variable ``DPSYNTH_RESULTS`` (``use``,
-``write`` or ``off``) that the Makefile sets.
+:data:`SHIPPED_STUDIES` lists every study shipped as ``results/<name>.nc`` (how it is recomputed
+and compared) and :data:`CHAPTER_STUDIES` the studies each chapter reads. Whether a shipped file
+still belongs to the code is checked by the test suite (:func:`check_current`): it recomputes a
+few replicates with :func:`dpsynth.studies.run_study` and compares them with the file
+(:func:`compare_replicates`). :func:`chapter_times` reads how long each chapter's studies took.
 
-Whether a shipped file still belongs to the code is checked by the test suite
-(:func:`compare_replicates`): it recomputes a few replicates and compares them with the file.
+Reading and writing the files and their provenance is :mod:`dpsynth.result_files`, below
+:mod:`dpsynth.studies`; this module sits above both.
 """
 
 from __future__ import annotations
 
-import datetime as _dt
+import importlib
 import json
 import os
-import platform
-import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,129 +22,11 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-from . import __version__
-from .paths import atomic_write, project_root
-from .validation import DataError
+from .result_files import ShippedResultsError, results_dir, shipped_path
+from .studies import run_study
 
-__all__ = ["MODES", "ShippedResultsError", "results_mode", "results_dir", "shipped_path", "provenance", "write",
-           "machine_description", "load", "compare_replicates", "ShippedStudy", "SHIPPED_STUDIES", "shipped_names",
-           "CHAPTER_STUDIES", "chapter_times", "recompute", "align_to", "staleness", "check_current"]
-
-#: Modes of :func:`dpsynth.studies.run_study`'s ``results`` argument.
-MODES = ("off", "use", "write")
-#: Environment variable that sets the mode when the argument is not given.
-ENV = "DPSYNTH_RESULTS"
-
-
-class ShippedResultsError(DataError):
-    """A shipped result is missing or was computed with other parameters."""
-
-
-def results_mode(mode: str | None = None) -> str:
-    """The mode in force: ``mode`` if given, else ``$DPSYNTH_RESULTS``, else ``"off"``."""
-    m = mode if mode is not None else os.environ.get(ENV, "off") or "off"
-    if m not in MODES:
-        raise DataError(f"`results` (or ${ENV}) must be one of {MODES}; got {m!r}.")
-    return m
-
-
-def results_dir() -> Path:
-    """``$DPSYNTH_RESULTS_DIR`` or ``<repository>/results``."""
-    env = os.environ.get("DPSYNTH_RESULTS_DIR")
-    return Path(env) if env else project_root() / "results"
-
-
-def shipped_path(name: str, folder: str | os.PathLike | None = None) -> Path:
-    """Path of the shipped file of study ``name``."""
-    return (Path(folder) if folder is not None else results_dir()) / f"{name}.nc"
-
-
-def _git_commit() -> str:
-    try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=project_root(), capture_output=True, text=True,
-                             timeout=10, check=False)
-        commit = out.stdout.strip() or "unknown"
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "src"], cwd=project_root(),
-                               capture_output=True, text=True, timeout=10, check=False).stdout.strip()
-        return commit + ("+uncommitted-src-changes" if dirty else "")
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
-
-
-def machine_description() -> str:
-    """``"<system> <machine>, <cores> cores, Python <version>"`` of this process."""
-    return f"{platform.system()} {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
-
-
-def provenance(params: Mapping, *, replicates: int, seed: int, elapsed_seconds: float, workers) -> dict:
-    """Attributes recording how a shipped result was made."""
-    sampler = {k: params[k] for k in ("draws", "tune", "chains") if k in params}
-    try:
-        load = os.getloadavg()
-    except OSError:
-        load = (float("nan"),) * 3
-    return {
-        "dpsynth_version": __version__,
-        "git_commit": _git_commit(),
-        "params": json.dumps(dict(params), sort_keys=True, default=str),
-        "replicates": int(replicates),
-        "seed": int(seed),
-        "sampler": json.dumps(sampler, sort_keys=True),
-        "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-        "elapsed_seconds": float(elapsed_seconds),
-        "workers": str(workers),
-        "machine": machine_description(),
-        "load_average_at_end": ", ".join(f"{v:.2f}" for v in load),
-    }
-
-
-def write(ds: xr.Dataset, path: Path, attrs: Mapping) -> Path:
-    """Write ``ds`` compressed, with ``attrs``, atomically to ``path``."""
-    out = ds.copy()
-    out.attrs = {**{k: v for k, v in ds.attrs.items() if k not in ("from_cache",)}, **dict(attrs)}
-    encoding = {v: {"zlib": True, "complevel": 6} for v in out.data_vars
-                if np.issubdtype(out[v].dtype, np.number) or out[v].dtype == bool}
-    return atomic_write(path, lambda tmp: out.to_netcdf(tmp, engine="h5netcdf", encoding=encoding))
-
-
-def load(name: str, params: Mapping, *, replicates: int, seed: int, path: Path | None = None) -> xr.Dataset:
-    """Read the shipped result of study ``name`` and check it was made with these settings.
-
-    Raises
-    ------
-    ShippedResultsError
-        If the file is missing or unreadable, or its parameters, replicates or seed differ.
-    """
-    p = path or shipped_path(name)
-    if not p.exists():
-        raise ShippedResultsError(
-            f"no shipped result {p.name} in {p.parent.name}/: run `make results` to compute the paper-scale "
-            f"studies, or build at quick scale with `make book SCALE=quick`."
-        )
-    try:
-        ds = xr.load_dataset(p, engine="h5netcdf")
-    except (OSError, ValueError) as err:
-        raise ShippedResultsError(f"the shipped result {p.name} cannot be read ({err}); recompute it with "
-                                  f"`make results`.") from err
-    want = json.dumps(dict(params), sort_keys=True, default=str)
-    diffs = []
-    if ds.attrs.get("params") != want:
-        have = json.loads(ds.attrs.get("params", "{}"))
-        wanted = json.loads(want)
-        keys = sorted(set(have) | set(wanted))
-        diffs += [f"{k}: shipped {have.get(k)!r}, asked {wanted.get(k)!r}"
-                  for k in keys if have.get(k) != wanted.get(k)]
-    if int(ds.attrs.get("replicates", -1)) != int(replicates):
-        diffs.append(f"replicates: shipped {ds.attrs.get('replicates')}, asked {replicates}")
-    if int(ds.attrs.get("seed", -1)) != int(seed):
-        diffs.append(f"seed: shipped {ds.attrs.get('seed')}, asked {seed}")
-    if diffs:
-        raise ShippedResultsError(
-            f"the shipped result {p.name} was computed with other settings ({'; '.join(diffs)}); recompute it "
-            f"with `make results`, or run this chapter with its paper preset unchanged."
-        )
-    ds.attrs["from_shipped"] = 1
-    return ds
+__all__ = ["compare_replicates", "ShippedStudy", "SHIPPED_STUDIES", "shipped_names", "CHAPTER_STUDIES",
+           "chapter_times", "recompute", "align_to", "staleness", "check_current"]
 
 
 def compare_replicates(
@@ -356,10 +234,6 @@ def recompute(name: str, *, replicates: int = 1, cache_dir: str | os.PathLike,
     The parameters and seed come from the file's provenance, so the recomputation repeats the
     shipped study's own first replicates.
     """
-    import importlib
-
-    from .studies import run_study
-
     spec = SHIPPED_STUDIES[name]
     p = path or shipped_path(name)
     if not p.exists():

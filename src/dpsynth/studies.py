@@ -33,7 +33,8 @@ import pandas as pd
 import xarray as xr
 from tqdm import tqdm
 
-from . import __version__
+from . import result_files
+from ._version import __version__
 from .paths import atomic_write
 from .seeds import stream
 from .validation import DataError
@@ -316,7 +317,7 @@ def run_study(
     force : bool
         Recompute even if a cached result exists.
     results : {"off", "use", "write"}, optional
-        Shipped results (:mod:`dpsynth.shipped`): ``"use"`` reads ``results/<name>.nc`` and computes
+        Shipped results (:mod:`dpsynth.result_files`): ``"use"`` reads ``results/<name>.nc`` and computes
         nothing (an error if it is missing or was made with other settings); ``"write"`` runs the
         study as usual and then saves it there with its provenance; ``"off"`` ignores shipped
         results. Default: ``$DPSYNTH_RESULTS`` or ``"off"``.
@@ -345,19 +346,17 @@ def run_study(
         raise ValueError(f"`replicates` must be a positive integer; got {replicates!r}.")
     if not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ValueError(f"`seed` must be a non-negative integer; got {seed!r}.")
-    from . import shipped
-
-    mode = shipped.results_mode(results)
+    mode = result_files.results_mode(results)
     if mode == "use":
-        return shipped.load(name, params, replicates=replicates, seed=seed)
+        return result_files.load(name, params, replicates=replicates, seed=seed)
     ds = _run_or_load(name, replicate_fn, params, replicates=replicates, seed=seed, cache_dir=cache_dir,
                       workers=workers, scheduler=scheduler, progress=progress, force=force)
     if mode == "write":
-        attrs = shipped.provenance(params, replicates=replicates, seed=seed,
-                                   elapsed_seconds=float(ds.attrs.get("elapsed_seconds", float("nan"))),
-                                   workers=scheduler if scheduler is not None
-                                   else min(workers or os.cpu_count() or 1, replicates))
-        shipped.write(ds, shipped.shipped_path(name), attrs)
+        attrs = result_files.provenance(params, replicates=replicates, seed=seed,
+                                        elapsed_seconds=float(ds.attrs.get("elapsed_seconds", float("nan"))),
+                                        workers=scheduler if scheduler is not None
+                                        else min(workers or os.cpu_count() or 1, replicates))
+        result_files.write(ds, result_files.shipped_path(name), attrs)
     return ds
 
 

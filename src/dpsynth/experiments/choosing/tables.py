@@ -1,32 +1,32 @@
-"""What a statistician at an agency needs to choose a mechanism: the decision table and how to read eps.
+"""Tables and computed text of the 'Choosing a mechanism' chapter.
 
-The decision table is built from the synthesizer registry (:mod:`dpsynth.registry`) plus what
-each mechanism needs and costs; the odds table turns an epsilon into the largest change it
-allows in an intruder's odds about one record.
+The decision table (:func:`decision_table`) is built from the synthesizer registry
+(:mod:`dpsynth.registry`) plus what each mechanism needs and costs (:data:`NEEDS`); the odds
+table (:func:`odds_table`) turns an epsilon into the largest change it allows in an intruder's
+odds about one record. :func:`tradeoff_table` summarises the privacy and utility of every
+synthesizer in the other chapters' shipped paper-scale results (:func:`shipped_studies`), and
+:func:`tradeoff_markdown` states its findings in sentences.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import textwrap
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-import matplotlib.lines as mlines
-import matplotlib.pyplot as plt
-import matplotlib.ticker as mticker
 import numpy as np
 import pandas as pd
 import xarray as xr
 
-from . import plots, registry, shipped
-from .studies import fit_names
-from .validation import DataError
+from ... import registry
+from ...result_files import ShippedResultsError, results_dir, shipped_path
+from ...shipped import shipped_names
+from ...studies import fit_names
+from ...validation import DataError
 
 __all__ = ["NEEDS", "decision_table", "odds_table", "posterior_probability_bound", "TRADEOFF_STUDIES",
-           "TRADEOFF_COLUMNS", "shipped_studies", "tradeoff_table", "tradeoff_figure", "tradeoff_caption",
-           "tradeoff_markdown"]
+           "TRADEOFF_COLUMNS", "shipped_studies", "tradeoff_table", "tradeoff_markdown"]
 
 #: Per registry key: (what it needs besides the model, MCMC fits per release, when to use it).
 NEEDS: dict[str, tuple[str, str, str]] = {
@@ -124,14 +124,14 @@ def shipped_studies(names: Sequence[str] = TRADEOFF_STUDIES,
     """Read the shipped result files that are present, without checking their parameters.
 
     The 'Choosing a mechanism' page summarises whatever the shipped paper-scale results hold, so
-    unlike :func:`dpsynth.shipped.load` this does not compare the files' parameters with a preset.
+    unlike :func:`dpsynth.result_files.load` this does not compare the files' parameters with a preset.
 
     Parameters
     ----------
     names : sequence of str
         Study names (``results/<name>.nc``) to read if present; default :data:`TRADEOFF_STUDIES`.
     folder : path, optional
-        Results folder (default :func:`dpsynth.shipped.results_dir`).
+        Results folder (default :func:`dpsynth.result_files.results_dir`).
 
     Returns
     -------
@@ -144,21 +144,21 @@ def shipped_studies(names: Sequence[str] = TRADEOFF_STUDIES,
         If none of the files is present, or one cannot be read.
     """
     wanted = list(names)
-    present = [n for n in shipped.shipped_names(folder) if n in wanted]
+    present = [n for n in shipped_names(folder) if n in wanted]
     if not present:
-        where = shipped.results_dir() if folder is None else Path(folder)
-        raise shipped.ShippedResultsError(
+        where = results_dir() if folder is None else Path(folder)
+        raise ShippedResultsError(
             f"none of the shipped results {', '.join(f'{n}.nc' for n in wanted)} is in {where}: run `make results` "
             f"to compute the paper-scale studies."
         )
     out = {}
     for n in sorted(present, key=wanted.index):
-        p = shipped.shipped_path(n, folder)
+        p = shipped_path(n, folder)
         try:
             ds = xr.load_dataset(p, engine="h5netcdf")
         except (OSError, ValueError) as err:
-            raise shipped.ShippedResultsError(f"the shipped result {p.name} cannot be read ({err}); recompute it with "
-                                              f"`make results`.") from err
+            raise ShippedResultsError(f"the shipped result {p.name} cannot be read ({err}); recompute it with "
+                                     f"`make results`.") from err
         ds.attrs["from_shipped"] = 1
         out[n] = ds
     return out
@@ -289,122 +289,6 @@ def tradeoff_table(studies: Mapping[str, xr.Dataset]) -> pd.DataFrame:
     keep = np.isfinite(table["eps"].astype(float)) & np.isfinite(table["max_ecdf"].astype(float))
     table = table[keep].reset_index(drop=True)
     return table.astype({"eps_target": float, "eps": float, "replicates": int, "releases": int})
-
-
-#: Marker shapes, one per synthesizer (the fill shows the guarantee: filled DP, open aDP; "x" for none).
-_MARKERS = ("o", "s", "^", "D", "v", "P", "<", ">", "h", "p", "*", "d", "H", "X")
-
-
-def _style(names: Sequence[str]) -> dict[str, dict]:
-    """Colour, marker and fill of each synthesizer, fixed across the panels."""
-    out = {}
-    shapes = iter(_MARKERS * (1 + len(names) // len(_MARKERS)))
-    for nm in names:
-        g = registry.guarantee(nm)
-        c = plots.color(nm, names)
-        marker = "x" if g == "none" else next(shapes)
-        out[nm] = {"color": c, "marker": marker, "mfc": c if g == "DP" else "white", "mec": c,
-                   "label": plots.label(nm)}
-    return out
-
-
-def _log_ticks(lo: float, hi: float) -> list[float]:
-    """Tick values for a log axis from ``lo`` to ``hi``: the coarsest of 1-2-5, 1-1.5-2-3-5-7 and 1-9 giving 3."""
-    decades = range(int(np.floor(np.log10(lo))), int(np.ceil(np.log10(hi))) + 1)
-    ticks: list[float] = []
-    for subs in ((1, 2, 5), (1, 1.5, 2, 3, 5, 7), tuple(range(1, 10))):
-        ticks = [float(f"{m * 10.0 ** d:.6g}") for d in decades for m in subs if lo <= m * 10.0 ** d <= hi]
-        if len(ticks) >= 3:
-            break
-    return ticks
-
-
-def tradeoff_figure(table: pd.DataFrame):
-    """One panel per study: median max-ECDF distance against epsilon (one record removed).
-
-    Parameters
-    ----------
-    table : pandas.DataFrame
-        Output of :func:`tradeoff_table`.
-
-    Returns
-    -------
-    fig : matplotlib.figure.Figure
-    axes : numpy.ndarray of Axes
-        One per study, in the table's order (unused grid cells are hidden).
-
-    Notes
-    -----
-    A point is one synthesizer at one target epsilon: its median over replicates, with the
-    interquartile ranges as error bars in both directions. Colours and names with guarantees
-    come from the registry; filled markers are strict DP, open ones aDP (their epsilon is the
-    local figure of the data set, not a guarantee), "x" no protection. Points of one synthesizer
-    at several targets are joined by a thin line.
-    """
-    if table.empty:
-        raise DataError("the privacy-utility table is empty: no shipped study had a finite epsilon.")
-    plots.use_style()
-    panels = list(pd.unique(table["study"]))
-    names = registry.order(list(pd.unique(table["synthesizer"])))
-    style = _style(names)
-    ncol = min(3, len(panels))
-    nrow = int(np.ceil(len(panels) / ncol))
-    fig, axes = plt.subplots(nrow, ncol, figsize=(2.75 * ncol + 0.3, 2.55 * nrow + 1.9), squeeze=False)
-    axes = axes.ravel()
-    for ax, study in zip(axes, panels):
-        sub = table[table["study"] == study]
-        for nm in registry.order(list(pd.unique(sub["synthesizer"]))):
-            r = sub[sub["synthesizer"] == nm].sort_values("eps")
-            st = style[nm]
-            if len(r) > 1:
-                ax.plot(r["eps"], r["max_ecdf"], color=st["color"], lw=0.8, alpha=0.6, zorder=1)
-            ax.errorbar(r["eps"], r["max_ecdf"],
-                        xerr=np.array([r["eps"] - r["eps_lo"], r["eps_hi"] - r["eps"]]),
-                        yerr=np.array([r["max_ecdf"] - r["max_ecdf_lo"], r["max_ecdf_hi"] - r["max_ecdf"]]),
-                        fmt=st["marker"], color=st["color"], mfc=st["mfc"], mec=st["mec"], ms=6, mew=1.3,
-                        elinewidth=0.9, capsize=0, zorder=3)
-        ax.set_xscale("log")
-        ax.xaxis.set_major_locator(mticker.FixedLocator(_log_ticks(*ax.get_xlim())))
-        ax.xaxis.set_major_formatter(mticker.FuncFormatter(lambda v, _: f"{v:g}"))
-        ax.xaxis.set_minor_formatter(mticker.NullFormatter())
-        ax.set_ylim(bottom=0)
-        ax.set_title("\n".join(textwrap.wrap(study, 28, break_on_hyphens=False)), fontsize=10)
-    for i, ax in enumerate(axes):
-        if i >= len(panels):
-            ax.set_visible(False)
-        elif i + ncol >= len(panels):
-            ax.set_xlabel("ε, one record removed")
-    fig.supylabel("max-ECDF distance (median; lower is better)", fontsize=11)
-    handles = [mlines.Line2D([], [], ls="none", marker=style[n]["marker"], color=style[n]["color"],
-                             mfc=style[n]["mfc"], mec=style[n]["mec"], ms=7, mew=1.3) for n in names]
-    fig.legend(handles, [style[n]["label"] for n in names], loc="outside lower center", ncol=min(4, len(names)),
-               columnspacing=1.0, handletextpad=0.3)
-    return fig, axes[:len(panels)]
-
-
-def tradeoff_caption(table: pd.DataFrame) -> str:
-    """Caption of :func:`tradeoff_figure`: what is plotted, and how many replicates each panel is over.
-
-    Parameters
-    ----------
-    table : pandas.DataFrame
-        Output of :func:`tradeoff_table` (computed from the shipped paper-scale results).
-    """
-    parts = []
-    for study, r in table.groupby("study", sort=False)[["replicates", "releases"]].max().iterrows():
-        reps, rel = int(r["replicates"]), int(r["releases"])
-        sets = f", of {rel // reps} synthetic sets each," if rel > reps else ""
-        parts.append(f"{reps}{sets} for “{study}”")
-    stand_in = table["study"].str.contains("SDR stand-in", regex=False).any()
-    return (
-        "Privacy and utility of every synthesizer at every $\\varepsilon$ studied in the book, from the shipped "
-        "paper-scale results: median largest distance between the ECDFs of a synthetic and of the confidential "
-        "data set (lower is better) against the median $\\varepsilon$ of one release with one record removed "
-        "(log scale), with quartile bars in both directions. Filled markers: strict DP; open markers: aDP, whose "
-        "$\\varepsilon$ is the local figure of the data set, not a guarantee; crosses: no protection. Replicates "
-        "per panel: " + "; ".join(parts) + "."
-        + (f" The SDR panels use the {plots.STAND_IN_NOTE}." if stand_in else "")
-    )
 
 
 def _fmt_eps(v: float) -> str:
