@@ -198,7 +198,8 @@ def units_replicate(r: int, seed: np.random.SeedSequence, params_mapping: Mappin
     -------
     xarray.Dataset
         Over ``(setting, mechanism, eps)``: ``n_censored``, ``delta``, ``median`` (synthetic, in
-        dollars), ``max_ecdf``, ``converged``, ``rhat_max``, ``divergences``; ``median_data``;
+        dollars), ``max_ecdf``, ``converged``, ``rhat_max``, ``divergences``, ``n_nonfinite``
+        (synthetic values that overflowed); ``median_data``;
         ``data_fingerprint``. Warnings that a fit censored most records are counted in
         ``censoring_warnings`` (the censoring count itself is the result).
     """
@@ -230,12 +231,16 @@ def units_replicate(r: int, seed: np.random.SeedSequence, params_mapping: Mappin
                 pr = s.privacy
                 syn = s.sample(seed=stream(seed, label, key, eps, "synthetic"))["wage"].to_numpy(dtype=float)
                 syn_dollars = syn * UNITS[unit]
+                # a fit that censored every record samples its prior: values can overflow to inf.
+                # They are kept (as the largest float) and counted, so the ECDF distance shows the failure.
+                n_nonfinite = int((~np.isfinite(syn_dollars)).sum())
+                syn_dollars = np.nan_to_num(syn_dollars, nan=np.finfo(float).max, posinf=np.finfo(float).max)
                 rows.append({"setting": label, "mechanism": registry.spec(key).name, "eps": eps,
                              "n_censored": float(pr.n_censored), "delta": float(pr.delta),
                              "median": float(np.median(syn_dollars)),
                              "max_ecdf": metrics.ecdf_distances(x_dollars, syn_dollars).max_ecdf,
                              "converged": bool(pr.converged), "rhat_max": float(pr.rhat_max),
-                             "divergences": float(pr.divergences)})
+                             "divergences": float(pr.divergences), "n_nonfinite": float(n_nonfinite)})
     ds = pd.DataFrame(rows).set_index(["setting", "mechanism", "eps"]).to_xarray()
     ds = ds.reindex(setting=list(UNIT_SETTINGS))
     ds["converged"] = ds["converged"].astype(bool)
