@@ -23,9 +23,12 @@ def test_decision_table_takes_guarantees_from_the_registry():
     assert t.loc["Censor_w", "guarantee"] == "aDP"
     assert t.loc["Censor_w-pub", "guarantee"] == "DP"
     assert "historical" in t.loc["Censor_w-pub", "needs"]
-    assert "public bound" in t.loc["PH", "needs"]
-    with pytest.raises(ValueError, match="no decision-table entry"):
-        tables.decision_table(["unweighted"])
+    assert "public bounds" in t.loc["PH", "needs"]
+    assert "OpenDP-Q" in t.index and "Unweighted" not in t.index  # every private mechanism, from the specs
+    assert list(t.index[:2]) == ["Weighted", "LW"]
+    assert tables.decision_table(["unweighted"]).loc["Unweighted", "guarantee"] == "none"
+    with pytest.raises(ValueError, match="unknown mechanism 'nope'"):
+        tables.decision_table(["nope"])
 
 
 def test_posterior_probability_bound():

@@ -5,7 +5,8 @@ function (a lazy import hides a cycle, it does not remove it). Relative imports 
 ``from . import x`` where ``x`` is a submodule is an edge to that submodule, and an import of a
 name from a package is an edge to the package's ``__init__``. Only written imports are edges:
 that importing ``a.b.c`` first runs ``a`` and ``a.b`` is Python's doing, not a dependency of the
-module. Dynamic imports (``importlib.import_module``) are not seen.
+module. Imports under ``if TYPE_CHECKING:`` are for type checkers only and never run, so they are
+not edges. Dynamic imports (``importlib.import_module``) are not seen.
 """
 
 from __future__ import annotations
@@ -39,12 +40,21 @@ def _known(name: str, modules: Iterable[str]) -> str | None:
     return None
 
 
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
 def imports_of(module: str, path: Path, is_pkg: bool, modules: Mapping) -> set[str]:
     """The modules of ``modules`` that ``module`` imports, anywhere in its source."""
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     here = module if is_pkg else module.rpartition(".")[0]
     targets: set[str] = set()
+    typing_only = {id(n) for block in ast.walk(tree) if isinstance(block, ast.If) and _is_type_checking(block.test)
+                   for stmt in block.body for n in ast.walk(stmt)}
     for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
         if isinstance(node, ast.Import):
             targets |= {a.name for a in node.names}
         elif isinstance(node, ast.ImportFrom):

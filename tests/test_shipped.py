@@ -266,3 +266,18 @@ def test_recompute_one_eps_of_a_shipped_own_data_study_repeats_its_cells(tmp_pat
         i = int(np.flatnonzero((ship["synthesizer"].values == "Censor_uw") & (ship["eps"].values == e))[0])
         edited["delta"][:, i] = edited["delta"][:, i] * 1.5
         assert bool(shipped.staleness("own_data", edited, again, path=path)) is stale, e
+
+
+def test_pooled_sets_compare_their_mean_not_each_set():
+    """Synthetic set j of a recomputation comes from another draw than set j shipped: pooled, they agree."""
+    rng = np.random.default_rng(5)
+    vals = rng.gamma(2.0, 0.02, size=(10, 2, 200))  # replicate x synthesizer x syn_set, skewed like max_ecdf
+    ship = xr.Dataset({"max_ecdf": (("replicate", "synthesizer", "syn_set"), vals)},
+                      coords={"replicate": range(10), "synthesizer": ["A", "B"], "syn_set": range(200)})
+    again = ship.isel(replicate=[0]).copy()
+    again["max_ecdf"] = again["max_ecdf"].copy(data=rng.gamma(2.0, 0.02, size=(1, 2, 200)))  # other draws
+    kw = dict(relative={"max_ecdf": 0.5}, sd_vars=("max_ecdf",))
+    assert shipped.compare_replicates(ship, again, pool=("syn_set",), **kw) == []
+    # a real change (every set twice as far) is still caught after pooling
+    worse = again.assign(max_ecdf=again["max_ecdf"] * 3.0)
+    assert shipped.compare_replicates(ship, worse, pool=("syn_set",), **kw)

@@ -22,7 +22,7 @@ import pytensor.tensor as pt
 from pytensor.graph.replace import vectorize_graph
 
 from .likelihood import BOUND, WEIGHTS, likelihood_term
-from .models import ModelFamily
+from .models.base import ModelFamily
 from .privacy import PrivacyReport, RecordBounds, privacy_report, record_bounds
 from .seeds import SeedLike, int_seed
 from .validation import DataError, as_weights, check_eps, check_positive, check_probability

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from .figures import tradeoff_caption, tradeoff_figure
 from .tables import (
-    NEEDS,
     TRADEOFF_COLUMNS,
     TRADEOFF_STUDIES,
     decision_table,
@@ -20,6 +19,6 @@ from .tables import (
     tradeoff_table,
 )
 
-__all__ = ["NEEDS", "decision_table", "odds_table", "posterior_probability_bound", "TRADEOFF_STUDIES",
+__all__ = ["decision_table", "odds_table", "posterior_probability_bound", "TRADEOFF_STUDIES",
            "TRADEOFF_COLUMNS", "shipped_studies", "tradeoff_table", "tradeoff_markdown", "tradeoff_figure",
            "tradeoff_caption"]

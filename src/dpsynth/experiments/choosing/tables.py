@@ -1,7 +1,7 @@
 """Tables and computed text of the 'Choosing a mechanism' chapter.
 
-The decision table (:func:`decision_table`) is built from the synthesizer registry
-(:mod:`dpsynth.registry`) plus what each mechanism needs and costs (:data:`NEEDS`); the odds
+The decision table (:func:`decision_table`) is read from the mechanisms' own specs
+(:mod:`dpsynth.mechanisms`: guarantee, needs, cost, when to use); the odds
 table (:func:`odds_table`) turns an epsilon into the largest change it allows in an intruder's
 odds about one record. :func:`tradeoff_table` summarises the privacy and utility of every
 synthesizer in the other chapters' shipped paper-scale results (:func:`shipped_studies`), and
@@ -19,61 +19,33 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from ... import registry
+from ... import mechanisms, registry
 from ...result_files import ShippedResultsError, results_dir, shipped_path
 from ...shipped import shipped_names
 from ...studies import fit_names
 from ...validation import DataError
 
-__all__ = ["NEEDS", "decision_table", "odds_table", "posterior_probability_bound", "TRADEOFF_STUDIES",
+__all__ = ["decision_table", "odds_table", "posterior_probability_bound", "TRADEOFF_STUDIES",
            "TRADEOFF_COLUMNS", "shipped_studies", "tradeoff_table", "tradeoff_markdown"]
 
-#: Per registry key: (what it needs besides the model, MCMC fits per release, when to use it).
-NEEDS: dict[str, tuple[str, str, str]] = {
-    "weighted": ("nothing else", "2 (unweighted, weighted)",
-                 "best utility of the model-based mechanisms when a local, data-dependent guarantee is acceptable"),
-    "lw": ("nothing else", "2 (unweighted, weighted)", "as Weighted (the re-weighting paper's name)"),
-    "cw": ("a ball radius (matched to LW's bound by search)", "2-9 (radius search)",
-           "when isolation in the data, not the model's fit, should decide the weights"),
-    "sw": ("nothing else", "2-5 (scalar search)",
-           "a single weight, i.e. the exponential mechanism: simplest to explain"),
-    "lw_final": ("an LW fit", "3-10 (search over k)", "after LW, to give back utility to over-down-weighted records"),
-    "cw_final": ("a CW fit", "3-10 (search over k)", "after CW, same as LW_final"),
-    "weighted_e": ("a target eps", "3", "only to show what zeroing risky records does; it can end above eps/2"),
-    "censor_w": ("a target eps", "2 (unweighted, censored)",
-                 "as in the papers: Delta <= eps/2 holds, but the weights leak the data, so only aDP"),
-    "censor_w_public": ("a target eps and a historical (public) data set for the weight rule",
-                        "1 per release (+1 once, on the historical data)",
-                        "regular releases of a survey with a public or earlier wave: strict DP with weights"),
-    "censor_uw": ("a target eps", "1", "strict DP with no other data; expect many censored records at small eps"),
-    "ph": ("a public bound [0, L] of the variable, a bin rule", "0 (no model)",
-           "a bounded univariate variable; a strong baseline when n is large"),
-    "ph_paper": ("as PH", "0", "the papers' calibration, shown for comparison (eps/2 under removal)"),
-    "range_averaged": ("public ranges [a x_i, b x_i] an intruder is credited with", "2",
-                       "when a range around each value is public knowledge"),
-    "range_truncated": ("public ranges", "2", "as (A), with the range-truncated likelihood"),
-    "range_truncated_whole": ("public ranges", "2", "reading (B') of the range-truncated likelihood"),
-}
-
-
 def decision_table(keys: Sequence[str] | None = None) -> pd.DataFrame:
-    """The decision table: guarantee (from the registry), needs, fits per release, when to use.
+    """The decision table, read from the mechanisms' specs (:mod:`dpsynth.mechanisms`).
+
+    One row per mechanism: its guarantee, what it needs besides the model, the MCMC fits one
+    release costs, when to use it, and whether it runs through the ``Synthesizer`` and the command
+    line (or why not). A mechanism added as one module appears here without any other edit.
 
     Parameters
     ----------
     keys : sequence of str, optional
-        Registry keys to include (default: every private mechanism of :data:`NEEDS`).
+        Registry keys to include (default: every private mechanism, in the registry's order).
     """
-    ks = list(NEEDS) if keys is None else list(keys)
-    rows = []
-    for k in ks:
-        s = registry.spec(k)
-        if k not in NEEDS:
-            raise DataError(f"no decision-table entry for {k!r}; known: {sorted(NEEDS)}.")
-        needs, fits, when = NEEDS[k]
-        name = s.name + ("a,b]" if s.pattern else "")
-        rows.append({"mechanism": name, "guarantee": s.guarantee, "needs": needs, "MCMC fits": fits,
-                     "use it when": when})
+    if keys is None:
+        specs = [s for s in mechanisms.specs() if s.guarantee != "none"]
+    else:
+        specs = [mechanisms.get(k) for k in keys]
+    rows = [{"mechanism": s.name + ("a,b]" if s.pattern else ""), "guarantee": s.guarantee, "needs": s.needs,
+             "MCMC fits": s.fits_per_release, "use it when": s.use_when} for s in specs]
     return pd.DataFrame(rows).set_index("mechanism")
 
 
