@@ -10,7 +10,8 @@
 #   make test PYTHON=python3.13   the same on another supported Python, in its own .venv-3.13
 #   make test-lowest          the tests with every dependency at the lowest version pyproject.toml allows
 #   make which-python         say which interpreter and environment make would use
-#   make bench                every benchmarks/bench_*.py
+#   make bench                every benchmarks/bench_*.py (records in benchmarks/results/), then BENCHMARKS.md
+#   make bench-report         only render BENCHMARKS.md from benchmarks/results/*.json
 #   make clean                remove build outputs (keeps the environments and data/cache)
 #   make distclean            also remove .venv, .venv-*, and the result cache data/cache
 #
@@ -91,7 +92,7 @@ PAPERMILL_ARGS ?=
 PYTEST_ARGS ?=
 JB_ARGS ?=
 
-.PHONY: help which-python venv lock notebooks book results test test-lowest bench clean distclean
+.PHONY: help which-python venv lock notebooks book results test test-lowest bench bench-report clean distclean
 
 help:
 	@echo "make book                      build the book from the shipped paper-scale results (no MCMC)"
@@ -101,7 +102,8 @@ help:
 	@echo "make test PYTHON=python3.13    the same on another Python (3.11, 3.12, 3.13), in .venv-3.13"
 	@echo "make test-lowest               the tests with the lowest dependency versions allowed (.venv-lowest)"
 	@echo "make which-python              say which Python and environment make would use"
-	@echo "make bench                     run benchmarks/bench_*.py"
+	@echo "make bench                     run benchmarks/bench_*.py, then write BENCHMARKS.md from their records"
+	@echo "make bench-report              only write BENCHMARKS.md from benchmarks/results/*.json"
 	@echo "make venv                      create .venv from requirements.lock"
 	@echo "make lock                      re-resolve requirements.lock (keeps pins where possible)"
 	@echo "make notebooks                 execute the chapters' notebooks/<name>.ipynb into book/"
@@ -212,12 +214,18 @@ test-lowest: $(LOWEST_VENV)/.python-$(PY_VERSION)
 	  print('\n'.join(sorted(f'  {n}=={m.version(n)}' for n in names)))"
 	$(LOWEST_PY) -m pytest $(LOWEST_PYTEST_ARGS)
 
+# Every benchmark writes its record benchmarks/results/<script>.json (benchmarks/_record.py);
+# benchmarks/report.py renders them into BENCHMARKS.md (standard library only).
 bench: $(STAMP)
 	@set -e; \
 	shopt -s nullglob; \
 	files=(benchmarks/bench_*.py); \
 	if [ $${#files[@]} -eq 0 ]; then echo "bench: no benchmarks/bench_*.py yet"; exit 0; fi; \
 	for f in "$${files[@]}"; do echo "== $$f"; $(VPY) "$$f"; done
+	$(PY_EXE) benchmarks/report.py
+
+bench-report:
+	$(PY_EXE) benchmarks/report.py
 
 clean:
 	rm -rf _build .pytest_cache .hypothesis
