@@ -13,14 +13,19 @@ record into ``BENCHMARKS.md``::
 Record format (``"schema": 1``): ``benchmark`` (the script stem), ``script``, ``title``,
 ``description``, ``command`` (the arguments it ran with), ``parameters``, ``started`` and
 ``finished`` (ISO 8601 with the UTC offset), ``wall_seconds``, ``machine`` (``cpu``, ``cores``,
-``ram_gib``, ``python``, ``os``, ``arch``), ``git_commit`` and ``git_dirty``,
-``load_average_before`` and ``load_average_after`` (1, 5 and 15 minutes), ``idle`` and
-``idle_rule``, ``settle_seconds`` and ``figures``: a list of ``{"name", "value", "unit"}`` with
+``ram_gib``, ``python``, ``os``, ``arch``), ``git_commit`` and ``git_dirty`` (uncommitted changes
+to ``src/`` or ``benchmarks/``),
+``load_average_before`` and ``load_average_after`` (1, 5 and 15 minutes), ``other_cpu_cores``
+(the CPU time other processes used during the run, in cores on average: the machine's busy time
+from ``/proc/stat`` less this process's and its children's; null where it cannot be read),
+``idle`` and ``idle_rule``, ``settle_seconds`` and ``figures``: a list of ``{"name", "value", "unit"}`` with
 optional ``"target"`` (the goal, as text) and ``"group"`` (a row label, e.g. a chapter; figures
 with groups are rendered as one row per group and one column per name).
 
-Idle rule: the machine counts as idle if the 1-minute load average before the run is below
-``IDLE_LOAD_PER_CORE`` (0.5) per core. Before measuring, a record waits up to ``SETTLE_SECONDS``
+Idle rule: the machine counts as idle if the 1-minute load average before the run was below
+``IDLE_LOAD_PER_CORE`` (0.5) per core and, during the run, other processes used less than
+``IDLE_OTHER_CPU_PER_CORE`` (0.1) of each core on average (a run that starts on an idle machine but
+shares it later is loaded). Before measuring, a record waits up to ``SETTLE_SECONDS``
 (120 s; environment variable ``DPSYNTH_BENCH_SETTLE``) for the load to fall below that, so that a
 benchmark is not counted as loaded by the one that ran just before it; the wait is not measured.
 """
@@ -38,13 +43,41 @@ from pathlib import Path
 
 SCHEMA = 1
 IDLE_LOAD_PER_CORE = 0.5
+IDLE_OTHER_CPU_PER_CORE = 0.1
 SETTLE_SECONDS = float(os.environ.get("DPSYNTH_BENCH_SETTLE", "120"))
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 
 
 def idle_rule(cores: int) -> str:
-    return (f"idle if the 1-minute load average before the run is below {IDLE_LOAD_PER_CORE:g} per core "
-            f"(here below {IDLE_LOAD_PER_CORE * cores:g} for {cores} cores)")
+    return (f"idle if the 1-minute load average before the run was below {IDLE_LOAD_PER_CORE:g} per core "
+            f"(here {IDLE_LOAD_PER_CORE * cores:g} for {cores} cores) and other processes used less than "
+            f"{IDLE_OTHER_CPU_PER_CORE:g} of each core during it (here {IDLE_OTHER_CPU_PER_CORE * cores:g} cores)")
+
+
+def is_idle(load_before: float, other_cpu_cores: float | None, cores: int) -> bool:
+    """The idle rule (:func:`idle_rule`); other processes' CPU is not checked where it is unknown."""
+    quiet = other_cpu_cores is None or other_cpu_cores < IDLE_OTHER_CPU_PER_CORE * cores
+    return load_before < IDLE_LOAD_PER_CORE * cores and quiet
+
+
+def busy_seconds() -> float | None:
+    """CPU seconds the whole machine has been busy since boot (``/proc/stat``), or None."""
+    try:
+        with open("/proc/stat", encoding="ascii") as f:
+            fields = f.readline().split()
+        # cpu user nice system idle iowait irq softirq steal ...: everything but idle and iowait
+        ticks = [int(v) for v in fields[1:9]]
+        return (sum(ticks) - ticks[3] - ticks[4]) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def own_seconds() -> float:
+    """CPU seconds of this process (every thread) and of its children that have ended."""
+    import resource
+
+    s, c = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return s.ru_utime + s.ru_stime + c.ru_utime + c.ru_stime
 
 
 def load_average() -> list[float]:
@@ -141,15 +174,18 @@ class Record:
         self.data.update({
             "machine": mach,
             "git_commit": _git("rev-parse", "--short", "HEAD"),
-            "git_dirty": bool(_git("status", "--porcelain", "--untracked-files=no")),
+            # local changes to the measured code (the package or the benchmarks), not to documents
+            "git_dirty": bool(_git("status", "--porcelain", "--untracked-files=no", "--", ":/src", ":/benchmarks")),
             "settle_seconds": settled,
             "load_average_before": before,
             "idle": before[0] < IDLE_LOAD_PER_CORE * cores,
             "idle_rule": idle_rule(cores),
             "started": _now(),
         })
-        print(f"[{self.name}] load average before: {before} "
-              f"({'idle' if self.data['idle'] else 'loaded'}; waited {settled:g} s for it to settle)", flush=True)
+        state = "idle" if self.data["idle"] else "loaded"
+        print(f"[{self.name}] load average before: {before} ({state} so far; waited {settled:g} s for it to settle)",
+              flush=True)
+        self._busy0, self._own0 = busy_seconds(), own_seconds()
         self._t0 = time.perf_counter()
         return self
 
@@ -157,11 +193,20 @@ class Record:
         if exc_type is not None:
             print(f"[{self.name}] failed: no record written", file=sys.stderr)
             return False
-        self.data["wall_seconds"] = round(time.perf_counter() - self._t0, 1)
+        wall = time.perf_counter() - self._t0
+        busy = busy_seconds()
+        other = None
+        if busy is not None and self._busy0 is not None and wall > 0:
+            other = round(max(busy - self._busy0 - (own_seconds() - self._own0), 0.0) / wall, 2)
+        cores = self.data["machine"]["cores"] or 1
+        self.data["wall_seconds"] = round(wall, 1)
         self.data["finished"] = _now()
         self.data["load_average_after"] = load_average()
+        self.data["other_cpu_cores"] = other
+        self.data["idle"] = is_idle(self.data["load_average_before"][0], other, cores)
         self.write()
-        print(f"[{self.name}] load average after: {self.data['load_average_after']}; record written to {self.path}",
+        print(f"[{self.name}] load average after: {self.data['load_average_after']}; other processes used {other} "
+              f"cores during the run ({'idle' if self.data['idle'] else 'loaded'}); record written to {self.path}",
               flush=True)
         return False
 

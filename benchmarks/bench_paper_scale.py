@@ -66,7 +66,8 @@ def main() -> None:
     description = ("Each chapter's studies at the paper preset with 1 and 2 replicates, one worker, in a fresh "
                    "cache: the first run's extra time is compiling the models, each further replicate costs "
                    "t2 - t1, the fixed cost (one-off studies) is t1 minus that; the paper-scale estimate with one "
-                   "worker is compile + fixed + R x per replicate. `make results` runs one worker per core.")
+                   "worker is compile + fixed + R x per replicate (differences below 0 count as 0: on a shared "
+                   "machine they are noise). `make results` runs one worker per core.")
     rows = []
     with Record(__file__, "Where the paper-scale time goes", description,
                 {"chapters": args.chapters, "profile": args.profile}) as rec:
@@ -87,6 +88,9 @@ def main() -> None:
             if prof:
                 print(prof)
             rec.add("replicates R", R, "", group=name)
+            rec.add("first run, 1 replicate", round(t0, 1), "s", group=name)
+            rec.add("then 1 replicate", round(t1, 1), "s", group=name)
+            rec.add("2 replicates", round(t2, 1), "s", group=name)
             rec.add("compile", round(compile_s, 1), "s", group=name)
             rec.add("per replicate", round(per_rep, 1), "s", group=name)
             rec.add("fixed", round(fixed, 1), "s", group=name)

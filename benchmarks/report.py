@@ -30,7 +30,9 @@ HEADER = """\
 Every `benchmarks/bench_*.py` writes its figures, the machine and its load to
 `benchmarks/results/<script>.json`; this page is generated from those records by `make bench-report`
 (`make bench` runs every script, then the report). A run counts as **idle** if the 1-minute load
-average before it was below 0.5 per core, otherwise as **loaded**; before measuring, each script
+average before it was below 0.5 per core and other processes used less than 0.1 of each core
+during it (the machine's busy CPU time less the benchmark's own), otherwise as **loaded**; the
+load average after a run includes the benchmark's own processes. Before measuring, each script
 waits up to two minutes for the load of whatever ran before it to settle. Targets, where a
 benchmark has one, come from the project's issues.
 
@@ -47,6 +49,8 @@ def _fmt_value(value) -> str:
     if isinstance(value, float):
         if math.isnan(value):
             return "–"
+        if value.is_integer() and abs(value) < 1e4:
+            return f"{value:.1f}"
         return f"{value:,.4g}" if abs(value) < 1e6 else f"{value:,.0f}"
     if isinstance(value, int):
         return f"{value:,}"
@@ -75,10 +79,15 @@ def machine_text(m: dict) -> str:
 
 
 def load_text(rec: dict) -> str:
-    """"idle (load average 0.3 before the run, 1.9 after)" or "loaded (load average 2.4 ...)"."""
+    """"idle (load average 0.3 before the run, 1.9 after; ...)" or "loaded (load average 2.4 before ...)"."""
     state = "idle" if rec.get("idle") else "loaded"
-    return (f"{state} (load average {_fmt_load(rec.get('load_average_before'))} before the run, "
-            f"{_fmt_load(rec.get('load_average_after'))} after)")
+    text = (f"{state} (load average {_fmt_load(rec.get('load_average_before'))} before the run, "
+            f"{_fmt_load(rec.get('load_average_after'))} after")
+    other = rec.get("other_cpu_cores")
+    if other is not None:
+        cores = rec.get("machine", {}).get("cores", "?")
+        text += f"; other processes used {other:.1f} of {cores} cores during it"
+    return text + ")"
 
 
 def _minutes(seconds: float) -> str:
