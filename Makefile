@@ -10,7 +10,8 @@
 #   make test PYTHON=python3.13   the same on another supported Python, in its own .venv-3.13
 #   make test-lowest          the tests with every dependency at the lowest version pyproject.toml allows
 #   make which-python         say which interpreter and environment make would use
-#   make bench                every benchmarks/bench_*.py
+#   make bench                every benchmarks/bench_*.py (records in benchmarks/results/), then BENCHMARKS.md
+#   make bench-report         only render BENCHMARKS.md from benchmarks/results/*.json
 #   make clean                remove build outputs (keeps the environments and data/cache)
 #   make distclean            also remove .venv, .venv-*, and the result cache data/cache
 #
@@ -19,8 +20,9 @@
 # it. PYTHON=<name or path> uses that interpreter instead, in its own environment .venv-<X.Y>
 # (e.g. .venv-3.13), so environments of two Python versions never mix. A name that is a pyenv
 # shim of a version not selected in pyenv (`pyenv: python3.13: command not found`) is found in
-# pyenv's versions/*/bin. An environment built by another Python version than the selected one
-# is rebuilt; the stamp $(VENV)/.installed records the interpreter and the lock it installed.
+# pyenv's versions/*/bin (the search is the script .ci/find-python). An environment built by
+# another Python version than the selected one is rebuilt; the stamp $(VENV)/.installed records
+# the interpreter and the lock it installed.
 
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
@@ -29,55 +31,19 @@ SUPPORTED_PYTHONS := 3.11 3.12 3.13
 comma := ,
 PYTHON_CANDIDATES := python3 python3.13 python3.12 python3.11
 
-# find-python NAME...: prints "<X.Y.Z> <executable>" of the first NAME that runs a supported
-# Python, or "none <what each NAME was>". (Statements end in `;`: make joins the lines.)
-define FIND_PYTHON_SH
-probe() {
-  "$$1" -c "import sys; sys.stdout.write(\"%d.%d.%d %s\n\" % (tuple(sys.version_info[:3]) + (sys.executable,)))" 2>/dev/null;
-};
-supported() {
-  case " $(SUPPORTED_PYTHONS) " in *" $${1%.*} "*) return 0;; esac; return 1;
-};
-pyenv_roots() {
-  echo "$${PYENV_ROOT:-}";
-  command -v pyenv >/dev/null 2>&1 && pyenv root 2>/dev/null;
-  p=$$(command -v "$$1" 2>/dev/null); case "$$p" in */shims/*) echo "$${p%/shims/*}";; esac;
-};
-resolve() {
-  out=$$(probe "$$1") && [ -n "$$out" ] && { echo "$$out"; return 0; };
-  case "$$1" in */*) return 1;; esac;
-  first="";
-  for root in $$(pyenv_roots "$$1"); do
-    for d in $$(ls -d "$$root"/versions/*/ 2>/dev/null | sort -rV); do
-      if [ -x "$$d/bin/$$1" ] && out=$$(probe "$$d/bin/$$1") && [ -n "$$out" ]; then
-        if supported "$${out%% *}"; then echo "$$out"; return 0; fi;
-        first=$${first:-$$out};
-      fi;
-    done;
-  done;
-  [ -n "$$first" ] && echo "$$first";
-};
-tried="";
-for n in "$$@"; do
-  if out=$$(resolve "$$n"); then
-    if supported "$${out%% *}"; then echo "$$out"; exit 0; fi;
-    tried="$${tried:+$$tried; }$$n is Python $${out%% *}";
-  else
-    tried="$${tried:+$$tried; }$$n not found or does not run";
-  fi;
-done;
-echo "none $$tried"
-endef
+# .ci/find-python NAME...: prints "<X.Y.Z> <executable>" of the first NAME that runs a supported
+# Python (pyenv shims of versions not selected included), or "none <what each NAME was>".
+FIND_PYTHON := SUPPORTED_PYTHONS='$(SUPPORTED_PYTHONS)' bash .ci/find-python
 
 # Goals that need no interpreter do not look for one.
 NO_PYTHON_GOALS := help clean distclean
 ifneq ($(filter-out $(NO_PYTHON_GOALS),$(or $(MAKECMDGOALS),$(.DEFAULT_GOAL))),)
 ifneq ($(filter command line environment environment override,$(origin PYTHON)),)
 PY_GIVEN := 1
-PY_FOUND := $(shell bash -c '$(FIND_PYTHON_SH)' find-python $(PYTHON))
+PY_FOUND := $(shell $(FIND_PYTHON) $(PYTHON))
 PY_HOW := PYTHON=$(PYTHON)
 else
-PY_FOUND := $(shell bash -c '$(FIND_PYTHON_SH)' find-python $(PYTHON_CANDIDATES))
+PY_FOUND := $(shell $(FIND_PYTHON) $(PYTHON_CANDIDATES))
 PY_HOW := the first usable of $(PYTHON_CANDIDATES)
 endif
 ifeq ($(filter-out none,$(firstword $(PY_FOUND))),)
@@ -126,7 +92,7 @@ PAPERMILL_ARGS ?=
 PYTEST_ARGS ?=
 JB_ARGS ?=
 
-.PHONY: help which-python venv lock notebooks book results test test-lowest bench clean distclean
+.PHONY: help which-python venv lock notebooks book results test test-lowest bench bench-report clean distclean
 
 help:
 	@echo "make book                      build the book from the shipped paper-scale results (no MCMC)"
@@ -136,7 +102,8 @@ help:
 	@echo "make test PYTHON=python3.13    the same on another Python (3.11, 3.12, 3.13), in .venv-3.13"
 	@echo "make test-lowest               the tests with the lowest dependency versions allowed (.venv-lowest)"
 	@echo "make which-python              say which Python and environment make would use"
-	@echo "make bench                     run benchmarks/bench_*.py"
+	@echo "make bench                     run benchmarks/bench_*.py, then write BENCHMARKS.md from their records"
+	@echo "make bench-report              only write BENCHMARKS.md from benchmarks/results/*.json"
 	@echo "make venv                      create .venv from requirements.lock"
 	@echo "make lock                      re-resolve requirements.lock (keeps pins where possible)"
 	@echo "make notebooks                 execute the chapters' notebooks/<name>.ipynb into book/"
@@ -247,12 +214,18 @@ test-lowest: $(LOWEST_VENV)/.python-$(PY_VERSION)
 	  print('\n'.join(sorted(f'  {n}=={m.version(n)}' for n in names)))"
 	$(LOWEST_PY) -m pytest $(LOWEST_PYTEST_ARGS)
 
+# Every benchmark writes its record benchmarks/results/<script>.json (benchmarks/_record.py);
+# benchmarks/report.py renders them into BENCHMARKS.md (standard library only).
 bench: $(STAMP)
 	@set -e; \
 	shopt -s nullglob; \
 	files=(benchmarks/bench_*.py); \
 	if [ $${#files[@]} -eq 0 ]; then echo "bench: no benchmarks/bench_*.py yet"; exit 0; fi; \
 	for f in "$${files[@]}"; do echo "== $$f"; $(VPY) "$$f"; done
+	$(PY_EXE) benchmarks/report.py
+
+bench-report:
+	$(PY_EXE) benchmarks/report.py
 
 clean:
 	rm -rf _build .pytest_cache .hypothesis

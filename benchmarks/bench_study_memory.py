@@ -2,7 +2,7 @@
 
 Each replicate fits the Unweighted, Weighted (LW) and Censor_w mechanisms at eps = 4 and keeps
 only per-replicate summaries, as the chapters do. Reports wall time and the process's peak
-resident memory (``ru_maxrss``).
+resident memory (``ru_maxrss``); writes them to ``benchmarks/results/bench_study_memory.json``.
 """
 
 from __future__ import annotations
@@ -12,6 +12,8 @@ import resource
 import tempfile
 import time
 import warnings
+
+from _record import Record
 
 warnings.filterwarnings("ignore", category=FutureWarning)
 
@@ -33,6 +35,16 @@ def main() -> dict:
 
 
 if __name__ == "__main__":
-    res = main()
+    p = PARAMS
+    description = (f"A {R}-replicate study through dpsynth.studies.run_study on one worker: each replicate fits "
+                   f"Unweighted, Weighted (LW) and Censor_w at eps = {p['eps']:g} on Beta data, n = {p['n']}, "
+                   f"{p['chains']} chains x {p['draws']} draws after {p['tune']} tuning steps, and keeps only "
+                   "per-replicate summaries, as the chapters do. Peak memory is the process's ru_maxrss.")
+    with Record(__file__, "Memory of a 100-replicate study", description, {"replicates": R, **PARAMS}) as rec:
+        res = main()
+        rec.add(f"{R}-replicate study, wall time", res["wall_s"], "s")
+        rec.add("peak resident memory (RSS)", res["peak_rss_mb"], "MB", target="< 2 GB")
+        rec.add("largest Censor_w Delta over the replicates", round(res["max_censor_w_delta"], 4), "",
+                target=f"<= eps/2 = {PARAMS['eps'] / 2:g}")
     print(json.dumps(res, indent=2))
     print(f"\n| {R}-replicate study: wall time | {res['wall_s']} s |\n| peak memory (RSS) | {res['peak_rss_mb']} MB |")
