@@ -16,6 +16,12 @@ import warnings
 
 os.environ.setdefault("PYTENSOR_FLAGS", "blas__ldflags=")
 
+import tempfile  # noqa: E402
+
+# This user's dpsynth folder (ledgers, the ledger key) is a fresh one for the test session, so the
+# tests never read or write the real one; subprocesses (the CLI, papermill's kernels) inherit it.
+os.environ["DPSYNTH_HOME"] = tempfile.mkdtemp(prefix="dpsynth-home-")
+
 import matplotlib  # noqa: E402
 
 matplotlib.use("Agg")

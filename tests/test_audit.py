@@ -20,6 +20,7 @@ import pytest
 from conftest import SMALL
 
 from dpsynth import audit, datasets, mechanisms, models, registry
+from dpsynth.mechanisms import histogram
 from dpsynth.validation import DataError
 
 #: Float slack of the comparison with the reported epsilon.
@@ -258,3 +259,63 @@ def test_censor_w_papers_exceeds_its_eps(beta_cm, beta_x, grid):
         _show("Censor_w", eps, rel, res.privacy.epsilon(rel), a)
         assert a["max_all"] > res.privacy.epsilon(rel), (rel, a["pairs"])
         assert a["max_all"] > eps
+
+
+# --------------------------------------------------------------------------------------------
+# the whole release: the draw, the released size, a histogram's public bins and noisy counts
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("eps_size", [0.05, 0.1, 1.0])
+def test_released_size_is_within_its_eps_for_n_and_n_minus_1(eps_size):
+    """Acceptance: neighbours of sizes n and n - 1 (one record removed) cannot be told apart by the
+    released size beyond the eps charged for it."""
+    for n in (2, 50, 2000):
+        r = audit.size_log_ratio(eps_size, n)
+        assert r <= eps_size + 1e-9
+        assert r >= 0.95 * eps_size  # tight: the audit is not vacuous
+
+
+def test_a_release_of_exactly_n_rows_tells_the_neighbours_apart():
+    """The check can fail: the size n itself (what every release had before) is an infinite log ratio."""
+    assert audit.size_log_ratio(None, 100) == np.inf
+
+
+def test_ph_bins_come_from_public_arguments_only():
+    """Acceptance: PH's bin count is the same for neighbours of 101 and 100 records."""
+    rng = np.random.default_rng(0)
+    x = rng.uniform(0, 1, 101)
+    with pytest.raises(DataError, match="needs a public size"):
+        histogram.perturbed_histogram(x, 1.0, upper=1.0, bins="sqrt", seed=1)
+    for kw in ({"bins": 30}, {"bins": "sqrt", "n_public": 500}):
+        a = histogram.perturbed_histogram(x, 1.0, upper=1.0, seed=1, **kw)
+        b = histogram.perturbed_histogram(x[:100], 1.0, upper=1.0, seed=1, **kw)
+        assert a.edges.size == b.edges.size
+    # what the confidential n would have given: 11 against 10 bins
+    assert histogram.bin_count(101, "sqrt") != histogram.bin_count(100, "sqrt")
+
+
+@pytest.mark.parametrize("key, ratio_of_eps", [("ph", 1.0), ("ph_paper", 0.5)])
+def test_ph_release_is_within_its_eps_with_one_record_removed(key, ratio_of_eps):
+    """The released histogram (noisy counts on public bins) and its size, for every removal neighbour."""
+    rng = np.random.default_rng(3)
+    x = rng.uniform(0, 1, 300)
+    eps, eps_size = 1.0, 0.1
+    res = mechanisms.run(key, mechanisms.RunContext(x), eps=eps, lower=0.0, upper=1.0, bins=20, mode="research")
+    scale = res.privacy.extra["noise_scale"]
+    worst = max(audit.histogram_log_ratio(x, np.delete(x, i), res.release.edges, scale) for i in range(0, 300, 7))
+    assert worst == pytest.approx(ratio_of_eps * eps) and res.privacy.eps == pytest.approx(ratio_of_eps * eps)
+    whole = audit.audit_release(worst, eps_size, x.size)
+    assert whole["total"] <= res.privacy.eps + eps_size + 1e-9
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("eps", EPS)
+def test_censor_uw_whole_release_within_what_the_ledger_books(uw_audits, eps):
+    """The draw's audited ratio plus the released size's: at most eps + eps_size, a first release's spend."""
+    from dpsynth.release_size import DEFAULT_SIZE_EPS
+
+    res, audits = uw_audits[eps]
+    whole = audit.audit_release(audits["remove"]["max_all"], DEFAULT_SIZE_EPS, N)
+    assert whole["total"] <= res.privacy.eps + DEFAULT_SIZE_EPS + SLACK
+    assert whole["size"] > 0.9 * DEFAULT_SIZE_EPS

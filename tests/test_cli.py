@@ -12,7 +12,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpsynth.cli import default_ledger_path, main
+from dpsynth import Synthesizer
+from dpsynth.cli import main
+from dpsynth.ledger import Ledger
 
 SRC = str(Path(__file__).resolve().parents[1] / "src")
 # the sampler settings of tests/test_synthesizer.py (CFG, PRIORS): convergence does not hinge on the seed
@@ -52,17 +54,26 @@ def fitted(tmp_path_factory):
     return d / "syn.json"
 
 
+def ledger_of(syn) -> Ledger:
+    s = Synthesizer.load(syn)
+    return Ledger(s.dataset, s.relation)
+
+
 @pytest.mark.slow
 def test_fit_release_twice_ledger_then_budget_refusal(fitted, tmp_path, capsys):
     """Acceptance: fit → save → (delete the data) → release twice → ledger 2·eps → over budget refused."""
     syn = tmp_path / "syn.json"
     syn.write_bytes(fitted.read_bytes())
-    assert "wage" not in json.loads(syn.read_text())["content"]["public_covariates"]
+    content = json.loads(syn.read_text())["content"]
+    assert "wage" not in content["public_covariates"] and content["confidential"] is True
     assert not (fitted.parent / "confidential.csv").exists()
-    budget = str(2 * EPS)
+    ledger = ledger_of(syn)
+    spent = ledger.total()
+    eps = 2 * EPS  # covariates are carried into the release: their rows and n are public, one record replaced
+    budget = str(spent + 2 * eps)
     assert main(["release", str(syn), "--out", str(tmp_path / "r1.csv"), "--budget", budget, "--seed", "1"]) == 0
     out = capsys.readouterr().out
-    assert "strict DP" in out and "eps = 4 with one record removed" in out
+    assert "strict DP" in out and "eps = 8 with one record replaced" in out and "Delta" not in out
     # the second release through the installed entry point's module, in a fresh process
     proc = subprocess.run([sys.executable, "-m", "dpsynth", "release", str(syn), "--out", str(tmp_path / "r2.parquet"),
                            "--budget", budget, "--seed", "2"], capture_output=True, text=True,
@@ -71,23 +82,19 @@ def test_fit_release_twice_ledger_then_budget_refusal(fitted, tmp_path, capsys):
     r1, r2 = pd.read_csv(tmp_path / "r1.csv"), pd.read_parquet(tmp_path / "r2.parquet")
     assert list(r1.columns) == list(r2.columns) == ["wage", "region", "age"] and len(r1) == len(r2) == 120
     assert (r1["wage"] > 0).all() and not np.allclose(r1["wage"], r2["wage"])
-    ledger = default_ledger_path(syn)
-    assert ledger == tmp_path / "syn.ledger.jsonl" and ledger.exists()
+    assert ledger.total() == pytest.approx(spent + 2 * eps)
 
     assert main(["ledger", str(syn)]) == 0
     out = capsys.readouterr().out
-    assert "2 release(s)" in out and "total eps = 8 with one record removed" in out
+    assert f"total eps = {spent + 2 * eps:g} with one record replaced" in out
     assert str(tmp_path / "r1.csv") in out and str(tmp_path / "r2.parquet") in out
 
-    before = ledger.read_bytes()
+    before = ledger.path.read_bytes()
     assert main(["release", str(syn), "--out", str(tmp_path / "r3.csv"), "--budget", budget, "--seed", "3"]) == 2
     line = error_line(capsys)
-    assert "release refused" in line and "budget 8" in line
-    assert not (tmp_path / "r3.csv").exists() and ledger.read_bytes() == before
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["r1.csv", "r2.parquet", "syn.json", "syn.ledger.jsonl"]
-    # the ledger file itself can be shown too
-    assert main(["ledger", str(ledger)]) == 0
-    assert "total eps = 8" in capsys.readouterr().out
+    assert "release refused" in line and "budget" in line
+    assert not (tmp_path / "r3.csv").exists() and ledger.path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r1.csv", "r2.parquet", "syn.json"]
 
 
 @pytest.mark.slow
@@ -97,16 +104,17 @@ def test_release_with_public_covariates_and_an_unseen_level(fitted, tmp_path, ca
     pub = tmp_path / "public.parquet"
     pd.DataFrame({"region": ["north", "west"] * 5, "age": [30] * 10, "other": range(10)}).to_parquet(pub)
     assert main(["release", str(syn), "--out", str(tmp_path / "ok.csv"), "--covariates-from", str(pub)]) == 0
+    assert "10 rows, a size declared public" in capsys.readouterr().out
     ok = pd.read_csv(tmp_path / "ok.csv")
     assert list(ok.columns) == ["wage", "region", "age"] and list(ok["region"]) == ["north", "west"] * 5
-    ledger = default_ledger_path(syn)
-    before = ledger.read_bytes()
+    ledger = ledger_of(syn)
+    before = ledger.path.read_bytes()
     new = tmp_path / "new.csv"
     pd.DataFrame({"region": ["north", "east"], "age": [30, 40]}).to_csv(new, index=False)
     assert main(["release", str(syn), "--out", str(tmp_path / "bad.csv"), "--covariates-from", str(new)]) == 2
     line = error_line(capsys)
-    assert "--covariates-from" in line and "covariate 'region'" in line and "['east'] not seen at fit time" in line
-    assert not (tmp_path / "bad.csv").exists() and ledger.read_bytes() == before
+    assert "covariate 'region'" in line and "['east'] not seen at fit time" in line
+    assert not (tmp_path / "bad.csv").exists() and ledger.path.read_bytes() == before
     # a covariate column missing from the public file
     pd.DataFrame({"region": ["north"]}).to_csv(new, index=False)
     assert main(["release", str(syn), "--out", str(tmp_path / "bad.csv"), "--covariates-from", str(new)]) == 2
@@ -122,6 +130,60 @@ def test_hand_edited_synthesizer_is_refused(fitted, tmp_path, capsys):
     assert main(["release", str(syn), "--out", str(tmp_path / "r.csv")]) == 2
     assert "SHA-256" in error_line(capsys)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["edited.json"]
+
+
+@pytest.mark.slow
+def test_an_edited_ledger_stops_the_next_release_with_one_line(fitted, tmp_path, capsys):
+    syn = tmp_path / "syn.json"
+    syn.write_bytes(fitted.read_bytes())
+    assert main(["release", str(syn), "--out", str(tmp_path / "r1.csv"), "--seed", "5"]) == 0
+    ledger = ledger_of(syn)
+    saved = ledger.path.read_bytes()
+    subprocess.run(["sed", "-i", 's/"guarantee": "DP"/"guarantee": "aDP"/', str(ledger.path)], check=True)
+    try:
+        assert main(["release", str(syn), "--out", str(tmp_path / "r2.csv"), "--seed", "6"]) == 2
+        line = error_line(capsys)
+        assert f"ledger {ledger.path} line 2" in line and "restore it" in line
+        assert not (tmp_path / "r2.csv").exists()
+        assert main(["ledger", str(syn)]) == 2
+    finally:
+        ledger.path.write_bytes(saved)  # the module's other tests use this data set's ledger
+
+
+def test_fit_does_not_overwrite_without_force(tmp_path, csv, capsys):
+    data = csv(wages(30))
+    out = tmp_path / "s.json"
+    out.write_text("{}")
+    assert main(fit_args(data, out)) == 2
+    assert "exists already" in error_line(capsys) and out.read_text() == "{}"
+    assert main(fit_args(data, tmp_path / "missing" / "s.json")) == 2
+    assert "does not exist; create it first" in error_line(capsys)
+    assert not (tmp_path / "missing").exists()
+
+
+@pytest.mark.slow
+def test_fit_with_force_replaces(tmp_path, csv, capsys):
+    data = csv(wages(30))
+    out = tmp_path / "s.json"
+    out.write_text("{}")
+    assert main(fit_args(data, out, "--force", "--allow-unconverged")) == 0
+    assert json.loads(out.read_text())["format"] == "dpsynth.synthesizer"
+    err = capsys.readouterr().err
+    assert "owner-readable only" in err and "confidential (computed from the data; do not publish)" in err
+
+
+def test_a_bom_semicolon_csv_needs_sep(tmp_path, capsys):
+    """Acceptance: a CSV with a byte-order mark and ';' separators reads with --sep ';'."""
+    data = tmp_path / "data.csv"
+    wages(30).to_csv(data, index=False, sep=";", encoding="utf-8-sig")
+    args = fit_args(data, tmp_path / "s.json")
+    assert main(args) == 2
+    line = error_line(capsys)
+    assert "was read as one column" in line and "--sep ';'" in line
+    from dpsynth.cli import read_table
+
+    df = read_table(data, "DATA", sep=";")
+    assert list(df.columns) == ["wage", "region", "age"] and len(df) == 30  # the BOM is not in the first name
 
 
 # ----------------------------------------------------------------------------------- bad input: fast, no fit
@@ -244,7 +306,8 @@ def test_ph_fit_saves_atomically_and_releases(tmp_path, csv, capsys):
             "--mechanism", "ph", "--eps", "1", "--lower", "0", "--upper", "10", "--seed", "0", "--out", str(syn)]
     assert main(args) == 0
     cap = capsys.readouterr()
-    assert "PH (strict DP): eps = 1" in cap.out
+    # with covariates the relation is "replace" (their rows are public): PH's eps = 1 removed is 2 replaced
+    assert "PH (strict DP): eps = 2 with one record replaced (1 with one record removed)" in cap.out
     assert "fitting lognormal / ph (50 records, mechanism ph, eps = 1" in cap.err and "done in" in cap.err
     assert_nothing_written(tmp_path, data, syn)
     assert main(["release", str(syn), "--out", str(tmp_path / "r.csv"), "--seed", "1"]) == 0
@@ -278,10 +341,9 @@ def test_shell_reports_an_error_as_one_line_and_exit_code_2(tmp_path, src_on_pat
 def test_shell_runs_in_cwd(tmp_path, src_on_path):
     from dpsynth.cli import shell
 
-    (tmp_path / "book.jsonl").write_text("")  # an empty ledger, named relative to cwd
-    res = shell(["ledger", "book.jsonl"], cwd=tmp_path)
-    assert res.returncode == 0, res.stderr
-    assert "0 release(s) in book.jsonl" in res.stdout
+    (tmp_path / "book.json").write_text("")  # named relative to cwd: found, and refused as no synthesizer
+    res = shell(["ledger", "book.json"], cwd=tmp_path)
+    assert res.returncode == 2 and "book.json is not a saved synthesizer" in res.stderr
 
 
 def test_shell_help_exits_0(src_on_path):

@@ -1,116 +1,162 @@
-"""The release ledger: records, the strict-DP total, aDP listed apart, budget, concurrent appends."""
+"""The release ledger: one per data set and relation, a keyed hash chain that every edit breaks."""
 
 from __future__ import annotations
 
 import json
 import multiprocessing as mp
-import time
+import subprocess
 
+import numpy as np
+import pandas as pd
 import pytest
 
-from dpsynth.ledger import LEDGER_FIELDS, BudgetExceeded, Ledger
+from dpsynth.ledger import BudgetExceeded, Ledger, LedgerError, dataset_id
 from dpsynth.validation import DataError
 
 
-def record(guarantee: str = "DP", eps: float = 1.0, draw: int = 0, new_spend: float | None = None, **kw) -> dict:
-    rec = dict(mechanism="censor_uw", name="Censor_uw", guarantee=guarantee, eps=eps, eps_replace=2 * eps, draw=draw,
-               output="out.csv", synthesizer="abc", new_spend=eps if new_spend is None else new_spend)
+def _release(**kw) -> dict:
+    rec = {"mechanism": "censor_uw", "name": "Censor_uw", "guarantee": "DP", "eps": 1.0, "eps_size": 0.0,
+           "spend": 1.0, "adp_eps": 0.0, "draw": 0, "rows": 10, "output": "a.csv", "synthesizer": "abc",
+           "overrides": []}
     rec.update(kw)
     return rec
 
 
-def test_total_sums_strict_dp_only(tmp_path):
-    led = Ledger(tmp_path / "l.jsonl")
-    assert led.records() == [] and led.total() == 0.0
-    led.append(**record(eps=1.0, draw=0))
-    led.append(**record(eps=0.5, draw=1))
-    led.append(**record(guarantee="aDP", eps=3.0, draw=2, name="Censor_w", mechanism="censor_w"))
-    led.append(**record(guarantee="none", eps=7.0, draw=3, name="Unweighted", mechanism="unweighted"))
-    led.append(**record(eps=1.0, draw=0, new_spend=0.0))  # the same draw again: post-processing, no new spend
-    assert led.total() == pytest.approx(1.5)
-    assert led.total_replace() == pytest.approx(3.0)
+def _book(led: Ledger, **kw) -> dict:
+    with led.locked() as b:
+        return b.append(**_release(**kw))
+
+
+@pytest.fixture
+def led(tmp_path) -> Ledger:
+    return Ledger("a1b2c3", "remove", folder=tmp_path)
+
+
+def test_dataset_id_depends_on_the_data_and_the_relation_only():
+    df = pd.DataFrame({"wage": [1.0, 2.0, 3.0], "region": ["a", "b", "a"]})
+    a = dataset_id(df, ["wage", "region"], "remove")
+    assert a == dataset_id(df.copy(), ["wage", "region"], "remove") and len(a) == 32 and a.isalnum()
+    assert a != dataset_id(df, ["wage", "region"], "replace")
+    other = df.assign(wage=[1.0, 2.0, 3.5])
+    assert a != dataset_id(other, ["wage", "region"], "remove")
+    assert a != dataset_id(df.iloc[:2], ["wage", "region"], "remove")  # one record removed
+
+
+def test_total_sums_strict_dp_spend_only(led):
+    assert led.releases() == [] and led.total() == 0.0
+    _book(led, spend=1.1, eps_size=0.1)
+    _book(led, spend=2.0, eps=2.0, draw=1)
+    _book(led, name="Censor_w", guarantee="aDP", eps=3.0, spend=0.0, adp_eps=3.0, draw=2)
+    assert led.total() == pytest.approx(3.1)
     assert [r["name"] for r in led.adp_records()] == ["Censor_w"]
-    assert len(led.dp_records()) == 3
-    text = led.summary()
-    assert "total eps = 1.5" in text and "aDP (not summed" in text and "not private: Unweighted" in text
-    rec = led.records()[0]
-    assert tuple(rec) == LEDGER_FIELDS and rec["relation"] == "remove" and rec["time"].endswith("+00:00")
+    recs = led.records()
+    assert recs[0]["kind"] == "open" and [r["seq"] for r in recs] == [0, 1, 2, 3]
+    assert "aDP (not summed" in led.summary() and "total eps = 3.1" in led.summary()
 
 
-def test_budget_refuses_and_writes_nothing(tmp_path):
-    led = Ledger(tmp_path / "l.jsonl")
-    led.append(**record(eps=1.0))
+def test_budget_refuses_and_writes_nothing(led):
+    _book(led, spend=3.0)
     before = led.path.read_bytes()
-    with led.locked() as book:
-        book.check_budget("DP", 1.0, 2.0)  # exactly at the budget: allowed
-        with pytest.raises(BudgetExceeded, match="total 2.5 > budget 2"):
-            book.check_budget("DP", 1.5, 2.0)
-        with pytest.raises(BudgetExceeded, match="strict-DP releases only"):
-            book.check_budget("aDP", 1.0, 10.0)
-        with pytest.raises(DataError, match="`budget`"):
-            book.check_budget("DP", 1.0, -1.0)
-        book.check_budget("aDP", 1.0, None)  # no budget: anything goes
+    with pytest.raises(BudgetExceeded, match="total 4.5 > budget 4"), led.locked() as b:
+        b.check_budget("DP", 1.5, 4.0)
+    with pytest.raises(BudgetExceeded, match="strict-DP releases only"), led.locked() as b:
+        b.check_budget("aDP", 0.0, 4.0)
     assert led.path.read_bytes() == before
 
 
-def test_corrupted_line_is_reported(tmp_path):
-    p = tmp_path / "l.jsonl"
-    p.write_text(json.dumps(record()) + "\n{not json\n")
-    with pytest.raises(DataError, match="line 2 is not a JSON record"):
-        Ledger(p).records()
+def _lines(led: Ledger) -> list[dict]:
+    return [json.loads(t) for t in led.path.read_text().splitlines()]
 
 
-def test_missing_field_is_refused(tmp_path):
-    rec = record()
-    del rec["draw"]
-    with pytest.raises(DataError, match="draw"):
-        Ledger(tmp_path / "l.jsonl").append(**rec)
+def _write(led: Ledger, lines: list[dict]) -> None:
+    led.path.write_text("".join(json.dumps(r) + "\n" for r in lines))
 
 
-def _append_many(path: str, worker: int, k: int) -> None:
-    led = Ledger(path)
-    for i in range(k):
-        # long fields make a torn or interleaved write visible as an unparsable line
-        led.append(**record(draw=worker * 10_000 + i, output=f"w{worker}-{i}-" + "x" * 2000))
+# every edit an adversary (or an accident) makes stops the next release with a one-line error
+EDITS = {
+    "emptied": lambda led, lines: led.path.write_text(""),
+    "deleted": lambda led, lines: led.path.unlink(),
+    "negative spend": lambda led, lines: _write(led, [*lines[:2], {**lines[2], "spend": -100.0}, *lines[3:]]),
+    "string spend": lambda led, lines: _write(led, [*lines[:2], {**lines[2], "spend": "1"}, *lines[3:]]),
+    "last line removed": lambda led, lines: _write(led, lines[:-1]),
+    "middle line removed": lambda led, lines: _write(led, [lines[0], lines[2]]),
+    "a bare line added": lambda led, lines: led.path.write_text(led.path.read_text() + '{"guarantee": "DP"}\n'),
+    "not JSON": lambda led, lines: led.path.write_text(led.path.read_text() + "oops\n"),
+}
 
 
-def test_concurrent_appends_do_not_corrupt(tmp_path):
-    path = str(tmp_path / "l.jsonl")
-    k = 200
-    ctx = mp.get_context("fork")
-    procs = [ctx.Process(target=_append_many, args=(path, w, k)) for w in range(2)]
-    for p in procs:
-        p.start()
-    for p in procs:
-        p.join(60)
-        assert p.exitcode == 0
-    recs = Ledger(path).records()  # every line parses
-    assert len(recs) == 2 * k
-    assert sorted(r["draw"] for r in recs) == sorted(w * 10_000 + i for w in range(2) for i in range(k))
-    assert Ledger(path).total() == pytest.approx(2 * k)
+@pytest.mark.parametrize("edit", list(EDITS))
+def test_an_edited_ledger_stops_the_next_release(led, edit):
+    _book(led, spend=1.0)
+    _book(led, spend=1.0, draw=1)
+    EDITS[edit](led, _lines(led))
+    with pytest.raises(LedgerError) as err:
+        _book(led, spend=1.0, draw=2)
+    msg = str(err.value)
+    assert "\n" not in msg and f"ledger {led.path} line " in msg and "restore it" in msg
+    with pytest.raises(LedgerError):
+        led.total()
 
 
-def _release_under_budget(path: str, worker: int, k: int, budget: float) -> None:
-    led = Ledger(path)
+def test_relabelling_dp_as_adp_with_sed_is_caught(led):
+    _book(led, spend=1.0)
+    _book(led, spend=1.0, draw=1)
+    subprocess.run(["sed", "-i", 's/"guarantee": "DP"/"guarantee": "aDP"/', str(led.path)], check=True)
+    with pytest.raises(LedgerError, match="line 2: does not match its MAC"):
+        led.records()
+
+
+def test_a_recomputed_plain_hash_does_not_pass(led):
+    """The chain is keyed: re-hashing an edited line with SHA-256 (no key) is still caught."""
+    import hashlib
+
+    _book(led, spend=1.0)
+    lines = _lines(led)
+    lines[1]["spend"] = 0.0
+    body = {k: v for k, v in lines[1].items() if k != "mac"}
+    lines[1]["mac"] = hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+    _write(led, lines)
+    with pytest.raises(LedgerError, match="does not match its MAC"):
+        led.total()
+
+
+def test_unknown_guarantee_and_missing_field_are_refused(led):
+    _book(led)
+    with pytest.raises(DataError, match="unknown guarantee 'strict'"):
+        _book(led, guarantee="strict")
+    with pytest.raises(DataError, match="spend = -1.0"):
+        _book(led, spend=-1.0)
+    with pytest.raises(DataError, match="lacks field"):
+        with led.locked() as b:
+            b.append(name="x")
+
+
+def test_bad_arguments():
+    with pytest.raises(DataError, match="data set id"):
+        Ledger("../etc", "remove")
+    with pytest.raises(DataError, match="neighbours"):
+        Ledger("abc", "swap")
+
+
+def _release_under_budget(folder, worker: int, k: int, budget: float) -> None:
+    led = Ledger("feedbeef", "remove", folder=folder)
     for i in range(k):
         try:
-            with led.locked() as book:
-                book.check_budget("DP", 1.0, budget)
-                time.sleep(0.002)  # a release samples and writes its output between the check and the append
-                book.append(**record(draw=worker * 10_000 + i))
+            with led.locked() as b:
+                b.check_budget("DP", 1.0, budget)
+                b.append(**_release(draw=worker * 1000 + i))
         except BudgetExceeded:
-            pass
+            return
 
 
-def test_concurrent_budget_checks_never_overspend(tmp_path):
-    # the budget check and the append happen under one lock: two processes racing to spend
-    # 2 x 40 releases of eps 1 under a budget of 50 stop at exactly 50
-    path = str(tmp_path / "l.jsonl")
-    ctx = mp.get_context("fork")
-    procs = [ctx.Process(target=_release_under_budget, args=(path, w, 40, 50.0)) for w in range(2)]
+def test_concurrent_releases_are_serialised_and_never_overspend(tmp_path):
+    ctx = mp.get_context("spawn")
+    procs = [ctx.Process(target=_release_under_budget, args=(tmp_path, w, 40, 50.0)) for w in range(2)]
     for p in procs:
         p.start()
     for p in procs:
-        p.join(60)
-        assert p.exitcode == 0
-    assert len(Ledger(path).records()) == 50 and Ledger(path).total() == pytest.approx(50.0)
+        p.join(120)
+    led = Ledger("feedbeef", "remove", folder=tmp_path)
+    recs = led.records()  # the chain verifies: no line interleaved or lost
+    assert len(recs) == 51 and led.total() == pytest.approx(50.0)
+    assert np.all(np.diff([r["seq"] for r in recs]) == 1)

@@ -26,13 +26,15 @@ def test_bin_count_rules_by_hand():
     assert bin_count(50, 7) == 7
 
 
-def test_bins_depend_on_n_and_bounds_only():
+def test_bins_depend_on_public_arguments_only():
     rng = np.random.default_rng(1)
-    a = perturbed_histogram(rng.uniform(0, 0.1, size=100), 1.0, upper=5.0, seed=1)
-    b = perturbed_histogram(rng.uniform(4, 4.9, size=100), 1.0, upper=5.0, seed=1)
-    np.testing.assert_array_equal(a.edges, b.edges)
+    a = perturbed_histogram(rng.uniform(0, 0.1, size=100), 1.0, upper=5.0, seed=1, bins="sqrt", n_public=100)
+    b = perturbed_histogram(rng.uniform(4, 4.9, size=90), 1.0, upper=5.0, seed=1, bins="sqrt", n_public=100)
+    np.testing.assert_array_equal(a.edges, b.edges)  # another n, the same public size: the same bins
     np.testing.assert_allclose(a.edges, np.linspace(0, 5, 11))
-    c = perturbed_histogram(rng.uniform(1, 2, size=30), 1.0, lower=1.0 - 1e-3, upper=3.0, bins="log", seed=1)
+    assert perturbed_histogram(rng.uniform(0, 5, size=7), 1.0, upper=5.0, seed=1).edges.size == 31  # default 30
+    c = perturbed_histogram(rng.uniform(1, 2, size=30), 1.0, lower=1.0 - 1e-3, upper=3.0, bins="log", n_public=30,
+                            seed=1)
     assert c.edges.size == math.ceil(math.log(30)) + 1
     assert c.edges[0] == pytest.approx(1.0 - 1e-3) and c.edges[-1] == 3.0
 

@@ -18,8 +18,10 @@ from dpsynth.synthesizer import (
     CensoringWarning,
     ChecksumError,
     UnconvergedError,
+    UnusableReleaseError,
     confidential_path,
 )
+from dpsynth.synthesizer_files import digest
 from dpsynth.validation import DataError
 
 # Long enough that convergence does not hinge on the seed: R-hat <= 1.01 held for 10 of 10 seeds
@@ -101,19 +103,25 @@ def test_a_model_function_must_use_weighted_loglik(df):
 def test_censor_uw_reports_and_samples(df, censor_uw):
     p = censor_uw.privacy
     assert p.guarantee == "DP" and p.name == "Censor_uw"
-    assert p.eps_remove == pytest.approx(4.0) and p.eps_replace == pytest.approx(8.0)
+    # covariates carried into the release: their rows, and n, are public, so the relation is "replace"
+    assert p.relation == "replace" and p.eps == p.eps_replace == pytest.approx(8.0)
+    assert p.eps_remove == pytest.approx(4.0)
     assert p.delta <= 2.0 + 1e-9 and p.bound == 2.0 and 0 <= p.n_censored <= len(df)
     assert p.converged and p.rhat_max <= CFG.rhat_max and p.ess_min >= CFG.ess_threshold and p.divergences == 0
-    out = censor_uw.sample(seed=5)
-    assert list(out.columns) == list(df.columns)
+    assert censor_uw.n_draws == 10  # the kept draws: one per release
+    out = censor_uw.sample_unaccounted(seed=5)
+    assert list(out.columns) == list(df.columns) and out.attrs["accounted"] is False
     pd.testing.assert_frame_equal(out[["region", "age"]], df[["region", "age"]].reset_index(drop=True))
     assert not np.allclose(out["wage"], df["wage"]) and (out["wage"] > 0).all()
     assert out["age"].dtype == df["age"].dtype
-    assert "strict DP" in out.attrs["privacy_statement"] and "eps = 4" in out.attrs["privacy_statement"]
-    assert out.attrs["privacy"]["eps_remove"] == pytest.approx(4.0)
-    # one posterior draw per set: the same draw and seed give the same set, the draw is named
-    again = censor_uw.sample(seed=5, draw=out.attrs["draw"])
-    np.testing.assert_array_equal(again["wage"], out["wage"])
+    assert out.attrs["privacy_statement"].startswith("NOT A RELEASE")
+    # the public statement names no figure computed from the data
+    st = p.statement()
+    assert "strict DP" in st and "eps = 8 with one record replaced" in st and "Delta" not in st
+    assert "censored" in p.diagnostics() and "do not publish" in p.diagnostics()
+    # one posterior draw per set: the same draw and seed give the same set
+    a = censor_uw.sample_unaccounted(seed=5, draw=3)
+    np.testing.assert_array_equal(a["wage"], censor_uw.sample_unaccounted(seed=5, draw=3)["wage"])
 
 
 @pytest.mark.slow
@@ -127,7 +135,7 @@ def test_plain_pymc_function_as_censor_w(df, user_censor_w):
     # the simulator is drawn from the model's own distribution at one posterior draw: for the draw
     # used, log wages of "south" records have mean beta_0 + beta_south and sd sigma
     big = pd.DataFrame({"region": ["south"] * 4000, "age": [30] * 4000})
-    out = s.sample(seed=3, data=big, draw=7)
+    out = s.sample_unaccounted(seed=3, data=big, draw=7)
     assert isinstance(s._simulator, ModelSimulator)
     beta, sigma = s.draws["beta"][7], s.draws["sigma"][7]
     levels = s.levels["region"]
@@ -140,8 +148,11 @@ def test_plain_pymc_function_as_censor_w(df, user_censor_w):
 @pytest.mark.slow
 def test_unseen_covariate_level_is_an_error(censor_uw):
     new = pd.DataFrame({"region": ["north", "east"], "age": [30, 40]})
+    book = Ledger(censor_uw.dataset, censor_uw.relation)
+    before = len(book.releases())
     with pytest.raises(DataError, match=r"covariate 'region' has level\(s\) \['east'\] not seen at fit time"):
         censor_uw.sample(seed=0, data=new)
+    assert len(book.releases()) == before  # nothing booked
 
 
 @pytest.mark.slow
@@ -158,7 +169,11 @@ def test_unconverged_fit_refuses_its_privacy_figure(df):
         ok = Synthesizer(df, "wage", covariates=["region", "age"], mechanism="censor_uw", eps=4.0, sampler=tiny,
                          allow_unconverged=True).fit(seed=0)
     assert not ok.privacy.converged
-    assert "FAILED ITS CONVERGENCE CHECKS" in ok.sample(seed=0).attrs["privacy_statement"]
+    out = ok.sample(seed=0, allow_unusable=True)
+    assert "FAILED ITS CONVERGENCE CHECKS" in out.attrs["privacy_statement"]
+    assert "unconverged fit (allow_unconverged)" in out.attrs["overrides"]
+    booked = Ledger(ok.dataset, ok.relation).releases()[-1]
+    assert "unconverged fit (allow_unconverged)" in booked["overrides"]
 
 
 @pytest.mark.slow
@@ -172,7 +187,7 @@ def test_unit_changes_censoring_and_the_warning(df):
         good = Synthesizer(cents, "wage", covariates=["region", "age"], mechanism="censor_uw", eps=4.0, sampler=CFG,
                            unit=1000.0, model_params=PRIORS, allow_unconverged=True).fit(seed=4)
     assert bad.privacy.censored_share > 0.5 > good.privacy.censored_share
-    out = good.sample(seed=1)
+    out = good.sample_unaccounted(seed=1)
     assert np.median(out["wage"]) == pytest.approx(np.median(cents["wage"]), rel=0.5)
 
 
@@ -182,11 +197,13 @@ def test_ph_samples_within_public_bounds(df, tmp_path):
                     mechanism_params={"lower": 0.0, "upper": 10.0}).fit(seed=0)
     p = s.privacy
     assert p.extra["ph_mode"] == "release"  # OpenDP's secure noise unless research mode is asked for
+    assert p.extra["bins"] == 30  # a public number of bins, never one computed from n
     assert p.guarantee == "DP" and p.eps_remove == pytest.approx(1.0) and p.eps_replace == pytest.approx(2.0)
-    out = s.sample(seed=1)
+    out = s.sample_unaccounted(seed=1)
     assert out["wage"].between(0.0, 10.0).all()
     s.save(tmp_path / "ph.json")
-    np.testing.assert_array_equal(Synthesizer.load(tmp_path / "ph.json").sample(seed=1)["wage"], out["wage"])
+    np.testing.assert_array_equal(Synthesizer.load(tmp_path / "ph.json").sample_unaccounted(seed=1)["wage"],
+                                  out["wage"])
 
 
 # ----------------------------------------------------------------------------------- save / load / release
@@ -206,10 +223,13 @@ def test_save_holds_no_confidential_data(df, user_censor_w, tmp_path):
     assert cdoc["confidential"] is True
     np.testing.assert_allclose(cdoc["values"], df["wage"])
     assert len(cdoc["weights"]) == len(df)
+    assert path.stat().st_mode & 0o077 == 0  # the saved synthesizer too: it holds posterior draws
+    assert doc["content"]["confidential"] is True and "10 posterior draw(s)" in doc["content"]["worth"]
+    assert len(doc["content"]["draws"]["sigma"]) == 10  # only the kept draws
     loaded = Synthesizer.load(path)
     assert loaded.privacy == user_censor_w.privacy
-    a = user_censor_w.sample(seed=9, draw=3)
-    b = loaded.sample(seed=9, draw=3)
+    a = user_censor_w.sample_unaccounted(seed=9, draw=3)
+    b = loaded.sample_unaccounted(seed=9, draw=3)
     pd.testing.assert_frame_equal(a, b)
     with pytest.raises(DataError, match="loaded without its confidential data"):
         loaded.fit(seed=0)
@@ -230,27 +250,141 @@ def test_hand_edited_file_is_rejected(censor_uw, tmp_path):
             Synthesizer.load(edited)
 
 
+def _rehashed(path, tmp_path, edit) -> object:
+    """``path`` edited and its SHA-256 recomputed, as an adversary who knows the format would do."""
+    doc = json.loads(path.read_text())
+    edit(doc["content"])
+    doc["sha256"] = digest(doc["content"])
+    out = tmp_path / "rehashed.json"
+    out.write_text(json.dumps(doc))
+    return out
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("edit, match", [
+    (lambda c: (c["settings"].__setitem__("eps", 0.001), c["privacy"].__setitem__("eps_remove", 0.001),
+                c["privacy"].__setitem__("eps_replace", 0.002)), "censoring bound M = 2 is not eps/2 = 0.0005"),
+    (lambda c: (c["settings"].__setitem__("eps", 0.001), c["privacy"].__setitem__("eps_remove", 0.001),
+                c["privacy"].__setitem__("eps_replace", 0.002), c["privacy"].__setitem__("bound", 0.0005)),
+     "Delta = .* exceeds its censoring bound M = 0.0005"),
+    (lambda c: c["privacy"].__setitem__("eps_replace", 0.5), "settings give 4 / 8"),
+    (lambda c: c["privacy"].__setitem__("guarantee", "none"), "the mechanism 'censor_uw' is 'DP'"),
+    (lambda c: c["settings"].__setitem__("mechanism", "censor_w"), "the mechanism 'censor_w' is 'aDP'"),
+])
+def test_an_edited_and_rehashed_file_is_refused(censor_uw, tmp_path, edit, match):
+    """Acceptance: a file whose eps and guarantee were edited and whose SHA-256 was recomputed is refused."""
+    path = censor_uw.save(tmp_path / "syn.json")
+    with pytest.raises(DataError, match=match):
+        Synthesizer.load(_rehashed(path, tmp_path, edit))
+
+
 @pytest.mark.slow
 def test_loaded_synthesizer_releases_without_the_data_and_budget_refusal_writes_nothing(censor_uw, tmp_path):
     path = censor_uw.save(tmp_path / "syn.json", include_confidential=True)
     confidential_path(path).unlink()
     s = Synthesizer.load(path)
-    ledger = tmp_path / "releases.jsonl"
-    r1 = s.release(tmp_path / "r1.csv", ledger=ledger, budget=8.0, seed=1)
-    r2 = s.release(tmp_path / "r2.parquet", ledger=ledger, budget=8.0, seed=2)
+    book = Ledger(s.dataset, s.relation)
+    spent = book.total()
+    r1 = s.release(tmp_path / "r1.csv", budget=spent + 16.0, seed=1)
+    r2 = s.release(tmp_path / "r2.parquet", budget=spent + 16.0, seed=2)
     assert r1.attrs["draw"] != r2.attrs["draw"]  # each release spends its own draw
     pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "r1.csv")[["region", "age"]], r1[["region", "age"]])
     pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "r2.parquet"), r2, check_like=True)
-    book = Ledger(ledger)
-    assert book.total() == pytest.approx(8.0)
-    assert [r["output"] for r in book.records()] == [str(tmp_path / "r1.csv"), str(tmp_path / "r2.parquet")]
-    before = ledger.read_bytes()
-    with pytest.raises(BudgetExceeded, match="budget 8"):
-        s.release(tmp_path / "r3.csv", ledger=ledger, budget=8.0, seed=3)
-    assert not (tmp_path / "r3.csv").exists() and ledger.read_bytes() == before
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["r1.csv", "r2.parquet", "releases.jsonl", "syn.json"]
+    assert pd.read_parquet(tmp_path / "r2.parquet").attrs == {}  # nothing but the data leaves in the file
+    assert book.total() == pytest.approx(spent + 16.0)  # 2 x eps = 8 with one record replaced
+    assert [r["output"] for r in book.releases()][-2:] == [str(tmp_path / "r1.csv"), str(tmp_path / "r2.parquet")]
+    before = book.path.read_bytes()
+    with pytest.raises(BudgetExceeded, match="budget"):
+        s.release(tmp_path / "r3.csv", budget=spent + 16.0, seed=3)
+    assert not (tmp_path / "r3.csv").exists() and book.path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r1.csv", "r2.parquet", "syn.json"]
     with pytest.raises(DataError, match=".csv or .parquet"):
-        s.release(tmp_path / "r3.xlsx", ledger=ledger, seed=3)
+        s.release(tmp_path / "r3.xlsx", seed=3)
+    with pytest.raises(DataError, match="exists already.*--force"):
+        s.release(tmp_path / "r1.csv", seed=4)
+    with pytest.raises(DataError, match="does not exist; create it first"):
+        s.release(tmp_path / "missing" / "r4.csv", seed=4)
+    assert book.path.read_bytes() == before  # refused releases book nothing
+
+
+@pytest.mark.slow
+def test_a_copied_synthesizer_shares_its_ledger(censor_uw, tmp_path):
+    """Acceptance: the ledger is keyed by the data set, not by the file's name."""
+    path = censor_uw.save(tmp_path / "s.json")
+    copy = tmp_path / "elsewhere"
+    copy.mkdir()
+    (copy / "s_copy.json").write_bytes(path.read_bytes())
+    a, b = Synthesizer.load(path), Synthesizer.load(copy / "s_copy.json")
+    book = Ledger(a.dataset, a.relation)
+    n0, t0 = len(book.releases()), book.total()
+    a.release(tmp_path / "a.csv", seed=1)
+    b.release(tmp_path / "b.csv", seed=2)
+    assert len(book.releases()) == n0 + 2 and book.total() == pytest.approx(t0 + 2 * a.privacy.eps)
+    # a budget counts both files' releases
+    with pytest.raises(BudgetExceeded):
+        b.release(tmp_path / "c.csv", seed=3, budget=book.total())
+
+
+@pytest.mark.slow
+def test_sample_books_what_it_draws(censor_uw):
+    """Acceptance: drawing synthetic data from a fitted synthesizer goes through the accounting."""
+    book = Ledger(censor_uw.dataset, censor_uw.relation)
+    before = len(book.releases())
+    outs = [censor_uw.sample(seed=s) for s in range(3)]
+    recs = book.releases()[before:]
+    assert len(recs) == 3 and all(r["output"] == "<in memory>" for r in recs)
+    assert [r["draw"] for r in recs] == [o.attrs["draw"] for o in outs]
+    assert all(o.attrs["accounted"] for o in outs)
+
+
+@pytest.mark.slow
+def test_removal_needs_a_public_frame_for_covariates_and_a_dp_size_without(df, tmp_path):
+    """Under one record removed the release's rows and size are inside the guarantee."""
+    s = Synthesizer(df, "wage", covariates=["region", "age"], mechanism="censor_uw", eps=4.0, sampler=CFG,
+                    model_params=PRIORS, neighbours="remove", allow_unconverged=True).fit(seed=1)
+    assert s.privacy.eps == s.privacy.eps_remove == pytest.approx(4.0)
+    with pytest.raises(DataError, match="would reveal which records it holds"):
+        s.release(tmp_path / "x.csv", seed=1)
+    frame = pd.DataFrame({"region": ["north", "south"] * 50, "age": [40] * 100})
+    out = s.release(tmp_path / "x.csv", seed=1, data=frame)
+    assert len(out) == 100 and out.attrs["size"] == "public" and out.attrs["eps_size"] == 0.0
+    marginal = Synthesizer(df[["wage"]], "wage", mechanism="censor_uw", eps=4.0, sampler=CFG, model_params=PRIORS,
+                           allow_unconverged=True).fit(seed=1)
+    assert marginal.relation == "remove"
+    first, second = marginal.sample(seed=1), marginal.sample(seed=2)
+    assert len(first) == len(second) == marginal._size.n  # noqa: SLF001 - the DP count, drawn once per fit
+    assert first.attrs["eps_size"] == pytest.approx(0.1) and second.attrs["eps_size"] == 0.0  # charged once
+    assert first.attrs["spend"] == pytest.approx(4.1) and "a DP count" in first.attrs["privacy_statement"]
+    declared = Synthesizer(df[["wage"]], "wage", mechanism="censor_uw", eps=4.0, sampler=CFG, model_params=PRIORS,
+                           n_release=500, allow_unconverged=True).fit(seed=1)
+    assert len(declared.sample(seed=1)) == 500
+
+
+@pytest.mark.slow
+def test_an_unusable_release_is_refused_and_books_nothing(df, tmp_path):
+    """Acceptance: a release with non-finite values (or from a fit that censored every record) is refused."""
+    cents = df[["wage"]].assign(wage=df["wage"] * 1e6)  # in these units every record is censored at eps = 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        s = Synthesizer(cents, "wage", mechanism="censor_uw", eps=1.0, sampler=SamplerConfig(draws=200, tune=200),
+                        allow_unconverged=True, n_release=50).fit(seed=0)
+    assert s.privacy.censored_share > 0.9
+    book = Ledger(s.dataset, s.relation)
+    before = len(book.releases())
+    with pytest.raises(UnusableReleaseError, match="censored .* of the records") as err:
+        s.release(tmp_path / "u.csv", seed=0)
+    assert "\n" not in str(err.value) and "allow_unusable=True" in str(err.value)
+    assert not (tmp_path / "u.csv").exists() and len(book.releases()) == before
+    out = s.release(tmp_path / "u.csv", seed=0, allow_unusable=True)
+    assert any("censored" in o for o in out.attrs["overrides"])
+    assert any("censored" in o for o in book.releases()[-1]["overrides"])
+    assert "override" in out.attrs["privacy_statement"]
+
+
+def test_non_finite_synthetic_values_are_named(censor_uw):
+    reasons = censor_uw._unusable(np.array([1.0, np.inf, 2.0]))  # noqa: SLF001
+    assert any("1 synthetic value(s) are not finite" in r for r in reasons)
+    assert any("support" in r for r in censor_uw._unusable(np.array([1.0, -2.0])))  # noqa: SLF001
 
 
 @pytest.mark.slow
@@ -269,7 +403,7 @@ def test_every_mechanism_reports_its_registry_name_and_guarantee(df, mechanism, 
     spec = registry.spec(mechanism)
     assert s.privacy.name == spec.name and s.privacy.guarantee == spec.guarantee
     assert s.privacy.eps_remove == pytest.approx(2 * s.privacy.delta)  # uncensored: the local eps_x = 2 Delta
-    assert len(s.sample(seed=0)) == len(df)
+    assert len(s.sample_unaccounted(seed=0)) == len(df)
 
 
 @pytest.mark.slow
@@ -281,7 +415,7 @@ def test_poisson_regression_on_encoded_covariates_keeps_integer_counts():
                     sampler=CFG, allow_unconverged=True).fit(seed=0)
     assert s.draws["beta"].shape[1] == 2  # intercept and the indicator of "b"
     assert s.privacy.eps_replace == pytest.approx(6.0)  # one-signed (discrete): 2 M with one record replaced
-    out = s.sample(seed=0, data=pd.DataFrame({"region": ["a"] * 2000 + ["b"] * 2000}))
+    out = s.sample_unaccounted(seed=0, data=pd.DataFrame({"region": ["a"] * 2000 + ["b"] * 2000}))
     assert out["visits"].dtype == d["visits"].dtype
     means = out.groupby("region")["visits"].mean()
     assert means["b"] > 2 * means["a"]
@@ -333,7 +467,7 @@ def test_lognormal_regression_on_cps_wages_keeps_the_covariate_effect():
     assert p.guarantee == "DP" and p.name == "Censor_uw"
     assert p.delta <= 3.0 + 1e-9 and p.eps_remove == pytest.approx(6.0) and p.eps_replace == pytest.approx(12.0)
     assert s.draws["beta"].shape[1] == 10
-    out = s.sample(seed=4)
+    out = s.sample_unaccounted(seed=4)
     pd.testing.assert_frame_equal(out[covs], frame[covs])
     assert (out["wage"] > 0).all() and np.isfinite(out["wage"]).all()
     X, terms = wage_design(frame)

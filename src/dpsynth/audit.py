@@ -54,6 +54,9 @@ __all__ = [
     "audit_mechanism",
     "unit_weights",
     "data_lipschitz_weights",
+    "size_log_ratio",
+    "histogram_log_ratio",
+    "audit_release",
     "MODE_WINDOW",
 ]
 
@@ -428,3 +431,57 @@ def data_lipschitz_weights(cm, *, sampler=None, seed=None, c: float = 1.0, g: fl
         return cache[key].copy()
 
     return weight_fn
+
+
+# --- the whole release: the posterior draw, the released size, a histogram's counts ----------------
+
+
+def size_log_ratio(eps_size: float | None, n: int, *, window: float = 60.0) -> float:
+    """Worst absolute log ratio of the released size's probabilities, data sets of ``n`` and ``n - 1`` records.
+
+    ``eps_size=None`` is a release of exactly ``n`` rows: the two neighbours give sizes ``n`` and
+    ``n - 1`` with probability one, so the ratio is infinite. Otherwise the size is OpenDP's count
+    with discrete Laplace noise of the scale ``t`` it calibrates to ``eps_size``
+    (:func:`dpsynth.release_size.count_scale`), ``P(n + z) ∝ exp(-|z| / t)``, kept at 1 or more;
+    the ratio is computed exactly over every output within ``window * t`` of ``n`` (the
+    normalising constants of the two are equal, the lumped outputs ``<= 1`` are summed).
+    """
+    from .release_size import count_scale
+
+    if eps_size is None:
+        return float("inf")
+    t = count_scale(eps_size)
+    k = np.arange(max(2, int(n - window * t)), int(n + window * t) + 1)
+
+    def logpmf(center: int) -> np.ndarray:
+        return -np.abs(k - center) / t
+
+    def log_low(center: int) -> float:  # P(size <= 1): every z with center + z <= 1, up to the common constant
+        m = center - 1  # z <= -m
+        return -m / t - np.log1p(-np.exp(-1.0 / t))
+
+    d = np.abs(logpmf(n) - logpmf(n - 1))
+    return float(max(d.max(), abs(log_low(n) - log_low(n - 1))))
+
+
+def histogram_log_ratio(x, x_neighbour, edges, scale: float) -> float:
+    """Worst absolute log ratio of a perturbed histogram's noisy counts for two data sets.
+
+    Each count gets Laplace noise of ``scale``: the log density ratio at any output is
+    ``sum_j (|y_j - c'_j| - |y_j - c_j|) / scale``, at most ``||c - c'||_1 / scale``, attained. The
+    bin ``edges`` are the same for both data sets (public), as the mechanism requires.
+    """
+    e = np.asarray(edges, dtype=float)
+    c = np.histogram(np.asarray(x, dtype=float), bins=e)[0]
+    cp = np.histogram(np.asarray(x_neighbour, dtype=float), bins=e)[0]
+    return float(np.abs(c - cp).sum() / scale)
+
+
+def audit_release(draw_ratio: float, eps_size: float | None, n: int) -> dict:
+    """The whole release under one record removed: the draw's worst ratio plus the size's.
+
+    A release is the draw (or the histogram) and the file's size, two outputs of the same data:
+    their log ratios add. Returns ``{"draw", "size", "total"}``.
+    """
+    size = size_log_ratio(eps_size, n)
+    return {"draw": float(draw_ratio), "size": size, "total": float(draw_ratio) + size}

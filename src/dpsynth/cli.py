@@ -3,17 +3,21 @@
 ::
 
     dpsynth fit DATA --target COL [--covariates A B ...] --model NAME --mechanism KEY [--eps E]
-                [--unit U] [--offset O] [--draws N --tune N --chains N] [--seed S] --out SYNTH.json
+                [--neighbours remove|replace] [--unit U] [--offset O] [--draws N --tune N --chains N]
+                [--sep SEP] [--seed S] [--force] --out SYNTH.json
     dpsynth release SYNTH.json --out OUT.csv|OUT.parquet [--covariates-from DATA] [--budget B]
-                [--seed S] [--ledger PATH]
-    dpsynth ledger SYNTH.json|LEDGER [--ledger PATH]
+                [--seed S] [--force] [--allow-unusable]
+    dpsynth ledger SYNTH.json
 
-DATA is read as CSV or Parquet by its extension. ``fit`` saves the synthesizer (JSON with a
-SHA-256, without the confidential data) and prints its privacy statement; progress goes to
-stderr. ``release`` writes one synthetic data set and records it in the ledger, by default
-``<SYNTH stem>.ledger.jsonl`` beside the synthesizer; with ``--budget`` a release that would bring
-the strict-DP spend above it is refused. Every failure prints one line ``dpsynth: error: ...``
-and exits with code 2, and writes nothing.
+DATA is read as CSV (any separator with ``--sep``; a byte-order mark is handled) or Parquet by its
+extension. ``fit`` saves the synthesizer (JSON with a SHA-256, owner-readable only: it holds
+posterior draws, see its statement) and prints its public privacy statement on stdout; the
+figures computed from the data (Delta, the censored count, n) go to stderr, marked confidential,
+with the progress. ``release`` writes one synthetic data set and books it in the ledger of the
+confidential data set the synthesizer was fitted on (copies of a synthesizer share it); with
+``--budget`` a release that would bring the strict-DP spend above it is refused. No command
+overwrites a file without ``--force`` or creates a folder. Every failure prints one line
+``dpsynth: error: ...``, exits with code 2 and writes nothing.
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ import pandas as pd
 
 from .validation import DataError
 
-__all__ = ["main", "run", "default_ledger_path", "read_table", "shell", "ShellResult"]
+__all__ = ["main", "run", "read_table", "shell", "ShellResult"]
 
 PROG = "dpsynth"
 _TABLE_SUFFIXES = (".csv", ".parquet")
@@ -75,12 +79,6 @@ def shell(args: Sequence[str], *, cwd: str | Path | None = None) -> ShellResult:
                        stdout=done.stdout, stderr=done.stderr)
 
 
-def default_ledger_path(synth: str | Path) -> Path:
-    """The ledger beside a saved synthesizer: ``<stem>.ledger.jsonl``."""
-    synth = Path(synth)
-    return synth.with_name(synth.stem + ".ledger.jsonl")
-
-
 def _progress(msg: str) -> None:
     print(f"{PROG}: {msg}", file=sys.stderr, flush=True)
 
@@ -88,8 +86,13 @@ def _progress(msg: str) -> None:
 # ------------------------------------------------------------------------------------------- input
 
 
-def read_table(path: str | Path, arg: str, *, thousands: str | None = None) -> pd.DataFrame:
-    """Read a CSV or Parquet file; :class:`CLIError` naming ``arg`` if it is missing or unreadable."""
+def read_table(path: str | Path, arg: str, *, thousands: str | None = None, sep: str | None = None) -> pd.DataFrame:
+    """Read a CSV or Parquet file; :class:`CLIError` naming ``arg`` if it is missing or unreadable.
+
+    A CSV is read as UTF-8 with its byte-order mark, if any, removed, with the separator ``sep``
+    (default ``,``). A file read as one column whose name holds ``;``, a tab or ``|`` is refused
+    with the separator to pass.
+    """
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix not in _TABLE_SUFFIXES:
@@ -98,10 +101,18 @@ def read_table(path: str | Path, arg: str, *, thousands: str | None = None) -> p
         raise CLIError(f"{arg} file {str(path)!r} does not exist; check the path.")
     try:
         if suffix == ".csv":
-            return pd.read_csv(path, thousands=thousands)
-        return pd.read_parquet(path)
+            df = pd.read_csv(path, thousands=thousands, sep=sep or ",", encoding="utf-8-sig")
+        else:
+            df = pd.read_parquet(path)
     except Exception as e:  # noqa: BLE001 - any reader failure is reported as one line
         raise CLIError(f"cannot read {arg} {str(path)!r} as {suffix[1:].upper()}: {e}".rstrip(".") + ".") from None
+    if suffix == ".csv" and df.shape[1] == 1:
+        name = str(df.columns[0])
+        for cand, shown in ((";", "';'"), ("\t", "$'\\t'"), ("|", "'|'")):
+            if cand in name:
+                raise CLIError(f"{arg} {str(path)!r} was read as one column {name[:60]!r}: its separator looks like "
+                               f"{shown}, not {sep or ','!r}; pass --sep {shown}.")
+    return df
 
 
 def _check_columns(df: pd.DataFrame, cols: Sequence[str], arg_of: dict[str, str], source: str) -> None:
@@ -200,18 +211,18 @@ def _cmd_fit(a: argparse.Namespace) -> int:
     from .mechanisms import catalog
     from .models import FAMILIES
     from .synthesizer import Synthesizer
+    from .synthesizer_files import check_output_path
 
-    out = Path(a.out)
-    if out.suffix.lower() != ".json":
-        raise CLIError(f"--out {str(out)!r} must end in .json (the saved synthesizer).")
-    if not out.parent.is_dir():
-        raise CLIError(f"--out {str(out)!r}: the folder {str(out.parent)!r} does not exist; create it first.")
+    try:
+        out = check_output_path(a.out, force=a.force, suffixes=(".json",))
+    except DataError as e:
+        raise CLIError(f"--out: {e}") from None
     spec = catalog.get(a.mechanism)
     covs = list(a.covariates or [])
     arg_of = {a.target: "--target", **{c: "--covariates" for c in covs}}
 
     def read_frame(path, arg):
-        frame = read_table(path, arg, thousands=a.thousands)
+        frame = read_table(path, arg, thousands=a.thousands, sep=a.sep)
         source = f"{arg} {str(path)!r}"
         _check_columns(frame, [a.target, *covs], arg_of, source)
         frame = frame[[a.target, *covs]].copy()
@@ -227,7 +238,8 @@ def _cmd_fit(a: argparse.Namespace) -> int:
         s = Synthesizer(data, a.target, covariates=covs, model=model, mechanism=a.mechanism, eps=a.eps,
                         model_params=_parse_model_params(a.model_param), mechanism_params=mp, unit=a.unit,
                         offset=a.offset, sampler=SamplerConfig(**sampler), censor_warn_share=a.censor_warn_share,
-                        allow_unconverged=a.allow_unconverged)
+                        allow_unconverged=a.allow_unconverged, neighbours=a.neighbours, n_release=a.n_release,
+                        size_eps=a.size_eps, keep_draws=a.keep_draws)
     except DataError as e:
         raise CLIError(_as_flags(str(e), a.target)) from None
     if spec.uses_model and isinstance(model, str):  # a check that would otherwise fail only after compiling
@@ -255,8 +267,9 @@ def _cmd_fit(a: argparse.Namespace) -> int:
         seen.add(msg)
         _progress(f"warning: {msg}")
     p = s.privacy  # raises UnconvergedError (reported as an error) unless --allow-unconverged
-    s.save(out)
-    _progress(f"saved {out} (no confidential data)")
+    s.save(out, force=a.force)
+    _progress(f"saved {out}, owner-readable only: {p.worth()}")
+    _progress(p.diagnostics())
     print(p.statement())
     return 0
 
@@ -274,38 +287,32 @@ def _load(path: str | Path, arg: str = "SYNTH"):
 
 
 def _cmd_release(a: argparse.Namespace) -> int:
-    out = Path(a.out)
-    if out.suffix.lower() not in _TABLE_SUFFIXES:
-        raise CLIError(f"--out {str(out)!r} must end in .csv or .parquet.")
-    if not out.parent.is_dir():
-        raise CLIError(f"--out {str(out)!r}: the folder {str(out.parent)!r} does not exist; create it first.")
-    if out.exists():
-        raise CLIError(f"--out {str(out)!r} exists already; choose a new file (a release never overwrites one).")
+    from .ledger import Ledger
+    from .synthesizer_files import check_output_path
+
+    try:
+        check_output_path(a.out, force=a.force)  # before anything is read
+    except DataError as e:
+        raise CLIError(f"--out: {e}") from None
     if a.budget is not None and not (a.budget >= 0 and math.isfinite(a.budget)):
         raise CLIError(f"--budget must be a finite number >= 0; got {a.budget!r}.")
     s = _load(a.synth)
     public = None
     if a.covariates_from is not None:
-        src = read_table(a.covariates_from, "--covariates-from")
+        src = read_table(a.covariates_from, "--covariates-from", sep=a.sep)
         source = f"--covariates-from {str(a.covariates_from)!r}"
         _check_columns(src, s.covariates, {c: "a covariate of the synthesizer" for c in s.covariates}, source)
-        public = src[s.covariates].reset_index(drop=True)
-        try:
-            s.design(public)  # an unseen level fails here, before the ledger is touched
-        except DataError as e:
-            raise CLIError(f"{source}: {e} Release for covariates whose levels were seen at fit time, or refit "
-                           f"with them.") from None
-    ledger = Path(a.ledger) if a.ledger else default_ledger_path(a.synth)
-    df = s.release(out, ledger=ledger, budget=a.budget, seed=a.seed, data=public)
-    p = s.privacy
-    _progress(f"released {len(df)} records to {out} (posterior draw {df.attrs['draw']}); recorded in {ledger}")
-    print(p.statement())
-    if p.guarantee == "DP":
-        from .ledger import Ledger
-
-        total = Ledger(ledger).total()
-        left = "" if a.budget is None else f" of budget {a.budget:g}"
-        print(f"strict-DP spend in {ledger}: eps = {total:.4g}{left}")
+        public = src
+    try:
+        df = s.release(a.out, budget=a.budget, seed=a.seed, data=public, force=a.force,
+                       allow_unusable=a.allow_unusable)
+    except DataError as e:
+        raise CLIError(" ".join(str(e).split())) from None
+    book = Ledger(s.dataset, s.relation)
+    _progress(f"released {len(df)} records to {a.out}; booked in the ledger of data set {s.dataset} ({book.path})")
+    print(df.attrs["privacy_statement"])
+    left = "" if a.budget is None else f" of budget {a.budget:g}"
+    print(f"strict-DP spend of this data set: eps = {book.total():.4g}{left}")
     return 0
 
 
@@ -315,21 +322,12 @@ def _cmd_release(a: argparse.Namespace) -> int:
 def _cmd_ledger(a: argparse.Namespace) -> int:
     from .ledger import Ledger
 
-    path = Path(a.path)
-    if not path.is_file():
-        raise CLIError(f"{str(path)!r} does not exist; give a saved synthesizer (.json) or a ledger file.")
-    if a.ledger:
-        ledger = Path(a.ledger)
-    elif path.suffix.lower() == ".json":
-        _load(path)  # a synthesizer: its checksum is verified, its ledger lies beside it
-        ledger = default_ledger_path(path)
-    else:
-        ledger = path
-    book = Ledger(ledger)
-    recs = book.records()
-    for r in recs:
-        print(f"{r['time']}  {r['name']:<10} {r['guarantee']:<4} eps={r['eps']:.4g} (replace {r['eps_replace']:.4g}) "
-              f"spend={r['new_spend']:.4g} draw={r['draw']}  {r['output']}")
+    s = _load(a.synth)
+    book = Ledger(s.dataset, s.relation)
+    for r in book.releases():
+        eps = f"eps={r['eps']:.4g}" + (f" +size {r['eps_size']:.4g}" if r["eps_size"] else "")
+        print(f"{r['time']}  {r['name']:<12} {r['guarantee']:<4} {eps} spend={r['spend']:.4g} draw={r['draw']} "
+              f"rows={r['rows']}  {r['output']}")
     print(book.summary())
     return 0
 
@@ -391,25 +389,37 @@ def _parser() -> argparse.ArgumentParser:
                    help="warn when a censored fit censors more than this share of records (default 0.5)")
     f.add_argument("--allow-unconverged", action="store_true",
                    help="save a fit that failed its convergence checks (its statement says so)")
+    f.add_argument("--neighbours", choices=("remove", "replace"), help="neighbour relation of the statement and the "
+                   "ledger (default: remove without covariates; replace with covariates, whose rows are public)")
+    f.add_argument("--n-release", type=int, metavar="N", help="a released size declared public (one record removed; "
+                   "default: a DP count)")
+    f.add_argument("--size-eps", type=float, default=0.1, metavar="E",
+                   help="eps of the DP count of the released size, charged once (default 0.1)")
+    f.add_argument("--keep-draws", type=int, default=10, metavar="K",
+                   help="posterior draws kept in the saved synthesizer, one per release (default 10)")
     f.add_argument("--thousands", metavar="SEP", help="thousands separator used in a CSV (e.g. ',')")
+    f.add_argument("--sep", metavar="SEP", help="column separator of a CSV (default ','; e.g. ';')")
     f.add_argument("--seed", type=int, help="seed of the fit")
     f.add_argument("--out", required=True, metavar="SYNTH.json", help="where to save the synthesizer")
+    f.add_argument("--force", action="store_true", help="replace an existing --out file")
     _add_mechanism_flags(f)
     f.set_defaults(func=_cmd_fit)
 
-    r = sub.add_parser("release", help="write one synthetic data set and record it in the ledger")
+    r = sub.add_parser("release", help="write one synthetic data set and book it in the data set's ledger")
     r.add_argument("synth", metavar="SYNTH.json", help="a synthesizer saved by `dpsynth fit`")
     r.add_argument("--out", required=True, metavar="OUT", help="output file, .csv or .parquet")
-    r.add_argument("--covariates-from", metavar="DATA", help="public covariates of the synthetic records "
-                   "(default: those of the fitted data)")
+    r.add_argument("--covariates-from", metavar="DATA", help="a public frame of covariates for the synthetic records "
+                   "(its rows set the released size; default: the fitted records')")
+    r.add_argument("--sep", metavar="SEP", help="column separator of --covariates-from (default ',')")
     r.add_argument("--budget", type=float, help="refuse a release that brings the strict-DP spend above this eps")
     r.add_argument("--seed", type=int, help="seed of the release")
-    r.add_argument("--ledger", metavar="PATH", help="ledger file (default: <SYNTH stem>.ledger.jsonl beside SYNTH)")
+    r.add_argument("--force", action="store_true", help="replace an existing --out file")
+    r.add_argument("--allow-unusable", action="store_true", help="release values that fail the usability checks "
+                   "(recorded in the statement and the ledger)")
     r.set_defaults(func=_cmd_release)
 
-    g = sub.add_parser("ledger", help="list the releases and the strict-DP spend (aDP listed apart)")
-    g.add_argument("path", metavar="SYNTH.json|LEDGER", help="a saved synthesizer (its ledger beside it) or a ledger")
-    g.add_argument("--ledger", metavar="PATH", help="ledger file (overrides the one beside SYNTH)")
+    g = sub.add_parser("ledger", help="list the releases of a synthesizer's data set and its strict-DP spend")
+    g.add_argument("synth", metavar="SYNTH.json", help="a saved synthesizer (its data set's ledger is shown)")
     g.set_defaults(func=_cmd_ledger)
     return p
 

@@ -7,7 +7,10 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-__all__ = ["project_root", "cache_dir", "atomic_write"]
+__all__ = ["project_root", "cache_dir", "atomic_write", "dpsynth_home", "HOME_ENV"]
+
+#: Environment variable: the folder of this user's dpsynth state (ledgers, the ledger key).
+HOME_ENV = "DPSYNTH_HOME"
 
 
 def project_root() -> Path:
@@ -28,7 +31,24 @@ def cache_dir() -> Path:
     return Path(env) if env else project_root() / "data" / "cache"
 
 
-def atomic_write(path: str | os.PathLike, write: Callable[[str], None], *, mode: int = 0o644) -> Path:
+def dpsynth_home() -> Path:
+    """This user's dpsynth folder: ``$DPSYNTH_HOME``, else ``$XDG_DATA_HOME/dpsynth``, else ``~/.local/share/dpsynth``.
+
+    It holds the release ledgers (one per confidential data set and neighbour relation) and the
+    secret key that chains their lines. It is created owner-only (0o700) on first use.
+    """
+    env = os.environ.get(HOME_ENV)
+    if env:
+        home = Path(env)
+    else:
+        base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
+        home = Path(base) / "dpsynth"
+    home.mkdir(parents=True, exist_ok=True, mode=0o700)
+    return home
+
+
+def atomic_write(path: str | os.PathLike, write: Callable[[str], None], *, mode: int = 0o644,
+                 create_parent: bool = True) -> Path:
     """Write a file all at once or not at all.
 
     ``write(tmp)`` writes the content to a temporary file beside ``path``, which then replaces
@@ -43,9 +63,17 @@ def atomic_write(path: str | os.PathLike, write: Callable[[str], None], *, mode:
         Writes the content to the path it is given.
     mode : int
         Permissions of the written file (0o644, ordinary shared output; 0o600 for confidential data).
+    create_parent : bool
+        Create a missing parent folder (False: a missing folder is an error naming it).
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    if create_parent:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    elif not path.parent.is_dir():
+        from .validation import DataError
+
+        raise DataError(f"the folder {str(path.parent)!r} of {path.name!r} does not exist; create it first (nothing "
+                        f"is created silently).")
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     os.close(fd)
     try:

@@ -7,8 +7,25 @@ shipped model family (:data:`dpsynth.models.FAMILIES`) or a plain PyMC model-bui
 (:mod:`dpsynth.mechanisms`; ``mechanisms.list_mechanisms()``), reports its privacy
 (:class:`SynthesizerPrivacy`) and returns synthetic DataFrames generated from ONE posterior draw
 each (or from the released state of a model-free mechanism). :meth:`Synthesizer.save` and
-:meth:`Synthesizer.load` read and write a self-describing JSON file, and :meth:`Synthesizer.release`
-writes a sample and records it in a ledger (:mod:`dpsynth.synthesizer_files`).
+:meth:`Synthesizer.load` read and write a self-describing JSON file (:mod:`dpsynth.synthesizer_files`).
+
+Every synthetic data set handed out goes through the accounting: :meth:`Synthesizer.sample` and
+:meth:`Synthesizer.release` book it in the ledger of the confidential data set
+(:class:`dpsynth.ledger.Ledger`) before returning or writing it; only
+:meth:`Synthesizer.sample_unaccounted` does not, for research, as its name says.
+
+What a release covers (the book's introduction, "Neighbouring data sets"):
+
+* the posterior draw, at the mechanism's epsilon under the synthesizer's neighbour relation;
+* the released size: with one record *removed*, a DP count of the records (OpenDP, ``size_eps``,
+  charged once) or a size declared public (``n_release``, or the rows of a public frame of
+  covariates given at release); with one record *replaced*, ``n`` is public;
+* the covariates carried into the file: the confidential file's own covariate rows reveal which
+  records it holds, so they are released only under one record replaced (the default when there
+  are covariates: they were declared public), or replaced by a public frame given at release.
+
+Figures computed from the data (Delta, the censored count, n) are shown to the data holder only
+(:meth:`SynthesizerPrivacy.diagnostics`), never written into a release.
 
 The Synthesizer knows no mechanism by name: it converts the data and the mechanism's parameters
 (public bounds into the model's unit, a historical DataFrame into model arrays) and calls the
@@ -30,16 +47,20 @@ from . import mechanisms
 from .covariates import CovariateDesign
 from .models import FAMILIES, ModelFamily, OffsetFamily, PyMCFunctionFamily, family_class
 from .models.user_function import import_function, qualname
+from .privacy import check_neighbours, neighbours_phrase
+from .release_size import DEFAULT_SIZE_EPS, ReleaseSize, dp_count
 from .seeds import SeedLike, generator, stream
 from .synthesizer_files import ChecksumError, confidential_path, jsonable
 from .validation import (
     DataError,
     _is_number,
     check_bool,
+    check_eps,
     check_optional_finite,
     check_positive,
     check_share,
     check_table_columns,
+    positive_count,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -51,6 +72,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "Synthesizer",
     "SynthesizerPrivacy",
+    "UnusableReleaseError",
     "PyMCFunctionFamily",
     "CensoringWarning",
     "UnconvergedError",
@@ -74,6 +96,11 @@ class UnconvergedError(RuntimeError):
     """A privacy figure was asked of a fit that failed its convergence checks."""
 
 
+class UnusableReleaseError(DataError):
+    """A release was refused: its values are unusable (non-finite, outside the support or bounds, a fit that
+    censored nearly every record); nothing was written or booked."""
+
+
 @dataclass(frozen=True)
 class SynthesizerPrivacy:
     """What a fitted :class:`Synthesizer` reports.
@@ -84,14 +111,16 @@ class SynthesizerPrivacy:
         Registry key and display name.
     guarantee : str
         ``"none"``, ``"aDP"`` or ``"DP"``, from the mechanism's spec.
+    relation : str
+        The neighbour relation of the synthesizer's ledger and statement (``"remove"`` or ``"replace"``).
     delta : float
-        Local Lipschitz bound (NaN for a model-free mechanism).
+        Local Lipschitz bound (NaN for a model-free mechanism). Computed from the data: confidential.
     eps_remove, eps_replace : float
-        Epsilon of one release with one record removed / replaced.
+        Epsilon of one release's draw with one record removed / replaced.
     bound : float
         Censoring bound M (inf when not censored).
     n_censored, n : int
-        Records censored at one or more draws, and records fitted.
+        Records censored at one or more draws, and records fitted. Confidential.
     rhat_max, ess_min : float
         Worst R-hat and bulk ESS over every fit the mechanism ran (NaN without MCMC).
     divergences : int
@@ -99,7 +128,10 @@ class SynthesizerPrivacy:
     converged : bool
         Whether every fit passed its checks.
     released : str
-        What one release is, in words (``"one posterior draw"``, or the model-free mechanism's release).
+        What one release is, in words (``"one released posterior draw"``, or a model-free release).
+    draws_kept : int
+        Posterior draws the synthesizer keeps (1 for a model-free release): whoever holds it can
+        release each of them, so holding it is worth ``draws_kept`` times eps.
     extra : dict
         Mechanism-specific numbers.
     """
@@ -118,7 +150,14 @@ class SynthesizerPrivacy:
     divergences: int
     converged: bool
     released: str = "one released posterior draw"
+    relation: str = "remove"
+    draws_kept: int = 1
     extra: dict = field(default_factory=dict)
+
+    @property
+    def eps(self) -> float:
+        """Epsilon of one release's draw under the synthesizer's relation."""
+        return self.eps_remove if self.relation == "remove" else self.eps_replace
 
     @property
     def censored_share(self) -> float:
@@ -126,15 +165,40 @@ class SynthesizerPrivacy:
         return self.n_censored / self.n
 
     def statement(self) -> str:
-        """One sentence: guarantee, eps under both neighbour relations, Delta and censoring."""
-        kind = {"none": "not private", "aDP": "asymptotic DP (local bound only)", "DP": "strict DP"}[self.guarantee]
-        s = (f"{self.name} ({kind}): eps = {self.eps_remove:.4g} with one record removed, {self.eps_replace:.4g} "
-             f"with one record replaced, for {self.released}")
+        """The public statement of one release's draw: guarantee and eps under the relation (no figure of the data).
+
+        The released size and any override are added by the release (:meth:`Synthesizer.release`).
+        """
+        kind = {"none": "not private", "aDP": "asymptotic DP: a local bound, for this data set only",
+                "DP": "strict DP"}[self.guarantee]
+        other = "replaced" if self.relation == "remove" else "removed"
+        other_eps = self.eps_replace if self.relation == "remove" else self.eps_remove
+        s = (f"{self.name} ({kind}): eps = {self.eps:.4g} with {neighbours_phrase(self.relation)} "
+             f"({other_eps:.4g} with one record {other}), for {self.released}")
+        return s + ("" if self.converged else "; THE FIT FAILED ITS CONVERGENCE CHECKS") + "."
+
+    def worth(self) -> str:
+        """What holding the synthesizer (its kept draws) is worth under sequential composition."""
+        k = self.draws_kept
+        if not self.released.endswith("posterior draw"):
+            return (f"it holds {self.released}: sharing it is worth its eps = {self.eps:.4g} with "
+                    f"{neighbours_phrase(self.relation)}, and the figures it holds of the data are confidential. Keep "
+                    f"it confidential.")
+        return (f"it holds {k} posterior draw(s): whoever has it can release each of them, so sharing it is worth up "
+                f"to {k} x {self.eps:.4g} = {k * self.eps:.4g} with {neighbours_phrase(self.relation)} (plus a "
+                f"released size's eps). Keep it confidential.")
+
+    def diagnostics(self) -> str:
+        """The figures computed from the data, for the data holder only (never for publication)."""
+        s = f"confidential (computed from the data; do not publish): n = {self.n}"
         if np.isfinite(self.delta):
-            s += f"; Delta = {self.delta:.4g}"
+            s += f", Delta = {self.delta:.4g}"
         if np.isfinite(self.bound):
             s += f", censoring bound M = {self.bound:.4g}, {self.n_censored} of {self.n} records censored"
-        return s + ("" if self.converged else "; THE FIT FAILED ITS CONVERGENCE CHECKS") + "."
+        if np.isfinite(self.rhat_max):
+            s += (f"; convergence: R-hat max {self.rhat_max:.3f}, bulk ESS min {self.ess_min:.0f}, "
+                  f"{self.divergences} divergence(s)")
+        return s + "."
 
     def to_dict(self) -> dict:
         """Plain-JSON dict (floats, ints, str, bool)."""
@@ -189,7 +253,22 @@ class Synthesizer:
     censor_warn_share : float
         A :class:`CensoringWarning` is raised when a censored fit censors more than this share.
     allow_unconverged : bool
-        Report privacy figures of a fit that failed its convergence checks (else they raise).
+        Report privacy figures of a fit that failed its convergence checks (else they raise);
+        every release then records the override.
+    neighbours : {"remove", "replace"}, optional
+        The neighbour relation of the statement and the ledger. Default: ``"remove"`` (one record
+        removed, the book's) without covariates; ``"replace"`` with covariates, whose rows (and so
+        the number of records) were declared public and are carried into the release.
+    n_release : int, optional
+        A released size declared public (one record removed); by default the size is a DP count.
+    size_eps : float
+        Epsilon of the DP count of the released size (one record removed), charged once.
+    keep_draws : int
+        Posterior draws kept (evenly spaced over the pooled chains); each release uses one, and
+        whoever holds the synthesizer could release all of them (:meth:`SynthesizerPrivacy.worth`).
+    max_censored_share : float
+        A release from a fit that censored more than this share of records is refused (the
+        mechanism mostly discarded the data), unless ``allow_unusable=True`` at the release.
 
     Examples
     --------
@@ -200,8 +279,7 @@ class Synthesizer:
     ...                 mechanism_params={"lower": 0, "upper": 20000}).fit()
     >>> s.privacy.guarantee
     'DP'
-    >>> len(s.sample(seed=2))
-    300
+    >>> released = s.sample(seed=2)  # booked in the data set's ledger  # doctest: +SKIP
     """
 
     def __init__(
@@ -220,10 +298,27 @@ class Synthesizer:
         sampler: SamplerConfig | Mapping | None = None,
         censor_warn_share: float = 0.5,
         allow_unconverged: bool = False,
+        neighbours: str | None = None,
+        n_release: int | None = None,
+        size_eps: float = DEFAULT_SIZE_EPS,
+        keep_draws: int = 10,
+        max_censored_share: float = 0.9,
     ) -> None:
+        from .ledger import dataset_id
+
         covs = check_table_columns(data, target, covariates)
         self._settings(target, covs, model, mechanism, eps, model_params, unit, offset, sampler,
                        censor_warn_share, allow_unconverged)
+        self.relation = check_neighbours(neighbours if neighbours is not None else ("replace" if covs else "remove"))
+        self.n_release = None if n_release is None else positive_count(n_release, "n_release")
+        if self.n_release is not None and self.relation == "replace":
+            raise DataError("`n_release` declares a public size under one record removed; with one record replaced the "
+                            "size is n. Give a public frame of covariates at release (data=) for another size.")
+        self.size_eps = check_eps(size_eps, "size_eps")
+        self.keep_draws = positive_count(keep_draws, "keep_draws")
+        self.max_censored_share = check_share(max_censored_share, "max_censored_share")
+        self.dataset = dataset_id(data, [target, *covs], self.relation)
+        self._size: ReleaseSize | None = None
         self.columns = list(data.columns)
         self.dtypes = {c: str(data[c].dtype) for c in self.columns}
         self.public = data[covs].reset_index(drop=True).copy()
@@ -290,11 +385,22 @@ class Synthesizer:
             elif p is not None and p.in_data_unit and self.unit is not None and _is_number(v):
                 v = float(v) / self.unit
             converted[k] = v
+        for k, p in self.spec.params.items():  # a public size for a parameter that may use one
+            if p.fill == "public_size" and converted.get(k) is None and self._public_n() is not None:
+                converted[k] = self._public_n()
         params = self.spec.resolve(converted, self.eps)
         self.eps = params.get("eps")
         if self.spec.check_data is not None and self._x is not None:
             self.spec.check_data(self._x, params)
         return params
+
+    def _public_n(self) -> int | None:
+        """The number of records when it is public: declared (``n_release``), or n with one record replaced."""
+        if self.n_release is not None:
+            return self.n_release
+        if self.relation == "replace" and self._x is not None:
+            return int(self._x.size)
+        return None
 
     def _model_arrays(self, frame: pd.DataFrame, name: str) -> tuple[np.ndarray, np.ndarray | None]:
         """A frame laid out like the confidential data, as the model's ``(x, covariates)``."""
@@ -367,16 +473,30 @@ class Synthesizer:
             n_censored=int(p.n_censored), n=int(self._x.size), rhat_max=float(res.rhat_max),
             ess_min=float(res.ess_min), divergences=res.divergences, converged=res.converged,
             released="one released posterior draw" if res.fit is not None else f"the release of {res.name}",
+            relation=self.relation, draws_kept=1 if res.fit is None else min(self.keep_draws, res.fit.n_draws),
             extra=jsonable({k: v for k, v in p.extra.items() if isinstance(v, (int, float, str, bool, np.number))}),
         )
         if res.fit is not None:
-            self.draws = {k: np.asarray(v) for k, v in res.fit.draws.items()}
+            S = res.fit.n_draws
+            keep = np.unique(np.linspace(0, S - 1, min(self.keep_draws, S)).round().astype(int))
+            self.draws = {k: np.asarray(v)[keep] for k, v in res.fit.draws.items()}
             self._weights = np.asarray(res.weights, dtype=float)
             self._release_state = None
         else:
             self.draws, self._weights, self._release_state = None, None, res.release
+        self._size = self._released_size()
         self._warn_censoring()
         return self
+
+    def _released_size(self) -> ReleaseSize | None:
+        """The size of a release over the fitted records (None: a public frame must be given at release)."""
+        if self.relation == "replace":
+            return ReleaseSize(n=int(self._x.size), how="replace")
+        if self.covariates:
+            return None  # the file's own covariate rows would reveal which records it holds
+        if self.n_release is not None:
+            return ReleaseSize(n=self.n_release, how="public")
+        return dp_count(self._x, self.size_eps)
 
     def _warn_censoring(self) -> None:
         p = self._privacy
@@ -415,41 +535,12 @@ class Synthesizer:
         self.privacy  # noqa: B018 - raises if unfitted or unconverged
         return 1 if self.draws is None else int(next(iter(self.draws.values())).shape[0])
 
-    # ------------------------------------------------------------------ sampling
-    def sample(self, seed: SeedLike = None, *, data: pd.DataFrame | None = None, draw: int | None = None
-               ) -> pd.DataFrame:
-        """One synthetic data set, every record generated from ONE posterior draw.
-
-        Parameters
-        ----------
-        seed : int or SeedSequence
-            Chooses the draw (unless ``draw`` is given) and the records.
-        data : pandas.DataFrame, optional
-            Public covariates of the synthetic records (default: those of the fitted data).
-        draw : int, optional
-            Index of the posterior draw to use.
-
-        Returns
-        -------
-        pandas.DataFrame
-            The same columns as the fitted data; ``attrs["privacy_statement"]``, ``attrs["privacy"]``
-            and ``attrs["draw"]`` state what was released.
-        """
-        p = self.privacy
-        public = self.public if data is None else data
-        if not isinstance(public, pd.DataFrame):
-            raise DataError(f"`data` must be a DataFrame of the public covariates; got {type(public).__name__}.")
+    # ------------------------------------------------------------------ synthetic values
+    def _synthetic_frame(self, public: pd.DataFrame, seed: SeedLike, draw: int) -> pd.DataFrame:
+        """One synthetic data set for the rows of ``public`` (covariates; no columns without them), from ``draw``."""
         X = self.design(public)
         n = X.shape[0]
-        base = stream(seed, "sample")
-        rng = generator(stream(base, "records"))
-        S = self.n_draws
-        if draw is None:
-            s = int(generator(stream(base, "draw")).integers(S))
-        elif isinstance(draw, bool) or not isinstance(draw, (int, np.integer)) or not 0 <= draw < S:
-            raise DataError(f"`draw` must be an integer in [0, {S}); got {draw!r}.")
-        else:
-            s = int(draw)
+        rng = generator(stream(seed, "records"))
         if self._release_state is not None:
             values = self._release_state.sample(n, rng, public[self.covariates].reset_index(drop=True))
         elif callable(self.model):
@@ -457,20 +548,44 @@ class Synthesizer:
                 from .models import ModelSimulator
 
                 self._simulator = ModelSimulator(self._compiled())
-            values = self._simulator({k: v[s] for k, v in self.draws.items()}, n, X, rng)
+            values = self._simulator({k: v[draw] for k, v in self.draws.items()}, n, X, rng)
         else:
             fam = self.family()
-            values = fam.simulate({k: np.repeat(v[s:s + 1], n, axis=0) for k, v in self.draws.items()}, rng,
-                                  self._model_covariates(X))
+            with np.errstate(over="ignore", under="ignore"):
+                values = fam.simulate({k: np.repeat(v[draw:draw + 1], n, axis=0) for k, v in self.draws.items()},
+                                      rng, self._model_covariates(X))
         values = np.asarray(values, dtype=float)
-        if self.unit is not None:
-            values = values * self.unit
         out = public[self.covariates].reset_index(drop=True).copy()
-        out[self.target] = self._cast(values)
-        out = out[[c for c in self.columns]]
-        out.attrs["privacy_statement"] = p.statement()
-        out.attrs["privacy"] = p.to_dict()
-        out.attrs["draw"] = s
+        with np.errstate(over="ignore"):
+            out[self.target] = self._cast(values * self.unit if self.unit is not None else values)
+        return out[[c for c in self.columns]]
+
+    def _pick_draw(self, seed: SeedLike, draw: int | None, used=()) -> int:
+        S = self.n_draws
+        if draw is not None:
+            if isinstance(draw, bool) or not isinstance(draw, (int, np.integer)) or not 0 <= draw < S:
+                raise DataError(f"`draw` must be an integer in [0, {S}); got {draw!r}.")
+            return int(draw)
+        free = [s for s in range(S) if s not in used]
+        rng = generator(stream(seed, "draw"))
+        return int(rng.choice(free)) if free else int(rng.integers(S))
+
+    def sample_unaccounted(self, seed: SeedLike = None, *, data: pd.DataFrame | None = None,
+                           draw: int | None = None) -> pd.DataFrame:
+        """For research only: one synthetic data set that is NOT booked in any ledger. Do not publish it.
+
+        It has one row per fitted record (or per row of ``data``), whatever the neighbour relation,
+        so under one record removed even its size is outside the guarantee. Studies use it to
+        measure utility; a release uses :meth:`sample` or :meth:`release`.
+        """
+        p = self.privacy
+        public = self.public if data is None else self._public_frame(data)
+        if data is None and not self.covariates and self._x is not None:
+            public = pd.DataFrame(index=range(self._x.size))
+        base = stream(seed, "sample")
+        out = self._synthetic_frame(public, base, self._pick_draw(base, draw))
+        out.attrs = {"privacy_statement": "NOT A RELEASE: drawn for research, not booked in any ledger. "
+                                          + p.statement(), "accounted": False}
         return out
 
     def _cast(self, values: np.ndarray):
@@ -478,6 +593,156 @@ class Synthesizer:
         if np.issubdtype(np.dtype(dt), np.integer) and np.isfinite(values).all():
             return values.astype(dt)
         return values
+
+    def _public_frame(self, data) -> pd.DataFrame:
+        if not isinstance(data, pd.DataFrame):
+            raise DataError(f"`data` must be a DataFrame of the public covariates; got {type(data).__name__}.")
+        missing = [c for c in self.covariates if c not in data.columns]
+        if missing:
+            raise DataError(f"`data` lacks the covariate column(s) {missing}; its columns are {list(data.columns)}.")
+        if len(data) == 0:
+            raise DataError("`data` has no rows: a release has one synthetic record per row of public covariates.")
+        frame = data[self.covariates].reset_index(drop=True)
+        if not self.covariates:
+            frame = pd.DataFrame(index=range(len(data)))
+        self.design(frame)  # an unseen level fails here, before the ledger is touched
+        return frame
+
+    def _release_frame(self, data) -> tuple[pd.DataFrame, ReleaseSize]:
+        """The public rows of a release and how its size is set."""
+        if data is not None:
+            frame = self._public_frame(data)
+            return frame, ReleaseSize(n=len(frame), how="public")
+        if self._size is None:
+            raise DataError(
+                "with one record removed, releasing the confidential file's own covariate rows would reveal which "
+                "records it holds (and how many). Give a public frame of covariates for the synthetic records "
+                "(data=... / --covariates-from), or fit with neighbours='replace' (the covariate rows and n are then "
+                "public and eps is the one-record-replaced figure).")
+        if self.covariates:
+            return self.public, self._size
+        return pd.DataFrame(index=range(self._size.n)), self._size
+
+    def _unusable(self, values: np.ndarray) -> list[str]:
+        """Why a release's values (in the data's unit) are unusable; empty when they are fine."""
+        p = self._privacy
+        reasons = []
+        if np.isfinite(p.bound) and p.censored_share > self.max_censored_share:
+            reasons.append(f"the fit censored {p.censored_share:.0%} of the records (more than max_censored_share="
+                           f"{self.max_censored_share:g}): the mechanism discarded nearly all the data")
+        finite = np.isfinite(values)
+        if not finite.all():
+            reasons.append(f"{int((~finite).sum())} synthetic value(s) are not finite (a draw far in the tails "
+                           f"overflowed)")
+        v = values[finite] / (self.unit or 1.0)
+        if v.size and isinstance(self.model, str) and self.spec.uses_model:
+            try:
+                self.family().check_data(v, None if not self._takes_covariates() else
+                                         np.ones((v.size, self._X.shape[1])))
+            except DataError as e:
+                why = " ".join(str(e).split())
+                reasons.append(f"synthetic values outside the {self.model} model's support ({why})")
+        lo, hi = self._run_params.get("lower"), self._run_params.get("upper")
+        if v.size and lo is not None and hi is not None and ((v < lo) | (v > hi)).any():
+            reasons.append(f"synthetic values outside the public bounds [{lo * (self.unit or 1):g}, "
+                           f"{hi * (self.unit or 1):g}]")
+        return reasons
+
+    # ------------------------------------------------------------------ releases (booked)
+    def sample(self, seed: SeedLike = None, *, data: pd.DataFrame | None = None, budget: float | None = None,
+               allow_unusable: bool = False) -> pd.DataFrame:
+        """One released synthetic data set, booked in the data set's ledger, returned in memory.
+
+        As :meth:`release` without writing a file. Every record comes from ONE posterior draw
+        (one not released before while one is left, so each release spends its own eps).
+        """
+        return self._release(None, seed=seed, data=data, budget=budget, force=False, allow_unusable=allow_unusable)
+
+    def release(self, path_out: str | os.PathLike, *, seed: SeedLike = None, data: pd.DataFrame | None = None,
+                budget: float | None = None, force: bool = False, allow_unusable: bool = False) -> pd.DataFrame:
+        """Release one synthetic data set: book it in the data set's ledger and write it (CSV or Parquet).
+
+        Parameters
+        ----------
+        path_out : path-like
+            ``.csv`` or ``.parquet``; its folder must exist, and an existing file is refused unless
+            ``force=True``. The file holds the synthetic data only (no figure of the confidential data).
+        seed : int or SeedSequence, optional
+            Chooses the draw and the records.
+        data : pandas.DataFrame, optional
+            A public frame of covariates for the synthetic records (its rows set the released size,
+            declared public). Default: the fitted records' (see the module docstring for what that covers).
+        budget : float, optional
+            A strict-DP release that would bring the ledger's total above it is refused
+            (:class:`dpsynth.ledger.BudgetExceeded`).
+        allow_unusable : bool
+            Release values that fail the usability checks (non-finite, outside the support or the
+            public bounds, a fit that censored nearly every record); the statement and the ledger
+            record it. Otherwise such a release is refused (:class:`UnusableReleaseError`).
+
+        Returns
+        -------
+        pandas.DataFrame
+            The released data; ``attrs["privacy_statement"]`` says what it covers.
+        """
+        return self._release(path_out, seed=seed, data=data, budget=budget, force=force,
+                             allow_unusable=allow_unusable)
+
+    def _release(self, path_out, *, seed, data, budget, force, allow_unusable) -> pd.DataFrame:
+        from .ledger import Ledger
+        from .synthesizer_files import check_output_path, write_frame
+
+        p = self.privacy  # raises for an unconverged fit unless allow_unconverged
+        out = None if path_out is None else check_output_path(path_out, force=check_bool(force, "force"))
+        allow_unusable = check_bool(allow_unusable, "allow_unusable")
+        frame, size = self._release_frame(data)
+        overrides = [] if p.converged else ["unconverged fit (allow_unconverged)"]
+        ident = self.checksum
+        with Ledger(self.dataset, self.relation).locked() as book:
+            mine = [r for r in book.records() if r["kind"] == "release" and r["synthesizer"] == ident]
+            base = stream(seed, "release")
+            draw = self._pick_draw(base, None, used={r["draw"] for r in mine})
+            eps_draw = 0.0 if any(r["draw"] == draw for r in mine) else p.eps
+            eps_size = size.eps if size.how == "dp_count" and not any(r["eps_size"] > 0 for r in mine) else 0.0
+            spend = (eps_draw if p.guarantee == "DP" else 0.0) + eps_size
+            book.check_budget(p.guarantee, spend, budget)
+            df = self._synthetic_frame(frame, stream(base, "sample"), draw)
+            reasons = self._unusable(df[self.target].to_numpy(dtype=float))
+            if reasons and not allow_unusable:
+                raise UnusableReleaseError(
+                    "release refused: " + "; ".join(reasons) + ". Nothing was written or booked. Fix the fit (a "
+                    "larger eps, a public unit or offset, longer chains), or pass allow_unusable=True "
+                    "(--allow-unusable), which the statement and the ledger record.")
+            overrides += [f"unusable values released: {r}" for r in reasons]
+            statement = self._release_statement(size, eps_size, spend, overrides)
+            df.attrs = {"privacy_statement": statement, "mechanism": p.mechanism, "guarantee": p.guarantee,
+                        "relation": p.relation, "eps": p.eps, "eps_size": eps_size, "spend": spend, "rows": len(df),
+                        "size": size.how, "draw": draw, "overrides": overrides, "accounted": True}
+            if out is not None:
+                write_frame(df, out)
+            try:
+                book.append(mechanism=p.mechanism, name=p.name, guarantee=p.guarantee, eps=p.eps, eps_size=eps_size,
+                            spend=spend, adp_eps=0.0 if p.guarantee == "DP" else eps_draw, draw=draw, rows=len(df),
+                            output=str(out) if out is not None else "<in memory>", synthesizer=ident,
+                            overrides=overrides)
+            except BaseException:
+                if out is not None and out.exists():
+                    out.unlink()  # not booked: not released
+                raise
+        return df
+
+    def _release_statement(self, size: ReleaseSize, eps_size: float, spend: float, overrides: list) -> str:
+        p = self._privacy
+        s = p.statement() + f" Released size: {size.phrase()}"
+        if size.how == "dp_count":
+            s += " (charged in this release)" if eps_size > 0 else " (already charged by an earlier release)"
+        s += f". This release added eps = {spend:.4g} of strict DP to the data set's ledger"
+        if p.guarantee != "DP":
+            s += f" (its {p.guarantee} draw is listed apart, not summed)"
+        s += "."
+        if overrides:
+            s += " Released with override(s): " + "; ".join(overrides) + "."
+        return s
 
     # ------------------------------------------------------------------ save / load
     def _content(self) -> dict:
@@ -490,14 +755,21 @@ class Synthesizer:
             spec = {"kind": "family", "family": self.model, "params": jsonable(self.model_params)}
         public = {c: (self.public[c].astype(str).tolist() if c in self.levels else
                       self.public[c].to_numpy(dtype=float).tolist()) for c in self.covariates}
+        size = None if self._size is None else dataclasses.asdict(self._size)
         return jsonable({
+            "confidential": True,
+            "worth": self._privacy.worth(),
             "model": spec,
             "settings": {
                 "target": self.target, "covariates": self.covariates, "columns": self.columns, "dtypes": self.dtypes,
                 "mechanism": self.mechanism, "eps": self.eps, "mechanism_params": self.mechanism_params,
                 "unit": self.unit, "offset": self.offset, "sampler": dataclasses.asdict(self.sampler),
                 "censor_warn_share": self.censor_warn_share, "allow_unconverged": self.allow_unconverged,
+                "relation": self.relation, "n_release": self.n_release, "size_eps": self.size_eps,
+                "keep_draws": self.keep_draws, "max_censored_share": self.max_censored_share,
             },
+            "dataset": self.dataset,
+            "size": size,
             "levels": self.levels,
             "public_covariates": public,
             "privacy": self._privacy.to_dict(),
@@ -505,32 +777,42 @@ class Synthesizer:
             "release": None if self._release_state is None else self._release_state.to_dict(),
         })
 
-    def save(self, path: str | os.PathLike, *, include_confidential: bool = False) -> Path:
-        """Write the fitted synthesizer to a JSON file (no pickle) with a SHA-256 of its contents.
+    def save(self, path: str | os.PathLike, *, force: bool = False, include_confidential: bool = False) -> Path:
+        """Write the fitted synthesizer to a JSON file (no pickle), owner-readable only, with a SHA-256 of its contents.
 
-        The file holds the posterior draws (or a model-free mechanism's release), the model (family
-        name and parameters, or the model function's ``module:qualname``), the settings, the
-        covariate levels and public covariates, and the privacy report. It never holds the
-        confidential column or the record weights; with ``include_confidential=True`` they go to
-        ``<stem>.CONFIDENTIAL.json`` beside it, readable by its owner only.
+        The file holds what later releases need: the kept posterior draws (``keep_draws``) or a
+        model-free mechanism's release, the model (family name and parameters, or the model
+        function's ``module:qualname``), the settings, the covariate levels and public covariates,
+        the data set's id (which ledger its releases are booked in) and the privacy report. It is
+        marked confidential and written with permissions 0o600: it holds several posterior draws,
+        and whoever has it can release each of them (its ``worth``, :meth:`SynthesizerPrivacy.worth`),
+        and the report's figures computed from the data (Delta, the censored count, n). It never
+        holds the confidential column or the record weights; with ``include_confidential=True``
+        they go to ``<stem>.CONFIDENTIAL.json`` beside it.
 
         Returns
         -------
         pathlib.Path
             The path written.
         """
-        from .synthesizer_files import write_confidential, write_saved
+        from .synthesizer_files import check_output_path, write_confidential, write_saved
 
-        path = write_saved(path, self._content())
+        out = check_output_path(path, force=check_bool(force, "force"), suffixes=(".json",))
+        written = write_saved(out, self._content())
         if include_confidential:
-            write_confidential(path, self.target, self._x * (self.unit or 1.0), self._weights)
-        return path
+            write_confidential(written, self.target, self._x * (self.unit or 1.0), self._weights)
+        return written
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> Synthesizer:
-        """Read a saved synthesizer; verifies its SHA-256 (:class:`ChecksumError` if edited).
+        """Read a saved synthesizer, check its SHA-256 and re-derive what its settings determine.
 
-        The loaded synthesizer samples and releases without the confidential data; it cannot refit.
+        The SHA-256 catches accidental edits and corruption; it is not a signature (whoever can edit
+        the file can recompute it). So the privacy report is also re-derived: the guarantee from the
+        mechanism's spec, the epsilon from its settings where they determine it (a censored
+        likelihood's ``2M``, a histogram's noise), ``Delta <= M`` for a censored one. A mismatch is
+        an error. The loaded synthesizer samples and releases without the confidential data; it
+        cannot refit.
         """
         from pathlib import Path
 
@@ -544,6 +826,11 @@ class Synthesizer:
         self = cls.__new__(cls)
         self._settings(st["target"], st["covariates"], model, st["mechanism"], st["eps"], spec.get("params"),
                        st["unit"], st["offset"], st["sampler"], st["censor_warn_share"], st["allow_unconverged"])
+        self.relation = check_neighbours(st["relation"])
+        self.n_release, self.size_eps = st["n_release"], float(st["size_eps"])
+        self.keep_draws, self.max_censored_share = int(st["keep_draws"]), float(st["max_censored_share"])
+        self.dataset = str(content["dataset"])
+        self._size = None if content["size"] is None else ReleaseSize(**content["size"])
         self.columns, self.dtypes = st["columns"], st["dtypes"]
         self._design = CovariateDesign(columns=tuple(self.covariates), levels=content["levels"])
         self.public = pd.DataFrame({c: content["public_covariates"][c] for c in self.covariates},
@@ -555,6 +842,7 @@ class Synthesizer:
         self._X = self.design(self.public)
         self._run_params = self._resolve_params(st["mechanism_params"])
         self._privacy = SynthesizerPrivacy(**content["privacy"])
+        self._rederive(path)
         self.draws = None if content["draws"] is None else {k: np.asarray(v, dtype=float)
                                                             for k, v in content["draws"].items()}
         rel = content.get("release")
@@ -563,26 +851,36 @@ class Synthesizer:
         self.path = path
         return self
 
+    def _rederive(self, path) -> None:
+        """Check a loaded report against what the mechanism's settings determine."""
+        from .privacy import CENSOR_TOL
+
+        p, spec = self._privacy, self.spec
+        problems = []
+        if p.mechanism != spec.key or p.guarantee != spec.guarantee:
+            problems.append(f"its report says {p.mechanism!r} with guarantee {p.guarantee!r}, but the mechanism "
+                            f"{spec.key!r} is {spec.guarantee!r}")
+        if p.relation != self.relation:
+            problems.append(f"its report is stated with {p.relation!r}, its settings with {self.relation!r}")
+        if spec.declared_eps is not None:
+            one_signed = False if (self.offset is not None or callable(self.model)) else FAMILIES[self.model].one_signed
+            want = spec.declared_eps(self._run_params, one_signed)
+            have = (p.eps_remove, p.eps_replace)
+            if not np.allclose(have, want, rtol=1e-9, atol=0.0):
+                problems.append(f"its report gives eps = {have[0]:.6g} / {have[1]:.6g} (removed / replaced), but its "
+                                f"settings give {want[0]:.6g} / {want[1]:.6g}")
+        if spec.takes_eps and np.isfinite(p.bound):
+            if not np.isclose(p.bound, self.eps / 2.0):
+                problems.append(f"its censoring bound M = {p.bound:.6g} is not eps/2 = {self.eps / 2:.6g}")
+            if not p.delta <= p.bound + CENSOR_TOL:
+                problems.append(f"its Delta = {p.delta:.6g} exceeds its censoring bound M = {p.bound:.6g}")
+        if problems:
+            raise DataError(f"{path}: refusing to load: " + "; ".join(problems) + ". The file was edited (its "
+                            "checksum recomputed) or is corrupted; use the file `save` wrote.")
+
     @property
     def checksum(self) -> str:
         """SHA-256 of the synthesizer's saved contents (identifies it in a ledger)."""
         from .synthesizer_files import digest
 
         return digest(self._content())
-
-    # ------------------------------------------------------------------ release
-    def release(self, path_out: str | os.PathLike, *, ledger: str | os.PathLike, budget: float | None = None,
-                seed: SeedLike = None, data: pd.DataFrame | None = None) -> pd.DataFrame:
-        """Sample one synthetic data set, write it atomically (CSV or Parquet by extension) and record it.
-
-        ``data`` holds the public covariates of the synthetic records (default: those of the fitted
-        data), as in :meth:`sample`. A draw not yet released in this ledger is used when one is
-        left, so every release spends its own epsilon. With ``budget``, a strict-DP release that
-        would bring the ledger's DP total above it is refused (:class:`dpsynth.ledger.BudgetExceeded`)
-        and nothing is written.
-        """
-        from .synthesizer_files import release_to_file
-
-        p = self.privacy
-        return release_to_file(path_out, ledger=ledger, budget=budget, seed=seed, ident=self.checksum, privacy=p,
-                               n_draws=self.n_draws, sample=lambda sd, draw: self.sample(sd, data=data, draw=draw))

@@ -3,8 +3,8 @@
 * A saved synthesizer is one JSON document (no pickle): ``{"format", "version", "sha256",
   "content"}``, where ``sha256`` is the SHA-256 of the canonical JSON of ``content``.
   :func:`read_saved` refuses a file whose digest does not match (:class:`ChecksumError`).
-* A release writes one synthetic data set atomically (CSV or Parquet by extension) and records it
-  in a :class:`dpsynth.ledger.Ledger` under the ledger's lock (:func:`release_to_file`).
+* A release writes one synthetic data set atomically (CSV or Parquet by extension), the data
+  only (:func:`write_frame`), to a path that :func:`check_output_path` accepted.
 
 Nothing here imports the ``Synthesizer``: it hands this module its contents and its sampler.
 """
@@ -14,21 +14,19 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from .paths import atomic_write
-from .seeds import SeedLike, generator, stream
 from .validation import DataError
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "ChecksumError", "canonical", "digest", "jsonable", "write_saved",
-           "read_saved", "confidential_path", "write_confidential", "write_frame", "release_to_file"]
+           "read_saved", "confidential_path", "write_confidential", "write_frame", "check_output_path"]
 
 FORMAT = "dpsynth.synthesizer"
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 
 
 class ChecksumError(DataError):
@@ -63,14 +61,14 @@ def jsonable(v):
 
 
 def _atomic_write_text(path: Path, text: str, *, mode: int = 0o644) -> None:
-    atomic_write(path, lambda tmp: Path(tmp).write_text(text), mode=mode)
+    atomic_write(path, lambda tmp: Path(tmp).write_text(text), mode=mode, create_parent=False)
 
 
 def write_saved(path: str | os.PathLike, content: dict) -> Path:
-    """Write ``content`` as a saved synthesizer (with its SHA-256), atomically."""
+    """Write ``content`` as a saved synthesizer (with its SHA-256), atomically and owner-readable only (0o600)."""
     path = Path(path)
     doc = {"format": FORMAT, "version": FORMAT_VERSION, "sha256": digest(content), "content": content}
-    _atomic_write_text(path, json.dumps(doc, allow_nan=True))
+    _atomic_write_text(path, json.dumps(doc, allow_nan=True), mode=0o600)
     return path
 
 
@@ -119,50 +117,31 @@ def write_confidential(path: str | os.PathLike, target: str, values, weights) ->
     return out
 
 
-def write_frame(df: pd.DataFrame, path: Path) -> None:
-    """Write a data set atomically, CSV or Parquet by the file's extension."""
-    csv = path.suffix.lower() == ".csv"
-    atomic_write(path, lambda tmp: df.to_csv(tmp, index=False) if csv else df.to_parquet(tmp, index=False))
+def check_output_path(path: str | os.PathLike, *, force: bool, suffixes=(".csv", ".parquet")) -> Path:
+    """An output path a user named: the right extension, an existing folder, no existing file unless ``force``.
 
-
-def release_to_file(path_out: str | os.PathLike, *, ledger, budget: float | None, seed: SeedLike, ident: str,
-                    privacy, n_draws: int, sample: Callable[[SeedLike, int], pd.DataFrame]) -> pd.DataFrame:
-    """Draw one synthetic data set, write it atomically and record it in ``ledger``, under its lock.
-
-    A draw not yet released in this ledger is used when one is left, so every release spends its
-    own epsilon. With ``budget``, a strict-DP release that would bring the ledger's DP total above
-    it is refused (:class:`dpsynth.ledger.BudgetExceeded`) and nothing is written.
-
-    Parameters
-    ----------
-    ident : str
-        The releasing synthesizer's identity in the ledger.
-    privacy : SynthesizerPrivacy
-        What one release costs.
-    n_draws : int
-        Posterior draws available.
-    sample : callable
-        ``sample(seed, draw) -> DataFrame``.
+    Nothing is created silently: a missing folder is an error naming it.
     """
-    from .ledger import Ledger
+    path = Path(path)
+    if path.suffix.lower() not in suffixes:
+        raise DataError(f"the output {path.name!r} must end in {' or '.join(suffixes)}.")
+    if not path.parent.is_dir():
+        raise DataError(f"the folder {str(path.parent)!r} of {path.name!r} does not exist; create it first (nothing "
+                        f"is created silently).")
+    if path.exists() and not force:
+        raise DataError(f"{str(path)!r} exists already; choose a new file, or pass force=True (on the command line "
+                        f"--force) to replace it.")
+    return path
 
-    path_out = Path(path_out)
-    suffix = path_out.suffix.lower()
-    if suffix not in (".csv", ".parquet"):
-        raise DataError(f"`path_out` must end in .csv or .parquet; got {path_out.name!r}.")
-    p = privacy
-    led = Ledger(ledger)
-    with led.locked() as book:
-        used = {r["draw"] for r in book.records() if r["synthesizer"] == ident}
-        base = stream(seed, "release")
-        rng = generator(stream(base, "draw"))
-        free = [s for s in range(n_draws) if s not in used]
-        draw = int(rng.choice(free)) if free else int(rng.integers(n_draws))
-        new_spend = 0.0 if draw in used else p.eps_remove
-        book.check_budget(p.guarantee, new_spend, budget)
-        df = sample(stream(base, "sample"), draw)
-        write_frame(df, path_out)
-        book.append(mechanism=p.mechanism, name=p.name, guarantee=p.guarantee, eps=p.eps_remove,
-                    eps_replace=p.eps_replace, draw=draw, output=str(path_out), synthesizer=ident,
-                    new_spend=new_spend)
-    return df
+
+def write_frame(df: pd.DataFrame, path: Path) -> None:
+    """Write a released data set atomically, CSV or Parquet by the file's extension: the data only.
+
+    Its ``attrs`` are not written (Parquet would store them), so nothing but the synthetic records
+    leaves in the file.
+    """
+    plain = df.copy()
+    plain.attrs = {}
+    csv = path.suffix.lower() == ".csv"
+    atomic_write(path, lambda tmp: plain.to_csv(tmp, index=False) if csv else plain.to_parquet(tmp, index=False),
+                 create_parent=False)

@@ -22,7 +22,7 @@ from ..seeds import SeedLike, stream
 from ..validation import DataError, check_eps, check_finite, positive_count
 from ..weights import lipschitz_weights, scale_weights
 from .censored import censored_fit
-from .contract import MechanismResult, MechanismSpec, Param, RunContext
+from .contract import MechanismResult, MechanismSpec, Param, RunContext, censored_eps
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..fitting import CompiledModel, Fit, SamplerConfig
@@ -257,7 +257,7 @@ def calibrate_downscale(
 SPEC = MechanismSpec(
     key="censor_w_public", name="Censor_w-pub", guarantee="DP", colour=PALETTE["reddish purple"], order=80,
     description="Lipschitz weights from a public (historical) fit, censored at eps/2",
-    run=_run, takes_eps=True,
+    run=_run, takes_eps=True, declared_eps=censored_eps,
     params={
         "historical": Param(None, _check_historical, "a public or earlier data set laid out like the confidential "
                             "data (target and covariates); its unweighted fit fixes the weight rule", cli="table",

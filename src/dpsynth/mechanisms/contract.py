@@ -88,6 +88,9 @@ class Param:
     table : bool
         Records laid out like the confidential data (target and covariates), e.g. a historical
         data set: the ``Synthesizer`` turns a DataFrame into the model's ``(x, covariates)``.
+    fill : str or None
+        ``"public_size"``: left unset, the ``Synthesizer`` fills in the released size when that
+        size is public (declared, or ``n`` with one record replaced), never a confidential ``n``.
     """
 
     default: Any
@@ -96,6 +99,7 @@ class Param:
     cli: str | None = "float"
     in_data_unit: bool = False
     table: bool = False
+    fill: str | None = None
 
     def __post_init__(self) -> None:
         if self.cli not in CLI_KINDS:
@@ -234,6 +238,10 @@ class MechanismSpec:
     check_data : callable or None
         ``check_data(x, params)``: checks against the data (in the model's unit) before any
         fitting, raising :class:`~dpsynth.validation.DataError`.
+    declared_eps : callable or None
+        ``declared_eps(params, one_signed) -> (eps_remove, eps_replace)``: the epsilon of one release
+        computed from the settings alone (a censored likelihood's ``2M``, a histogram's noise), which
+        a loaded synthesizer's report must match; ``None`` when it is computed from the data (aDP).
     """
 
     key: str
@@ -253,6 +261,7 @@ class MechanismSpec:
     not_runnable: str | None = None
     release_type: type | None = None
     check_data: Callable[[np.ndarray, dict], None] | None = None
+    declared_eps: Callable[[dict, bool], tuple[float, float]] | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.key, str) or not _KEY.match(self.key):
@@ -447,3 +456,9 @@ def unique_fits(*groups) -> tuple:
             if not any(f is g for g in out):
                 out.append(f)
     return tuple(out)
+
+
+def censored_eps(params: dict, one_signed: bool) -> tuple[float, float]:
+    """A censored likelihood's epsilon from its settings: ``2M = eps`` removed, ``4M`` replaced (``2M`` one-signed)."""
+    e = float(params["eps"])
+    return e, e if one_signed else 2.0 * e

@@ -35,7 +35,7 @@ import numpy as np
 
 from ..palette import PALETTE
 from ..seeds import SeedLike, as_seed_sequence, generator, stream
-from ..validation import DataError, as_data, check_eps, check_finite, one_of
+from ..validation import DataError, as_data, check_eps, check_finite, one_of, optional, positive_count
 from .contract import REQUIRED, MechanismResult, MechanismSpec, Param, RunContext
 
 __all__ = ["PHResult", "perturbed_histogram", "bin_count", "laplace_noise", "MAX_BINS", "MIN_EPS", "NEIGHBOURS",
@@ -152,11 +152,12 @@ def perturbed_histogram(
     *,
     upper: float,
     lower: float = 0.0,
-    bins: str | int = "sqrt",
+    bins: str | int = 30,
     n_synthetic: int | None = None,
     mode: str = "research",
     seed: SeedLike = None,
     neighbours: str = "replace",
+    n_public: int | None = None,
 ) -> PHResult:
     """Perturbed-histogram synthetic data with an ``eps``-DP guarantee.
 
@@ -171,8 +172,13 @@ def perturbed_histogram(
         variable's definition), never from the data. Values equal to a bound are inside
         ``[lower, upper]`` and accepted (top-coded data sit at the bound); values outside are an
         error, never clipped.
-    bins : {"sqrt", "log"} or int
-        Bin rule (uses only n) or number of bins (at most :data:`MAX_BINS`).
+    bins : int or {"sqrt", "log"}
+        Number of bins (at most :data:`MAX_BINS`; default 30), or a rule applied to the public size
+        ``n_public``.
+    n_public : int, optional
+        A public size for a bin rule (a published count, the study's design size). Never the
+        confidential ``n``: with one record removed, ``n`` and ``n - 1`` records can give different
+        bin counts (101 and 100 give 11 and 10 with ``"sqrt"``), which the released histogram shows.
     n_synthetic : int, optional
         Synthetic records to draw, a positive integer (default n).
     mode : {"research", "release"}
@@ -226,7 +232,11 @@ def perturbed_histogram(
         raise DataError(f"`mode` must be one of {MODES}; got {mode!r}.")
     if mode == "release" and seed is not None:
         raise DataError("release mode draws from OpenDP's secure randomness and cannot be seeded; pass seed=None.")
-    m = bin_count(xv.size, bins)
+    if isinstance(bins, str) and n_public is None:
+        raise DataError(f"the bin rule {bins!r} needs a public size: pass `n_public` (a published count, or the size "
+                        f"of a simulated design), or an integer number of `bins`. The confidential n is never used: "
+                        f"with one record removed it could change the number of bins.")
+    m = bin_count(int(n_public) if isinstance(bins, str) else 1, bins)
     edges = np.linspace(lo, hi, m + 1)
     counts = np.histogram(xv, bins=edges)[0].astype(float)
     if mode == "research":
@@ -314,7 +324,9 @@ PH_PARAMS = {
                    "the data)", in_data_unit=True),
     "upper": Param(REQUIRED, check_finite, "public upper bound of the target, from public knowledge (never from "
                    "the data)", in_data_unit=True),
-    "bins": Param("sqrt", _check_bins, "number of bins, or the rule 'sqrt' / 'log'", cli="str"),
+    "bins": Param(30, _check_bins, "number of bins, or the rule 'sqrt' / 'log' of a public size n_public", cli="str"),
+    "n_public": Param(None, optional(positive_count), "a public size for a bin rule (never the confidential n; the "
+                      "Synthesizer fills in the released size when it is public)", cli="int", fill="public_size"),
     "mode": Param("release", one_of("release", "research"), "'release': OpenDP's Laplace noise (unseeded, safe "
                   "against floating-point attacks); 'research': seeded numpy noise, reproducible, not for a release",
                   cli="str"),
@@ -325,7 +337,7 @@ def _run(spec: MechanismSpec, neighbours: str, ctx: RunContext, params: dict) ->
     eps, mode = params["eps"], params["mode"]
     seed = ctx.seed_for(spec.key, eps, str(params["bins"])) if mode == "research" else None
     r = perturbed_histogram(ctx.x, eps, lower=params["lower"], upper=params["upper"], bins=params["bins"],
-                            mode=mode, seed=seed, neighbours=neighbours, n_synthetic=1)
+                            mode=mode, seed=seed, neighbours=neighbours, n_synthetic=1, n_public=params["n_public"])
     state = HistogramRelease(edges=np.asarray(r.edges), noisy_counts=np.asarray(r.noisy_counts), mode=mode)
     return spec.released(state, eps_remove=r.eps_remove, eps_replace=r.eps_replace, noise_scale=r.noise_scale,
                          ph_mode=mode, bins=int(r.noisy_counts.size))
@@ -336,7 +348,8 @@ PH = MechanismSpec(
     description="perturbed histogram, noise calibrated to eps with one record removed",
     run=lambda ctx, params: _run(PH, "remove", ctx, params),
     params=PH_PARAMS, takes_eps=True, uses_model=False, release_type=HistogramRelease,
-    fits_per_release="0 (no model)", needs="public bounds [lower, upper] of the variable, a bin rule",
+    declared_eps=lambda p, one_signed: (p["eps"], 2.0 * p["eps"]), fits_per_release="0 (no model)",
+    needs="public bounds [lower, upper] of the variable, a bin rule",
     use_when="a bounded univariate variable; a strong baseline when n is large", check_data=_check_within_bounds,
 )
 PH_PAPER = MechanismSpec(
@@ -344,7 +357,8 @@ PH_PAPER = MechanismSpec(
     description="perturbed histogram with the papers' Laplace(2/eps): eps/2 with one record removed",
     run=lambda ctx, params: _run(PH_PAPER, "replace", ctx, params),
     params=PH_PARAMS, takes_eps=True, uses_model=False, release_type=HistogramRelease,
-    fits_per_release="0", needs="as PH", use_when="the papers' calibration, shown for comparison (eps/2 under removal)",
+    declared_eps=lambda p, one_signed: (p["eps"] / 2.0, p["eps"]), fits_per_release="0", needs="as PH",
+    use_when="the papers' calibration, shown for comparison (eps/2 under removal)",
     check_data=_check_within_bounds,
 )
 SPECS = (PH, PH_PAPER)

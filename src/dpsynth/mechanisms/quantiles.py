@@ -576,6 +576,14 @@ def _categorical(public) -> tuple:
                  if not pd.api.types.is_numeric_dtype(public[c]) or pd.api.types.is_bool_dtype(public[c]))
 
 
+def _declared(params: dict, one_signed: bool) -> tuple[float, float]:
+    """OpenDP's privacy map of the composed quantile measurement, from the public settings alone."""
+    meas, _ = _calibrated(_check_probs(params["probs"]), float(params["lower"]), float(params["upper"]),
+                          int(params["n_candidates"]), params["scale"], float(params["eps"]))
+    e1 = float(meas.map(1))
+    return e1, max(float(meas.map(2)), 2.0 * e1)  # with cells, a replaced record may move cell
+
+
 def _run(ctx: RunContext, params: dict) -> MechanismResult:
     columns = params["cells"]
     if columns is None:
@@ -593,6 +601,7 @@ SPEC = MechanismSpec(
     description="quantiles released by OpenDP's private-quantile mechanism, turned into synthetic values "
                 "(a maintained non-Bayesian baseline)",
     run=_run, takes_eps=True, uses_model=False, release_type=QuantilesState, check_data=_check_within_bounds,
+    declared_eps=_declared,
     params={
         "lower": Param(REQUIRED, check_finite, "public lower bound of the target (> 0 for scale 'log'), never from "
                        "the data", in_data_unit=True),

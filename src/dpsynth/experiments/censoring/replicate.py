@@ -191,7 +191,8 @@ def _mech_row(res: mechanisms.MechanismResult, x: np.ndarray, seed, *, mix_seed=
 
 def _ph(ctx: RunContext, key: str, eps: float, bins, seed) -> tuple[np.ndarray, mechanisms.MechanismResult]:
     """One perturbed histogram (research mode, public bound [0, 1]) and one synthetic data set from it."""
-    res = run_mechanism(key, ctx, eps=eps, lower=0.0, upper=1.0, bins=bins, mode="research")
+    # the study's size n is a design constant, public: a bin rule may use it (a release's may not use a confidential n)
+    res = run_mechanism(key, ctx, eps=eps, lower=0.0, upper=1.0, bins=bins, n_public=ctx.n, mode="research")
     return res.release.sample(ctx.n, generator(seed)), res
 
 

@@ -171,7 +171,8 @@ def replicate(r: int, seed: np.random.SeedSequence, params_mapping: Mapping) -> 
                 needs_base = any(f is base.fit for f in res.fits)
                 add(res.name, eps, res, s, s + (t_base if needs_base else 0.0), (res.name, eps))
         if "ph" in p.mechanisms:
-            res, s = timed("ph", eps=eps, bins=p.ph_bins, mode="research", **bounds)
+            # the public file's size is public: the bin rule may use it
+            res, s = timed("ph", eps=eps, bins=p.ph_bins, n_public=x.size, mode="research", **bounds)
             add("PH", eps, res, s, s, ("PH", eps))
         if "opendp_quantiles" in p.mechanisms:
             res, s = timed("opendp_quantiles", eps=eps, n_candidates=int(p.n_candidates), cells=p.quantile_cells,
@@ -229,7 +230,7 @@ def units_replicate(r: int, seed: np.random.SeedSequence, params_mapping: Mappin
                     if not issubclass(w.category, CensoringWarning):
                         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
                 pr = s.privacy
-                syn = s.sample(seed=stream(seed, label, key, eps, "synthetic"))["wage"].to_numpy(dtype=float)
+                syn = s.sample_unaccounted(seed=stream(seed, label, key, eps, "synthetic"))["wage"].to_numpy(dtype=float)
                 syn_dollars = syn * UNITS[unit]
                 # a fit that censored every record samples its prior: values can overflow to inf.
                 # They are kept (as the largest float) and counted, so the ECDF distance shows the failure.

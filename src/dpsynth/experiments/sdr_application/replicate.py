@@ -184,7 +184,8 @@ def censoring_replicate(replicate: int, seed: np.random.SeedSequence, params: Ma
     # the histograms release the salary itself (dollars), on the public range [0, U]
     mode = str(params.get("ph_mode", "research"))
     ctx_s = RunContext(s, seed_fn=lambda *parts: stream(seed, *parts))
-    ph = {nm: run_mechanism(key, ctx_s, eps=eps, lower=0.0, upper=U, mode=mode)
+    # the sample's size is a design constant of the study, public: the papers' sqrt(n) bin rule may use it
+    ph = {nm: run_mechanism(key, ctx_s, eps=eps, lower=0.0, upper=U, bins="sqrt", n_public=n, mode=mode)
           for nm, key in PART1_HISTOGRAMS.items()}
 
     keep = replicate < int(params.get("keep_records", 1))
