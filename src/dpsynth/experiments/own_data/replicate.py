@@ -230,7 +230,8 @@ def units_replicate(r: int, seed: np.random.SeedSequence, params_mapping: Mappin
                     if not issubclass(w.category, CensoringWarning):
                         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
                 pr = s.privacy
-                syn = s.sample_unaccounted(seed=stream(seed, label, key, eps, "synthetic"))["wage"].to_numpy(dtype=float)
+                out = s.sample_unaccounted(seed=stream(seed, label, key, eps, "synthetic"))  # research, not a release
+                syn = out["wage"].to_numpy(dtype=float)
                 syn_dollars = syn * UNITS[unit]
                 # a fit that censored every record samples its prior: values can overflow to inf.
                 # They are kept (as the largest float) and counted, so the ECDF distance shows the failure.
