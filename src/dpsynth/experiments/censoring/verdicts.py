@@ -66,8 +66,9 @@ def threshold_numbers(results) -> dict:
     dict
         ``replicates`` (data sets) of ``n`` records; ``unweighted_min``, ``unweighted_max``,
         ``weighted_min``, ``weighted_max``, ``weighted_median`` of Delta and ``ratio_median`` (median
-        of Unweighted / Weighted); the paper's ranges at n = 2000 (:data:`~.tables.PAPER_DELTA_RANGES`)
-        ``paper_unweighted_low`` / ``_high`` and ``paper_weighted_low`` / ``_high``; and ``above``:
+        of Unweighted / Weighted); the paper's ranges at n = 2000
+        (:data:`~dpsynth.experiments.censoring.tables.PAPER_DELTA_RANGES`) ``paper_unweighted_low`` / ``_high`` and
+        ``paper_weighted_low`` / ``_high``; and ``above``:
         eps (as ``"4"``) -> share of replicates whose Weighted Delta is above eps/2 (those in which
         Weighted-e truncates anything).
     """
@@ -84,7 +85,9 @@ def threshold_numbers(results) -> dict:
 
 
 def tally_numbers(results) -> dict:
-    """The published Censor_w medians against our two tallies (:func:`~.tables.tally_table`).
+    """The published Censor_w medians against our two tallies.
+
+    The medians of :func:`~dpsynth.experiments.censoring.tables.tally_table`.
 
     Returns
     -------
@@ -100,7 +103,9 @@ def tally_numbers(results) -> dict:
 
 
 def milder_numbers(results, tol: float = 0.25) -> dict:
-    """Censor_w counts with the LW and the milder weights (:func:`~.tables.milder_table`) against the paper's.
+    """Censor_w counts with the LW and the milder weights against the paper's.
+
+    The numbers of :func:`~dpsynth.experiments.censoring.tables.milder_table`.
 
     Parameters
     ----------
@@ -144,7 +149,8 @@ def mixing_numbers(results) -> dict:
     Returns
     -------
     dict
-        Per synthesizer of :data:`~.replicate.MIX_SYNTHS` (registry names, in registry order):
+        Per synthesizer of :data:`~dpsynth.experiments.censoring.replicate.MIX_SYNTHS` (registry names, in registry
+        order):
         median max-ECDF with one draw (``one``) and mixed (``mixed``), the replicates in which mixed
         is lower (``lower``) and the median eps of the mixed release with one record removed
         (``eps_mixed``); ``change``: median over the synthesizers of the relative change of max-ECDF
@@ -167,7 +173,9 @@ def mixing_numbers(results) -> dict:
 
 
 def release_numbers(results) -> dict:
-    """The release workflow's outcome (means over the months of :func:`~.tables.release_summary`).
+    """The release workflow's outcome.
+
+    Means over the months, from :func:`~dpsynth.experiments.censoring.tables.release_summary`.
 
     Returns
     -------
@@ -198,8 +206,8 @@ def ph_numbers(results) -> dict:
         ``bins_log`` bin (``bin_width_log``) and the true median (``true_median``); at the smallest
         eps (``eps_min``) the median Laplace scale of PH (``scale_ph``, one record removed) and of
         PH-paper (``scale_ph_paper``); ``records_per_bin`` with ``bins_sqrt`` bins; and ``best``:
-        eps (as ``"4"``) -> measure of :data:`~.tables.MEASURES` -> label of the synthesizer with
-        the smallest median (the rows of :func:`~.tables.utility_table`).
+        eps (as ``"4"``) -> measure of :data:`~dpsynth.experiments.censoring.tables.MEASURES` -> label of the
+        synthesizer with the smallest median (the rows of :func:`~dpsynth.experiments.censoring.tables.utility_table`).
     """
     p, study = _res(results)
     nb_sqrt, nb_log = bin_count(p.n, "sqrt"), bin_count(p.n, "log")
