@@ -71,3 +71,33 @@ def test_large_values_in_a_general_format_keep_their_digits():
     assert _fmt(0.0123, ".3g") == "0.0123"
     assert _fmt(1234.567, ".2f") == "1234.57"
     assert _fmt(float("nan"), ".3g") == "–"
+
+
+def test_glue_values_flattens_named_numbers_into_glue_keys():
+    v = book.glue_values("censoring-release", {"c": np.float64(0.7), "months": np.int64(3), "ok": np.bool_(True),
+                                               "by_eps": {4.0: 0.25, "3": None},
+                                               "Censor_w (aDP)": {"avg_ecdf": 0.01}, "list": "a at $\\varepsilon$ = 4"})
+    assert v == {"censoring-release-c": 0.7, "censoring-release-months": 3, "censoring-release-ok": True,
+                 "censoring-release-by-eps-4": 0.25, "censoring-release-by-eps-3": pytest.approx(np.nan, nan_ok=True),
+                 "censoring-release-censor-w-adp-avg-ecdf": 0.01, "censoring-release-list": "a at $\\varepsilon$ = 4"}
+    assert type(v["censoring-release-c"]) is float and type(v["censoring-release-months"]) is int
+    assert type(v["censoring-release-ok"]) is bool
+    # strings are glued for both roles: plain text and MyST Markdown
+    assert isinstance(v["censoring-release-list"], book.GluedText)
+    assert v["censoring-release-list"]._repr_markdown_() == "a at $\\varepsilon$ = 4"
+    with pytest.raises(ValueError, match="`prefix`"):
+        book.glue_values("Censoring", {"a": 1})
+    with pytest.raises(ValueError, match="two names"):
+        book.glue_values("x", {"a_b": 1, "a-b": 2})
+    with pytest.raises(TypeError, match="'x-names'"):
+        book.glue_values("x", {"names": ["a", "b"]})
+
+
+def test_glue_numbers_glues_each_value_undisplayed(monkeypatch):
+    import myst_nb
+
+    calls = []
+    monkeypatch.setattr(myst_nb, "glue", lambda name, value, display=True: calls.append((name, value, display)))
+    keys = book.glue_numbers("own-data", {"fit_time": {"median": 1.5}, "n": 10})
+    assert keys == ["own-data-fit-time-median", "own-data-n"]
+    assert calls == [("own-data-fit-time-median", 1.5, False), ("own-data-n", 10, False)]

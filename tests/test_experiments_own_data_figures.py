@@ -10,7 +10,7 @@ import matplotlib.colors as mcolors  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
-from test_experiments_own_data_summaries import EPS, TERMS, TRUE_COEF, fake_results, fake_units  # noqa: E402
+from own_data_fake import EPS, TERMS, TRUE_COEF, fake_results, fake_units  # noqa: E402
 
 from dpsynth import book, registry  # noqa: E402
 from dpsynth.experiments.own_data import OwnDataResults  # noqa: E402

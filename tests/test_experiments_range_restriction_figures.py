@@ -9,7 +9,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
-from test_experiments_range_restriction_summaries import NAMES, fake_study  # noqa: E402
+from range_restriction_fake import NAMES, fake_study  # noqa: E402
 
 from dpsynth import book, registry  # noqa: E402
 from dpsynth.experiments.range_restriction import figures as F  # noqa: E402

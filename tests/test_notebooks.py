@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -34,6 +35,17 @@ CHAPTERS: dict[str, tuple[str, ...]] = {
 }
 #: pages with no study of their own (no Params, run and verdicts; choosing has tables and figures only)
 NO_STUDY = ("tutorial", "choosing", "reproduce")
+
+
+#: a glue role of a Markdown cell: {glue:text}`key:format` or {glue:md}`key:myst`
+GLUE_ROLE = re.compile(r"\{glue:(text|md)\}`([^`:]+)(?::[^`]*)?`")
+
+
+def glue_references(name: str) -> set[tuple[str, str]]:
+    """(role, key) of every glue role in the Markdown cells of a source notebook."""
+    nb = json.loads((REPO / "notebooks" / f"{name}.ipynb").read_text(encoding="utf-8"))
+    return {(m.group(1), m.group(2)) for c in nb["cells"] if c["cell_type"] == "markdown"
+            for m in GLUE_ROLE.finditer("".join(c["source"]))}
 
 
 def code_lines(name: str) -> tuple[int, int]:
@@ -70,3 +82,19 @@ def test_chapter_notebook_is_narrative_plus_calls(name):
     lines, defs = code_lines(name)
     assert lines <= 150, f"{name} has {lines} code lines (at most 150)"
     assert defs == 0, f"{name} defines {defs} function(s) or class(es); move them to the package"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", [n for n in CHAPTERS if glue_references(n)])
+def test_every_number_the_markdown_quotes_is_glued(name, smoke_notebooks):
+    """Each {glue:text} key of the Markdown is glued by a code cell, each {glue:md} key as Markdown."""
+    _, path = smoke_notebooks.get(name)
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    glued = {o["metadata"]["scrapbook"]["name"]: o["data"] for c in nb["cells"] if c["cell_type"] == "code"
+             for o in c.get("outputs", []) if "scrapbook" in o.get("metadata", {})}
+    refs = glue_references(name)
+    missing = sorted(key for _, key in refs if key not in glued)
+    assert not missing, f"{name}: glue keys quoted by the Markdown but not glued: {missing}"
+    not_md = sorted(key for role, key in refs if role == "md" and not any(k.endswith("text/markdown")
+                                                                         for k in glued[key]))
+    assert not not_md, f"{name}: {{glue:md}} keys glued without Markdown: {not_md}"

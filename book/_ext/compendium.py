@@ -12,11 +12,16 @@
    ``notebooks/<name>.ipynb``. The page itself is built from the executed copy
    ``book/<name>.ipynb``, which papermill writes and which is not committed, so a
    link to it would not resolve in the repository.
+
+3. Set the numbers that the chapters glue into their prose (``{glue:text}``, class
+   ``pasted-text``) in the weight of the text around them; myst-nb's stylesheet makes them
+   bold (``static/compendium.css``).
 """
 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 _EXECUTED = re.compile(r"(?<=/)book/(?P<name>[A-Za-z0-9_.-]+)\.ipynb\b")
@@ -64,7 +69,13 @@ def _on_page(app, pagename, templatename, context, doctree) -> None:
                 _retarget(button)
 
 
+def _add_static(app) -> None:
+    app.config.html_static_path.append(str(Path(__file__).with_name("static")))
+
+
 def setup(app) -> dict[str, Any]:
     # After the theme's own handlers (priority 500-501), which add assets and buttons.
     app.connect("html-page-context", _on_page, priority=900)
+    app.connect("builder-inited", _add_static)
+    app.add_css_file("compendium.css", priority=900)  # after myst-nb's mystnb.css
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

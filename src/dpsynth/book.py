@@ -5,6 +5,13 @@ Both emit MyST Markdown that Jupyter Book numbers ("Figure 2.3", "Table 2.1") an
 cross-references with ``{numref}`` by the label given. The cell that calls them carries the tag
 ``remove-input``, so the page shows the figure or table and its caption, not the code.
 
+Numbers in a chapter's prose are written into its Markdown cells through myst-nb's glue:
+:func:`glue_numbers` glues a dict of named numbers (a chapter's ``verdicts.*_numbers`` functions)
+under a prefix, in a cell tagged ``remove-cell``, and the Markdown quotes them with the
+``{glue:text}`` role and a key with a format (``censoring-release-c:.3f``); a list whose length
+depends on the results is glued as a MyST string and quoted with the ``{glue:md}`` role
+(``censoring-list-tally:myst``).
+
 Legibility: a figure is shown at most :data:`COLUMN_PX` pixels wide in a 1280-pixel browser
 window, so its smallest text is scaled by ``COLUMN_PX / (width_in * dpi)`` when it is wider than
 that. :func:`smallest_text_px` computes the smallest text size a reader will see; every figure
@@ -14,8 +21,11 @@ function of the package is tested to keep it at or above :data:`MIN_TEXT_PX`.
 from __future__ import annotations
 
 import importlib.metadata
+import math
+import numbers as _numbers
 import platform
 import re
+from collections.abc import Mapping
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -24,7 +34,8 @@ import pandas as pd
 from .result_files import machine_description
 
 __all__ = ["COLUMN_PX", "MIN_TEXT_PX", "show_figure", "show_table", "figure_markdown", "table_markdown",
-           "smallest_text_px", "environment", "provenance_table", "provenance_markdown"]
+           "GluedText", "glue_values", "glue_numbers", "smallest_text_px", "environment", "provenance_table",
+           "provenance_markdown"]
 
 #: Width of the book's text column in a 1280-pixel window (sphinx-book-theme, sidebar open).
 COLUMN_PX = 660
@@ -91,6 +102,100 @@ def show_table(df: pd.DataFrame, label: str, caption: str, *, floatfmt: str = ".
     from IPython.display import Markdown, display
 
     display(Markdown(table_markdown(df, label, caption, floatfmt=floatfmt, index=index)))
+
+
+_GLUE_KEY = re.compile(r"^[a-z][a-z0-9.-]*$")
+
+
+class GluedText(str):
+    """A string glued for both ``{glue:text}`` (plain text) and ``{glue:md}`` (MyST Markdown)."""
+
+    def _repr_markdown_(self) -> str:
+        return str(self)
+
+
+def _key_part(k) -> str:
+    if isinstance(k, float):
+        k = format(k, "g")
+    return re.sub(r"[^a-z0-9.]+", "-", str(k).lower()).strip("-")
+
+
+def _glue_value(key: str, v):
+    if v is None:
+        return math.nan
+    if isinstance(v, (bool, np.bool_)):
+        return bool(v)
+    if isinstance(v, _numbers.Integral):
+        return int(v)
+    if isinstance(v, _numbers.Real):
+        return float(v)
+    if isinstance(v, str):
+        return GluedText(v)
+    raise TypeError(f"glue value {key!r} must be a number, a bool, a string or a mapping of them; "
+                    f"got {type(v).__name__}.")
+
+
+def glue_values(prefix: str, numbers: Mapping) -> dict[str, object]:
+    """The glue keys and values :func:`glue_numbers` would glue, without gluing them.
+
+    Parameters
+    ----------
+    prefix : str
+        Lower-case letters, digits and dashes, e.g. ``"censoring-release"``.
+    numbers : mapping
+        Name -> number, bool, string or a nested mapping of them. Nested mappings are flattened;
+        each key becomes a key part in lower case with every run of other characters than letters,
+        digits and dots replaced by a dash (``"avg_ecdf"`` -> ``avg-ecdf``, ``"Censor_w (aDP)"`` ->
+        ``censor-w-adp``, ``4.0`` -> ``4``), and the parts are joined by dashes.
+
+    Returns
+    -------
+    dict
+        ``"<prefix>-<key>"`` -> value, with numpy scalars as Python numbers (so that glue's
+        ``text/plain`` can be formatted by the ``{glue:text}`` role), ``None`` as NaN and strings
+        as :class:`GluedText`.
+    """
+    if not isinstance(prefix, str) or not _GLUE_KEY.match(prefix):
+        raise ValueError(f"`prefix` must be lower-case letters, digits and dashes; got {prefix!r}.")
+    if not isinstance(numbers, Mapping):
+        raise TypeError(f"`numbers` must be a mapping; got {type(numbers).__name__}.")
+    out: dict[str, object] = {}
+
+    def walk(path: str, value) -> None:
+        if isinstance(value, Mapping):
+            for k, v in value.items():
+                part = _key_part(k)
+                if not part:
+                    raise ValueError(f"glue key part of {k!r} under {path!r} is empty.")
+                walk(f"{path}-{part}", v)
+            return
+        if path in out:
+            raise ValueError(f"two names give the glue key {path!r}.")
+        out[path] = _glue_value(path, value)
+
+    walk(prefix, numbers)
+    return out
+
+
+def glue_numbers(prefix: str, numbers: Mapping) -> list[str]:
+    """Glue every value of ``numbers`` under ``<prefix>-<name>`` (not displayed), for the Markdown cells.
+
+    The keys are those of :func:`glue_values`. Markdown quotes a number with the ``{glue:text}``
+    role, the key and a format (``<key>:.2f``, ``<key>:.0%``, ``<key>:g``; no format for an
+    integer), and a string that is MyST Markdown (a list built by a chapter's ``tables`` module)
+    with the ``{glue:md}`` role (``<key>:myst``). Call it in a cell tagged ``remove-cell``.
+
+    Returns
+    -------
+    list of str
+        The keys glued.
+    """
+    from myst_nb import glue
+
+    values = glue_values(prefix, numbers)
+    for key, value in values.items():
+        glue(key, value, display=False)
+    return list(values)
 
 
 def smallest_text_px(fig, column_px: float = COLUMN_PX) -> float:

@@ -1,4 +1,4 @@
-"""The censoring chapter: parameters, replicates, summaries, verdicts and figures.
+"""The censoring chapter: parameters, replicates, tables, verdicts and figures.
 
 ``run(Params.quick())`` runs (or loads from the cache) every study of the chapter through
 :func:`dpsynth.studies.run_study`: the Monte Carlo study, the one-data-set illustration of the
@@ -18,7 +18,7 @@ from ...seeds import int_seed, stream
 from ...studies import run_study
 from . import replicate as _rep  # the submodule; ``censoring.replicate`` stays the module
 from .params import CensoringParams
-from .summaries import verdicts
+from .verdicts import verdicts  # the function: ``censoring.verdicts`` is it, not the module
 
 __all__ = ["Params", "CensoringParams", "CensoringResults", "run", "verdicts"]
 

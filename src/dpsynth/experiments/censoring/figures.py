@@ -13,7 +13,7 @@ from scipy import stats
 
 from ... import plots, registry
 from .replicate import DOWNSCALE_SYNTHS, MIX_SYNTHS, true_stats
-from .summaries import _eps_grid, _shown, values
+from .tables import _eps_grid, _shown, values
 
 __all__ = ["posterior_figure", "bounds_figure", "threshold_figure", "ecdf_figure", "mixing_figure",
            "percentile_figure", "downscale_figure", "downscale_utility_figure", "STAT_LABELS"]

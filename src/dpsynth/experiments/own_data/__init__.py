@@ -2,8 +2,8 @@
 
 ``run(Params.quick())`` runs (or loads from the cache or the shipped results) the chapter's two
 studies through :func:`dpsynth.studies.run_study`: the mechanism comparison (``own_data``) and
-the units study (``own_data-units``); see :mod:`.replicate`. Tables and figures are in
-:mod:`.summaries` and :mod:`.figures`.
+the units study (``own_data-units``); see :mod:`.replicate`. Tables, verdicts and figures are in
+:mod:`.tables`, :mod:`.verdicts` and :mod:`.figures`.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from ... import paths
 from ...studies import run_study
 from .params import OwnDataParams
 from .replicate import replicate, units_replicate
-from .summaries import verdicts
+from .verdicts import verdicts  # the function: ``own_data.verdicts`` is it, not the module
 
 __all__ = ["Params", "OwnDataParams", "OwnDataResults", "run", "verdicts"]
 

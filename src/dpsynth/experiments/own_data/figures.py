@@ -10,7 +10,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from ... import plots, registry
-from .summaries import fit_frame, study_of, units_of
+from .tables import fit_frame, study_of, units_of
 
 __all__ = ["utility_figure", "coefficient_figure", "units_figure"]
 

@@ -1,4 +1,4 @@
-"""The range-restriction chapter: parameters, replicate, summaries, verdicts and figures.
+"""The range-restriction chapter: parameters, replicate, tables, verdicts and figures.
 
 ``run(Params.quick())`` runs (or loads from the cache) the chapter's Monte Carlo study through
 :func:`dpsynth.studies.run_study`; :func:`verdicts` checks the slides' claims on the results.
@@ -16,7 +16,7 @@ from ... import paths
 from ...studies import run_study
 from .params import RangeRestrictionParams
 from .replicate import replicate, synthesizer_names
-from .summaries import verdicts
+from .verdicts import verdicts  # the function: ``range_restriction.verdicts`` is it, not the module
 
 __all__ = ["Params", "RangeRestrictionParams", "RangeRestrictionResults", "run", "verdicts", "synthesizer_names"]
 

@@ -11,7 +11,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from ... import plots
-from .summaries import n_main, study_of
+from .tables import n_main, study_of
 
 __all__ = ["record_bounds_figure", "q90_figure", "avg_ecdf_figure", "contraction_figure"]
 

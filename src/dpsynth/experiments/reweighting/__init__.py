@@ -1,8 +1,9 @@
 """The re-weighting chapter (re-weighting paper, Sections 2-4 and the appendix), as package code.
 
 Modules: :mod:`.params` (presets and validation), :mod:`.replicate` (the two studies' replicate
-functions), :mod:`.summaries` (tables and verdicts) and :mod:`.figures`. :func:`run` runs or loads
-both studies; :func:`verdicts` checks the claims of the chapter's "What this shows".
+functions), :mod:`.tables`, :mod:`.verdicts` (verdicts and the numbers the prose quotes) and
+:mod:`.figures`. :func:`run` runs or loads both studies; :func:`verdicts` checks the claims of
+the chapter's "What this shows".
 
 Both results have one dimension for the synthesizer, ``synthesizer``: "Data" (the confidential
 data, not a fit: ``is_fit`` is false and the per-fit variables are NaN, False, 0 or "" there) and
@@ -28,7 +29,7 @@ from .replicate import (
     simulate_data,
     synthesizers_replicate,
 )
-from .summaries import verdicts
+from .verdicts import verdicts  # the function: ``reweighting.verdicts`` is it, not the module
 
 __all__ = [
     "Params",

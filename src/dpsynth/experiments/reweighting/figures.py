@@ -11,7 +11,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from ... import plots
-from .summaries import DM_LABEL, STAT_LABEL, data_value
+from .tables import DM_LABEL, STAT_LABEL, data_value
 
 __all__ = [
     "bounds_and_weights",

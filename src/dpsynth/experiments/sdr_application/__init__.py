@@ -4,7 +4,8 @@
   ``paper`` presets;
 * :mod:`.replicate`: the replicates of Part 1 (censoring paper, beta regression) and Part 2
   (re-weighting paper, negative binomial);
-* :mod:`.summaries`: the tables, the convergence table and :func:`verdicts`;
+* :mod:`.tables`: the tables and the convergence table; :mod:`.verdicts`: :func:`verdicts` and the
+  numbers the prose quotes;
 * :mod:`.figures`: the chapter's figures.
 
 :func:`run` runs (or loads from the cache) both studies and loads the data they used.
@@ -36,7 +37,7 @@ from .replicate import (
     data_part2,
     reweighting_replicate,
 )
-from .summaries import verdicts
+from .verdicts import verdicts  # the function: ``sdr_application.verdicts`` is it, not the module
 
 __all__ = [
     "Params",

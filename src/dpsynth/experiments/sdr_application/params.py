@@ -60,7 +60,7 @@ class SDRApplicationParams(StudyParams):
         Starting k of the re-weighting search and the relative tolerance of the searches.
     keep_records : int
         Replicates (from 0) that keep their record-level values (synthetic salaries, weights); the
-        page shows the first of them in which every fit converged (``summaries.shown_replicate``).
+        page shows the first of them in which every fit converged (``tables.shown_replicate``).
     """
 
     replicates: int = 1

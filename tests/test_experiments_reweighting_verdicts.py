@@ -1,14 +1,19 @@
-"""Tables, captions and verdicts of the re-weighting chapter (synthetic results; one smoke run end to end)."""
+"""Verdicts of the re-weighting chapter and the numbers its prose and captions quote (synthetic results;
+one smoke run end to end)."""
 
 from __future__ import annotations
+
+import importlib
 
 import numpy as np
 import pytest
 from reweighting_fake import fake_results
 
-from dpsynth import registry
+from dpsynth import book
 from dpsynth.experiments import reweighting as rw
-from dpsynth.experiments.reweighting import summaries as s
+
+# the module (the package attribute ``reweighting.verdicts`` is the function it re-exports)
+V = importlib.import_module("dpsynth.experiments.reweighting.verdicts")
 
 KEYS = [
     "reweighting_never_raises_delta",
@@ -91,49 +96,15 @@ def test_convergence_and_contraction_verdicts(res):
     assert _by_key(few)["local_bound_contracts"].holds is None  # too few databases to decide
 
 
-def test_tables_are_narrow_and_use_registry_labels(res):
-    tables = [
-        s.fits_table(res),
-        s.reweighting_table(res),
-        s.table1(res),
-        s.width_table(res),
-        s.contraction_table(res),
-        s.convergence_table(res),
-    ]
-    for t in tables:
-        assert t.shape[1] <= 7
-    fits = s.fits_table(res)
-    assert fits.shape[0] == 12
-    labels = set(fits.index.get_level_values("synthesizer"))
-    assert labels == {registry.label(n) for n in rw.SYNTHESIZERS}
-    assert "Unweighted (none)" in labels
-    np.testing.assert_allclose(fits["ε (replace)"], fits["ε (remove)"])
-    t1 = s.table1(res)
-    assert t1.shape[0] == 4 * len(s.TABLE1_SOURCES) and set(t1.columns) == {"ours", "paper", "overlap"}
-    conv = s.convergence_table(res)
-    assert {"divergences", "not converged"} <= set(conv.columns)
-    assert int(conv.loc["appendix contraction", "fits"]) == s.fitted(res.contraction).converged.size == 5 * 2 * 2 * 2
-    assert int(conv.loc["Sections 3–4 (reported fits)", "fits"]) == 12  # "Data" is not a fit
-
-
 def test_bias_and_width_summary(res):
     m = res.synthesizers.sel(data_model="nb_mixture")
     want = float(m["q15"].sel(synthesizer="CW").mean()) - float(np.quantile(m.x.values, 0.15))
-    assert s.bias(res, "nb_mixture", "CW", "q15") == pytest.approx(want)
-    ws = s.width_summary(res)
+    assert V.bias(res, "nb_mixture", "CW", "q15") == pytest.approx(want)
+    ws = V.width_summary(res)
     assert ws["median_ratio"] > 1 and ws["n_intervals"] == 16
     assert ws["eps_lw_mixed"] == pytest.approx(ws["eps_lw"] * 50)
-
-
-def test_one_synthesizer_dimension(res):
-    for ds in (res.synthesizers, res.contraction):
-        assert "source" not in ds.dims
-        assert list(ds.synthesizer.values) == registry.order([str(v) for v in ds.synthesizer.values])
-        assert str(ds.synthesizer.values[0]) == "Data"
-        assert s.fit_names(ds) == [str(v) for v in ds.synthesizer.values[1:]]
-    assert s.fit_names(res.synthesizers) == list(rw.SYNTHESIZERS)
     # statistics of the data sit on the "Data" row of the same dimension
-    assert s.bias(res, "poisson", "Data", "mean") == pytest.approx(
+    assert V.bias(res, "poisson", "Data", "mean") == pytest.approx(
         float(res.synthesizers["mean"].sel(data_model="poisson", synthesizer="Data").mean())
         - float(res.synthesizers.x.sel(data_model="poisson").mean())
     )
@@ -144,19 +115,37 @@ def test_data_row_does_not_change_verdicts(res):
     v = _by_key(res)
     assert v["fits_converged"].numbers == {"not_converged": 0, "fits": 12 + 40}
     assert v["weights_in_unit_interval"].holds is True and v["replace_equals_remove"].holds is True
-    assert "Data" not in set(s.fits_table(res).index.get_level_values("synthesizer"))
 
 
-def test_captions_and_settings(res):
-    cap = s.captions(res)
-    assert all(k.startswith(("fig-reweighting-", "tbl-reweighting-")) for k in cap)
-    assert len(cap) == 17
-    for text in cap.values():
-        assert "smoke scale" in text
-    assert "5 replicates" in cap["fig-reweighting-local-bounds"]
-    assert "one record removed" in cap["tbl-reweighting-fits"] and "one record replaced" in cap["tbl-reweighting-fits"]
-    txt = s.settings_markdown(res)
-    assert "n = 60" in txt and "n_syn" not in txt and "synthetic_sets" not in txt
+def test_settings_numbers_are_values_not_names(res):
+    n = V.settings_numbers(res)
+    assert (n["scale"], n["n"], n["synthetic_sets"], n["replicates"]) == ("smoke", 60, 8, 5)
+    assert n["sizes"] == "30, 60" and n["cw_search"] == "on" and n["k_start"] == pytest.approx(0.95)
+    assert all(not isinstance(v, (list, tuple, dict)) for v in n.values())
+
+
+def test_caption_numbers(res):
+    n = V.caption_numbers(res)
+    m = res.synthesizers.sel(data_model="nb_mixture")
+    assert n["bounds"]["nb_mixture"]["delta_lw"] == pytest.approx(float(m.delta.sel(synthesizer="LW")))
+    assert n["bounds"]["poisson"]["n"] == 60 and set(n["bounds"]) == {"poisson", "nb_mixture"}
+    assert n["mixture_bias"]["CW"]["q15"] == pytest.approx(V.bias(res, "nb_mixture", "CW", "q15"))
+    assert list(n["mixture_bias"]) == ["Unweighted", "LW", "CW", "SW"]
+    assert 0 <= n["below_half"]["LW"] <= 1 and 0 <= n["lost_weight"]["CW"] <= 1
+    assert n["k"] == pytest.approx({"LW_final": 0.95, "CW_final": 0.9})
+    assert n["mean_weight"]["CW_final"] > n["mean_weight"]["CW"]
+    assert n["databases"] == 5 and list(n["lw_median"]["poisson"]) == [30, 60]
+    assert n["lw_range"]["poisson"]["min"] <= n["lw_range"]["poisson"]["max"]
+    assert (n["not_converged"], n["convergence_warnings"]) == (0, 0)
+    res.synthesizers["converged"].loc[dict(data_model="poisson", synthesizer="SW")] = False
+    assert V.caption_numbers(res)["not_converged"] == 1
+
+
+def test_text_numbers_glue_under_fixed_keys(res):
+    keys = book.glue_values("reweighting", V.text_numbers(res))
+    for key in ("reweighting-settings-n", "reweighting-settings-sizes", "reweighting-settings-cw-search",
+                "reweighting-captions-bounds-nb-mixture-delta-lw", "reweighting-captions-lw-median-poisson-60"):
+        assert key in keys, key
 
 
 @pytest.mark.slow

@@ -1,166 +1,21 @@
-"""Tables and verdicts of the range-restriction chapter, computed from the study Dataset.
+"""Verdicts of the range-restriction chapter, and the named numbers behind them and behind its prose.
 
-Every function takes the study Dataset of :func:`dpsynth.experiments.range_restriction.run`
-(``results.study``; dimensions ``replicate``, ``n_obs``, ``synthesizer``, ``range``, ``record``)
-or the results object itself. Every eps is stated with one record removed (``2 Delta``, the book's
-relation) and, beside it, with one record replaced (``4 Delta``).
+:func:`verdicts` checks each claim of the chapter's "What this shows" on the study Dataset of
+:func:`dpsynth.experiments.range_restriction.run` (or the results object).
+:func:`convergence_summary` returns the numbers of the convergence paragraph, which the notebook's
+Markdown quotes through glue (:func:`text_numbers`, :func:`dpsynth.book.glue_numbers`).
 """
 
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 import xarray as xr
 
-from ... import registry
 from ...privacy import CENSOR_TOL
 from ...verdicts import Verdict
+from .tables import _fit_names, _le_lw, _spread, _width, n_main, range_tags, study_of
 
-__all__ = [
-    "study_of", "n_main", "range_tags", "eps_table", "inequality_table", "decomposition_table", "mixing_table",
-    "spread_table", "convergence_table", "convergence_summary", "verdicts",
-]
-
-
-def study_of(results) -> xr.Dataset:
-    """The study Dataset of ``results`` (a results object or the Dataset itself)."""
-    return results if isinstance(results, xr.Dataset) else results.study
-
-
-def n_main(ds: xr.Dataset) -> int:
-    """The sample size of the by-record and utility results (``params.n``)."""
-    return int(ds.attrs["n_main"])
-
-
-def _names(ds: xr.Dataset) -> list[str]:
-    return [str(m) for m in ds["synthesizer"].values]
-
-
-def range_tags(ds: xr.Dataset) -> list[str]:
-    """The ranges as in the registry names, e.g. ``["[0.4,1.8]", "[0.6,1.2]"]``, in the study's order."""
-    return [m[1:] for m in _names(ds) if m.startswith("A[")]
-
-
-def _width(tag: str) -> float:
-    a, b = (float(v) for v in tag.strip("[]").split(","))
-    return float(np.log(b / a)) if a > 0 else float("inf")
-
-
-def _le_lw(ds: xr.Dataset, m: str) -> xr.DataArray:
-    d = ds["delta"]
-    return d.sel(synthesizer=m) <= d.sel(synthesizer="LW")
-
-
-def _range_names(ds: xr.Dataset) -> list[str]:
-    return [m for m in _names(ds) if m not in ("Unweighted", "LW")]
-
-
-def eps_table(results) -> pd.DataFrame:
-    """Median Delta and local eps (removed, replaced) by synthesizer and n, with non-converged fits."""
-    ds = study_of(results)
-    R = ds.sizes["replicate"]
-    rows = []
-    for m in _names(ds):
-        for nn in ds["n_obs"].values:
-            sub = ds.sel(synthesizer=m, n_obs=nn)
-            rows.append({"synthesizer": registry.label(m), "n": int(nn), "median Δ": float(sub["delta"].median()),
-                         "eps (remove)": float(sub["eps"].median()),
-                         "eps (replace)": float(sub["eps_replace"].median()),
-                         "not converged": f"{int((~sub['converged'].values.astype(bool)).sum())}/{R}"})
-    return pd.DataFrame(rows).set_index(["synthesizer", "n"])
-
-
-def inequality_table(results) -> pd.DataFrame:
-    """Replicates with Delta <= Delta_LW on the same data, and the median ratio, by synthesizer and n."""
-    ds = study_of(results)
-    R = ds.sizes["replicate"]
-    out = {}
-    for nn in ds["n_obs"].values:
-        d = ds["delta"].sel(n_obs=nn)
-        col = {}
-        for m in _range_names(ds):
-            le = int(_le_lw(ds.sel(n_obs=nn), m).sum())
-            ratio = float((d.sel(synthesizer=m) / d.sel(synthesizer="LW")).median())
-            col[registry.label(m)] = f"{le}/{R} ({ratio:.2f})"
-        out[f"n = {int(nn)}"] = col
-    frame = pd.DataFrame(out)
-    frame.index.name = "synthesizer"
-    return frame
-
-
-def decomposition_table(results) -> pd.DataFrame:
-    """What attains the literal (B) bound, by range and n (medians over replicates)."""
-    ds = study_of(results)
-    R = ds.sizes["replicate"]
-    rows = []
-    for t in range_tags(ds):
-        for nn in ds["n_obs"].values:
-            sub = ds.sel(n_obs=nn, synthesizer=f"B{t}")
-            rows.append({
-                "range": t, "n": int(nn),
-                "Δ_B": float(sub["delta"].median()),
-                "Δ_B'": float(ds["delta"].sel(n_obs=nn, synthesizer=f"B'{t}").median()),
-                "Δ_LW": float(ds["delta"].sel(n_obs=nn, synthesizer="LW").median()),
-                "max −log P": float(sub["max_neg_log_prob"].median()),
-                "attained at weight 0": f"{int((sub['weight_at_max'] == 0).sum())}/{R}",
-                "unweighted max|f − log P|": float(ds["delta_trunc_unweighted"].sel(n_obs=nn, range=t).median()),
-            })
-    return pd.DataFrame(rows).set_index(["range", "n"])
-
-
-def mixing_table(results) -> pd.DataFrame:
-    """One draw per data set against record-wise mixing at n = ``params.n`` (medians over replicates)."""
-    ds = study_of(results)
-    sub = ds.sel(n_obs=n_main(ds))
-    k = sub["n_draws_mixed"]
-    frame = pd.DataFrame({
-        "avg-ECDF (one draw)": sub["avg_ecdf"].median("replicate").to_pandas(),
-        "avg-ECDF (mixed)": sub["avg_ecdf_mixed"].median("replicate").to_pandas(),
-        "draws used (mixed)": k.median("replicate").to_pandas(),
-        "eps remove (one draw)": sub["eps"].median("replicate").to_pandas(),
-        "eps remove (mixed)": (k * sub["eps"]).median("replicate").to_pandas(),
-        "eps replace (mixed)": (k * sub["eps_replace"]).median("replicate").to_pandas(),
-    })
-    frame = frame.loc[_names(ds)]
-    frame.index = [registry.label(m) for m in frame.index]
-    frame.index.name = "synthesizer"
-    return frame
-
-
-def _spread(ds: xr.Dataset) -> xr.DataArray:
-    d = ds["delta"]
-    return d.quantile(0.9, "replicate").drop_vars("quantile") - d.quantile(0.1, "replicate").drop_vars("quantile")
-
-
-def spread_table(results) -> pd.DataFrame:
-    """Spread of Delta over replicates (90th minus 10th percentile) by synthesizer and n."""
-    ds = study_of(results)
-    sp = _spread(ds).transpose("synthesizer", "n_obs").to_pandas().loc[_names(ds)]
-    sp.index = [registry.label(m) for m in sp.index]
-    sp.index.name = "synthesizer"
-    sp.columns = [f"n = {int(c)}" for c in sp.columns]
-    return sp
-
-
-def _fit_names(ds: xr.Dataset) -> list[str]:
-    return [m for m in _names(ds) if not m.startswith("B'")]  # B' re-uses B's fit
-
-
-def convergence_table(results) -> pd.DataFrame:
-    """Convergence by synthesizer over all replicates and sample sizes (B' re-uses B's fit)."""
-    ds = study_of(results)
-    rows = {}
-    for m in _fit_names(ds):
-        sub = ds.sel(synthesizer=m)
-        conv, div = sub["converged"].values.astype(bool), sub["divergences"].values
-        rows[registry.label(m)] = {"fits": int(conv.size), "not converged": int((~conv).sum()),
-                                   "fits with divergences": int((div > 0).sum()),
-                                   "divergences (total)": int(div.sum()),
-                                   "max R-hat": float(sub["rhat_max"].max()),
-                                   "min bulk ESS": float(sub["ess_min"].min())}
-    frame = pd.DataFrame.from_dict(rows, orient="index")
-    frame.index.name = "synthesizer"
-    return frame
+__all__ = ["convergence_summary", "text_numbers", "verdicts"]
 
 
 def convergence_summary(results) -> dict:
@@ -172,6 +27,15 @@ def convergence_summary(results) -> dict:
     return {"fits": int(conv.size), "not_converged": int((~conv).sum()), "fits_with_divergences": int((div > 0).sum()),
             "divergences": int(div.sum()), "convergence_warnings": warn,
             "not_converged_at_n": int((~ds["converged"].sel(n_obs=n_main(ds)).values.astype(bool)).sum())}
+
+
+def text_numbers(results) -> dict:
+    """Every number the chapter's Markdown quotes: ``convergence`` (:func:`convergence_summary`).
+
+    The notebook glues them with ``dpsynth.book.glue_numbers("range", text_numbers(results))``: e.g.
+    ``convergence_summary(results)["fits"]`` is the glue key ``range-convergence-fits``.
+    """
+    return {"convergence": convergence_summary(results)}
 
 
 def _count(ok: xr.DataArray) -> tuple[int, int]:

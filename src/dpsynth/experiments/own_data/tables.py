@@ -1,0 +1,146 @@
+"""Tables of the "Your own data" chapter, from its study Datasets.
+
+Every function takes the chapter's results object (:class:`~dpsynth.experiments.own_data.OwnDataResults`)
+or the relevant Dataset, and returns a pandas DataFrame whose numbers come from the results. A fit
+that failed its convergence checks is never dropped: the tables count them and mark the row. The
+verdicts and the numbers the chapter's prose quotes are in
+:mod:`dpsynth.experiments.own_data.verdicts`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from ... import registry
+from .replicate import QUANTILES
+
+__all__ = ["study_of", "units_of", "fit_frame", "privacy_table", "utility_table", "coefficient_table",
+           "units_table", "QUANTILE_COLUMNS"]
+
+#: The quantile variables, in order.
+QUANTILE_COLUMNS = tuple(f"q{int(round(100 * a))}" for a in QUANTILES)
+_DAGGER = " †"
+
+
+def study_of(results) -> xr.Dataset:
+    """The mechanism comparison Dataset of ``results`` (or ``results`` itself)."""
+    return results.study if hasattr(results, "study") else results
+
+
+def units_of(results) -> xr.Dataset:
+    """The units Dataset of ``results`` (or ``results`` itself)."""
+    return results.units if hasattr(results, "units") else results
+
+
+def fit_frame(results) -> pd.DataFrame:
+    """One row per (replicate, fit): synthesizer, eps and every scalar variable."""
+    ds = study_of(results)
+    scalar = [v for v in ds.data_vars if set(ds[v].dims) == {"replicate", "fit"}]
+    frame = ds[scalar].to_dataframe().reset_index()
+    frame["eps"] = frame["eps"].astype(float)
+    return frame
+
+
+def _key(frame: pd.DataFrame) -> pd.Series:
+    return frame["synthesizer"].astype(str) + "|" + frame["eps"].map(lambda e: "" if np.isnan(e) else f"{e:g}")
+
+
+def _ordered(frame: pd.DataFrame) -> pd.DataFrame:
+    idx = {s.key: i for i, s in enumerate(registry.SYNTHESIZERS)}
+    rank = frame["synthesizer"].map(lambda n: idx[registry.key_of(str(n))])
+    return frame.assign(_r=rank, _e=frame["eps"].fillna(-1.0)).sort_values(["_e", "_r"]).drop(columns=["_r", "_e"])
+
+
+def _median(s: pd.Series) -> float:
+    """Median of the values that apply; NaN, without a warning, when none does (PH has no Delta)."""
+    v = s.dropna()
+    return float(v.median()) if len(v) else float("nan")
+
+
+def _label(name: str, eps: float) -> str:
+    return registry.label(name) + ("" if np.isnan(eps) else f", ε={eps:g}")
+
+
+def privacy_table(results) -> pd.DataFrame:
+    """Per mechanism and eps: guarantee, epsilon under both relations, Delta, censoring, convergence, time.
+
+    Epsilons and Delta are the median over runs; "converged" counts the runs whose fits passed
+    R-hat, ESS and divergence checks (a row with a failure is marked †); the release time is the
+    median wall time of the fits one release needs (Weighted and Censor_w include the unweighted
+    fit whose record bounds set their weights).
+    """
+    f = fit_frame(results)
+    f = f[f["synthesizer"] != "Data"]
+    runs = int(f["replicate"].nunique())
+    rows = []
+    for (name, eps), g in _ordered(f).groupby(["synthesizer", "eps"], sort=False, dropna=False):
+        ok = int(g["converged"].sum())
+        rows.append({
+            "mechanism": _label(str(name), float(eps)) + ("" if ok == len(g) else _DAGGER),
+            "ε (one removed)": _median(g["eps_remove"]),
+            "ε (one replaced)": _median(g["eps_replace"]),
+            "Δ": _median(g["delta"]),
+            "records censored": _median(g["n_censored"]),
+            "converged": f"{ok}/{len(g)}" if np.isfinite(g["rhat_max"]).any() else "no MCMC",
+            "time per release (s)": _median(g["release_seconds"]),
+        })
+    out = pd.DataFrame(rows).set_index("mechanism")
+    out.attrs["runs"] = runs
+    return out
+
+
+def utility_table(results) -> pd.DataFrame:
+    """Per mechanism and eps: max- and mean-squared ECDF distance and the quantiles (dollars), mean over runs."""
+    f = fit_frame(results)
+    rows = []
+    for (name, eps), g in _ordered(f).groupby(["synthesizer", "eps"], sort=False, dropna=False):
+        bad = "" if bool(g["converged"].all()) else _DAGGER
+        row = {"mechanism": ("Data" if name == "Data" else _label(str(name), float(eps))) + bad,
+               "max-ECDF": float(g["max_ecdf"].mean()), "avg-ECDF (×10⁴)": 1e4 * float(g["avg_ecdf"].mean())}
+        for q in QUANTILE_COLUMNS:
+            row[f"{q[1:]}th pct ($)"] = float(g[q].mean())
+        rows.append(row)
+    return pd.DataFrame(rows).set_index("mechanism")
+
+
+def coefficient_table(results, eps: float, synthesizers=None) -> pd.DataFrame:
+    """The analyst's regression of log wage on the public covariates: Data beside each mechanism at ``eps``.
+
+    Coefficients are the mean over runs of the least-squares fit to one synthetic data set. Columns
+    are the registry labels (the epsilon is ``eps`` for every mechanism that takes one).
+    """
+    ds = study_of(results)
+    e = ds["eps"].values
+    keep = np.isnan(e) | np.isclose(e, float(eps))
+    sub = ds.isel(fit=np.flatnonzero(keep))
+    names = [str(n) for n in sub["synthesizer"].values]
+    want = names if synthesizers is None else ["Data", *[n for n in synthesizers if n != "Data"]]
+    cols = {}
+    for i, name in enumerate(names):
+        if name not in want:
+            continue
+        col = "Data" if name == "Data" else registry.label(name)
+        cols[col] = sub["coef"].isel(fit=i).mean("replicate").to_series()
+    out = pd.DataFrame(cols)
+    out.index.name = "term"
+    return out
+
+
+def units_table(results) -> pd.DataFrame:
+    """Units study: records censored, synthetic median and max-ECDF per setting, mechanism and eps (mean over runs)."""
+    u = units_of(results)
+    frame = u[["n_censored", "median", "max_ecdf", "converged"]].to_dataframe().reset_index()
+    g = frame.groupby(["mechanism", "eps", "setting"], sort=False)
+    out = g.agg(censored=("n_censored", "mean"), median=("median", "mean"), max_ecdf=("max_ecdf", "mean"),
+                converged=("converged", "sum"), runs=("converged", "size")).reset_index()
+    out["converged"] = out["converged"].astype(int).astype(str) + "/" + out["runs"].astype(str)
+    rank = {m: i for i, m in enumerate(registry.order([str(m) for m in u["mechanism"].values]))}
+    order = {s: i for i, s in enumerate(u["setting"].values)}
+    out = out.assign(_m=out["mechanism"].map(rank), _s=out["setting"].map(order)).sort_values(["_m", "eps", "_s"])
+    out = out.drop(columns=["_m", "_s", "runs"])
+    out["mechanism"] = out["mechanism"].map(registry.label)
+    out = out.rename(columns={"censored": f"records censored (of {int(u.attrs.get('n', 0)):,})",
+                              "median": "synthetic median ($)", "max_ecdf": "max-ECDF", "eps": "ε"})
+    return out.set_index(["mechanism", "ε", "setting"])

@@ -1,0 +1,107 @@
+"""Tables of the censoring chapter and the lists its prose quotes, on small synthetic results (no MCMC)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from censoring_fake import fake_results
+
+from dpsynth.experiments.censoring import tables as T
+from dpsynth.experiments.censoring.verdicts import text_numbers
+
+
+@pytest.fixture(scope="module")
+def res():
+    return fake_results()
+
+
+def test_paper_tables_and_count_summary():
+    s = T.count_summary([0, 10, 20, np.nan])
+    assert (s["min"], s["median"], s["mean"], s["max"]) == (0, 10, 10, 20) and s["sd"] == pytest.approx(10.0)
+    assert np.isnan(T.count_summary([np.nan])["mean"])
+    assert T.PAPER_TABLE_S5[("none", "Censor_w")] == T.PAPER_TABLE1[(4, "Censor_w")]
+    assert T.PAPER_TABLE1[(3, "Weighted-e")]["min"] == 400
+
+
+def test_values_selects_one_fit(res):
+    assert T.values(res.study, "delta", "Censor_uw", 4.0).tolist() == [2.0, 2.0, 2.0]
+    assert T.values(res.study, "delta", "Weighted", 3.0).size == 3  # eps-independent: any eps
+    with pytest.raises(KeyError):
+        T.values(res.study, "delta", "Censor_uw")
+
+
+def test_tables_use_registry_labels(res):
+    t1 = T.count_table(res)
+    assert set(t1.index.get_level_values("synthesizer")) == {
+        "Weighted-e (aDP)", "Censor_w (aDP)", "Censor_w-pub (DP)", "Censor_uw (DP)"}
+    assert t1.loc[(4.0, "Censor_uw (DP)", "paper"), "median"] == 419
+    assert t1.loc[(3.0, "Censor_uw (DP)", "ours"), "median"] == pytest.approx(310.0)
+    t5 = T.count_table(res, downscale=True)
+    assert t5.shape == (8, 5) and T.count_table(res, full=True).shape[1] == 7
+    assert t5.loc[("downscale", "Censor_w (aDP)", "ours"), "median"] == 0
+    eps = T.eps_table(res)
+    assert ("any", "Weighted (aDP)") in eps.index and ("4", "PH-paper (DP)") in eps.index
+    assert eps.shape[1] <= 7 and {"remove, median", "replace, median"} <= set(eps.columns)
+    assert T.tally_table(res).shape == (6, 5)
+    u = T.utility_table(res)
+    assert list(u.columns) == list(T.MEASURES) and ("4", "PH (DP) (ln n bins)") in u.index
+    assert "|mean - true|" in u.columns and u.shape[1] == 5
+    m = T.mixing_table(res)
+    assert m.shape == (4, 6) and m.loc["Censor_uw (DP)", "distinct draws"] == 150
+    assert T.calibration_table(res).shape == (4, 2)
+    assert T.release_table(res).shape == (12, 5)
+    rs = T.release_summary(res)
+    assert "Censor_w-pub (DP), c = 0.700" in rs.index and rs.shape[1] <= 7
+    assert set(T.figure1_table(res.figure1).index) == {"prior", "posterior", "censored posterior"}
+
+
+def test_convergence_table_counts_every_fit_once(res):
+    conv = T.convergence_table(res)
+    assert conv.loc["Weighted (aDP)", "fits"] == 3            # once per replicate, not per eps
+    assert conv.loc["Censor_uw (DP)", "fits"] == 6            # 2 eps x 3 replicates
+    assert conv.loc["Censor_uw (DP)", "failed"] == 4 and conv.loc["Censor_uw (DP)", "divergences"] == 6
+    assert "PH (DP)" not in conv.index and "Data" not in conv.index
+    assert conv.loc["downscaling study", "fits"] == 9         # own fits only
+    assert conv.loc["calibration", "fits"] == 5 and conv.loc["calibration", "failed"] == 2  # from the warnings
+    assert conv.loc["illustration", "failed"] == 1 and conv.loc["release months", "fits"] == 15
+    assert {"fits with divergences", "divergences", "max R-hat", "min bulk ESS"} <= set(conv.columns)
+
+
+def test_milder_table(res):
+    t = T.milder_table(res)
+    assert list(t.columns) == ["median", "mean", "zeros"]
+    assert t.loc[(4.0, "shift"), "median"] == pytest.approx(426.0)
+    assert t.loc[(4.0, "shift"), "zeros"] == pytest.approx(1 / 3)
+    assert t.loc[(3.0, "power"), "mean"] == pytest.approx(201.0) and t.loc[(4.0, "LW (ours)"), "zeros"] == 0
+    assert t.loc[(3.0, "paper"), "median"] == 741 and np.isnan(t.loc[(3.0, "paper"), "zeros"])
+
+
+def test_eps_list_joins_items_over_the_grid():
+    assert T.eps_list({"5": "0%", "4": "38%", "3": "100%"}) == (
+        "0% at $\\varepsilon$ = 5, 38% at $\\varepsilon$ = 4 and 100% at $\\varepsilon$ = 3")
+    assert T.eps_list({"4": "a, b"}) == "a, b at $\\varepsilon$ = 4"
+    assert T.eps_list({"4": "a, b", "3": "c, d"}, sep="; ") == "a, b at $\\varepsilon$ = 4; c, d at $\\varepsilon$ = 3"
+
+
+def test_text_lists_hold_one_item_per_eps_and_synthesizer(res):
+    lists = T.text_lists(text_numbers(res))
+    assert lists["threshold_above"] == "33% at $\\varepsilon$ = 4 and 100% at $\\varepsilon$ = 3"
+    assert lists["tally"] == "425, 210 and 300 at $\\varepsilon$ = 4; 741, 310 and 400 at $\\varepsilon$ = 3"
+    assert lists["milder_eps"] == "4 and 3"
+    assert lists["milder"].startswith("*LW (ours)*: 210 (0%), 310 (0%); *shift*: 426 (33%), 742 (0%)")
+    assert lists["milder_paper"] == "425 at $\\varepsilon$ = 4 and 741 at $\\varepsilon$ = 3"
+    assert lists["mixing_max_ecdf"].startswith("Weighted (aDP) 0.0101 → 0.0081 (3 of 3); Censor_w (aDP)")
+    assert lists["mixing_eps"].count(" for ") == 4 and "600 for Censor_uw (DP)" in lists["mixing_eps"]
+    assert lists["ph_best"].count("at $\\varepsilon$") == 2 and "avg-ECDF Weighted (aDP)" in lists["ph_best"]
+    assert lists["discrepancy_censor_uw"] == (
+        "210 against 419 (-50%) at $\\varepsilon$ = 4; 310 against 806 (-62%) at $\\varepsilon$ = 3")
+    assert lists["discrepancy_weighted_e"].startswith("2 against 219 at")
+
+
+def test_text_lists_say_when_the_paper_has_no_common_eps(res):
+    numbers = text_numbers(res)
+    numbers["tally"]["by_eps"], numbers["milder"]["paper"] = {}, {}
+    numbers["discrepancy"]["censor_w"] = {}
+    lists = T.text_lists(numbers)
+    assert lists["tally"].startswith("none") and lists["milder_paper"].startswith("not given")
+    assert lists["discrepancy_censor_w"] == "no common $\\varepsilon$"

@@ -1,0 +1,131 @@
+"""Verdicts of the censoring chapter and the numbers its prose quotes, on small synthetic results (no MCMC)."""
+
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+import pytest
+from censoring_fake import fake_results
+
+from dpsynth import book
+from dpsynth.experiments.censoring import verdicts
+
+# the module (the package attribute ``censoring.verdicts`` is the function it re-exports)
+V = importlib.import_module("dpsynth.experiments.censoring.verdicts")
+
+
+@pytest.fixture(scope="module")
+def res():
+    return fake_results()
+
+
+def test_verdicts_on_known_orderings(res):
+    v = {x.key: x for x in verdicts(res)}
+    for key in ("censored_within_bound", "counts_rise_as_eps_falls", "censor_w_beats_censor_uw",
+                "censor_w_pub_beats_censor_uw", "ph_least_useful", "weighted_most_useful", "mixing_multiplies_eps",
+                "censoring_flattens_posterior", "downscaling_reduces_counts"):
+        assert v[key].holds is True, key
+    assert v["censor_uw_counts_match_paper"].holds is None  # n is not the paper's
+    assert v["censor_w_beats_censor_uw"].numbers == {"wins": 8, "cells": 8}
+    assert v["mixing_multiplies_eps"].numbers["multiplier"]["Censor_uw"] == pytest.approx(150)
+    assert v["mixing_multiplies_eps"].numbers["rel_change"] == pytest.approx(0.2)
+    assert v["censored_within_bound"].numbers["adp_over"]["Weighted"] == {"4": 1, "3": 3}
+
+
+def test_weighted_e_above_target_verdict(res):
+    v = {x.key: x for x in verdicts(res)}["weighted_e_above_target"]
+    assert v.holds is True
+    n = v.numbers
+    assert (n["4"]["above"], n["3"]["above"]) == (1, 3) and n["3"]["replicates"] == 3
+    assert n["3"]["above_after_refit"] == 4 and n["3"]["risen"] == 4 and n["3"]["all_risen"]
+    assert "posterior mean" in v.evidence
+
+
+def test_weighted_e_verdict_fails_when_kept_records_did_not_rise():
+    bad = fake_results()
+    bad.study["n_risen"] = bad.study["n_risen"] * 0
+    v = {x.key: x for x in verdicts(bad)}["weighted_e_above_target"]
+    assert v.holds is False
+    bad.study = bad.study.drop_vars(["n_above_target", "n_risen", "refit_shift_sd"])
+    v = {x.key: x for x in verdicts(bad)}["weighted_e_above_target"]
+    assert v.holds is None and v.numbers == {}
+
+
+def test_verdict_fails_when_the_bound_is_broken():
+    v = {x.key: x for x in verdicts(fake_results(break_bound=True))}
+    assert v["censored_within_bound"].holds is False
+    assert v["censored_within_bound"].numbers["worst_excess"]["Censor_uw at 3"] == pytest.approx(3.5)
+
+
+def test_threshold_and_tally_numbers(res):
+    t = V.threshold_numbers(res)
+    assert (t["replicates"], t["n"]) == (3, 300)
+    assert (t["unweighted_min"], t["unweighted_max"]) == (7.0, 9.0)
+    assert (t["weighted_min"], t["weighted_max"], t["weighted_median"]) == pytest.approx((1.8, 2.2, 2.0))
+    assert t["ratio_median"] == pytest.approx(4.0) and (t["paper_weighted_low"], t["paper_weighted_high"]) == (2, 3.5)
+    assert t["above"] == pytest.approx({"4": 1 / 3, "3": 1.0})
+    assert V.tally_numbers(res)["by_eps"]["4"] == {"paper": 425, "ours": 210, "alternative": 300}
+
+
+def test_mixing_release_and_ph_numbers(res):
+    m = V.mixing_numbers(res)
+    assert list(m["one"]) == ["Weighted", "Censor_w", "Censor_w-pub", "Censor_uw"]
+    assert m["draws"] == 150 and m["change"] == pytest.approx(-0.2) and m["lower"]["Censor_uw"] == 3
+    assert m["eps_mixed"]["Censor_uw"] == 600 and (m["n"], m["pooled_draws"], m["eps"]) == (300, 200, 4.0)
+    r = V.release_numbers(res)
+    assert r["c"] == pytest.approx(0.7) and (r["months"], r["eps"], r["eps_replace"]) == (1, 3.0, 6.0)
+    assert (r["public_c1_censored"], r["own_c1_censored"]) == (70, 70)
+    p = V.ph_numbers(res)
+    assert (p["bins_sqrt"], p["bins_log"], p["eps_min"]) == (18, 6, 3.0)
+    assert p["scale_ph"] == pytest.approx(1 / 3) and p["scale_ph_paper"] == pytest.approx(2 / 3)
+    assert p["records_per_bin"] == pytest.approx(300 / 18) and p["bin_width_log"] == pytest.approx(1 / 6)
+    assert p["best"]["3"]["avg-ECDF"] == "Weighted (aDP)"
+
+
+def test_discrepancy_numbers(res):
+    d = V.discrepancy_numbers(res)
+    assert (d["replicates"], d["n"], d["scale"]) == (3, 300, "smoke")
+    assert d["censor_uw"]["4"] == pytest.approx({"ours": 210, "paper": 419, "relative": 210 / 419 - 1})
+    assert d["weighted_e"]["3"] == {"ours": 3, "paper": 574}
+    assert (d["downscaled_weighted_e"], d["paper_downscaled_weighted_e"], d["downscale_c"]) == (1, 93, 0.8)
+
+
+def test_text_numbers_glue_under_fixed_keys(res):
+    numbers = V.text_numbers(res)
+    assert set(numbers) == {"threshold", "tally", "milder", "mixing", "release", "ph", "discrepancy"}
+    keys = book.glue_values("censoring", numbers)
+    for key in ("censoring-release-c", "censoring-threshold-unweighted-min", "censoring-mixing-change",
+                "censoring-ph-scale-ph-paper", "censoring-discrepancy-downscaled-censor-w",
+                "censoring-milder-converged", "censoring-mixing-one-censor-w-pub", "censoring-ph-best-4-mean-true"):
+        assert key in keys, key
+    assert keys["censoring-milder-converged"] == 12 and keys["censoring-milder-fits"] == 12
+
+
+def test_milder_numbers_and_verdict(res):
+    n = V.milder_numbers(res)
+    assert n["median"]["shift"] == {"4": 426, "3": 742} and n["zeros"]["shift"]["4"] == pytest.approx(1 / 3)
+    assert n["paper"] == {"4": 425, "3": 741} and (n["converged"], n["fits"]) == (12, 12)
+    v = {x.key: x for x in verdicts(res)}["milder_weights_reproduce_counts"]
+    assert v.holds is None and "undecided" in v.evidence  # n = 300 and no eps = 5
+    res2 = fake_results()
+    res2.study = res2.study.drop_vars(["milder_converged"])
+    assert np.isnan(V.milder_numbers(res2)["converged"])
+
+
+def test_milder_verdict_decides_at_the_papers_design(res, monkeypatch):
+    import dataclasses
+
+    import pandas as pd
+
+    rows = {(5.0, "a"): [0, 50, 0.8], (4.0, "a"): [400, 380, 0.1], (3.0, "a"): [700, 690, 0.0],
+            (5.0, "b"): [200, 210, 0.0], (4.0, "b"): [425, 420, 0.0], (3.0, "b"): [741, 741, 0.0],
+            (5.0, "paper"): [0, 110, np.nan]}
+    t = pd.DataFrame.from_dict(rows, orient="index", columns=["median", "mean", "zeros"])
+    t.index = pd.MultiIndex.from_tuples(t.index)
+    monkeypatch.setattr(V, "milder_table", lambda results: t)
+    monkeypatch.setattr(V, "_eps_grid", lambda study: [5.0, 4.0, 3.0])
+    r2 = dataclasses.replace(res, params=dataclasses.replace(res.params, n=2000))
+    n = V.milder_numbers(r2)
+    assert n["decidable"] and n["reproduces"] == {"a": True, "b": False}  # b: no zeros at eps = 5
+    assert n["relative_difference"]["a"]["4"] == pytest.approx(400 / 425 - 1)

@@ -1,0 +1,125 @@
+"""Verdicts of the "Your own data" chapter and the numbers its prose quotes, on small constructed Datasets
+(no MCMC)."""
+
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+import pytest
+from own_data_fake import EPS, N, fake_results, fake_study, fake_units
+
+from dpsynth import book, registry
+from dpsynth.experiments.own_data import OwnDataResults, verdicts
+from dpsynth.experiments.own_data.replicate import UNIT_SETTINGS
+
+# the module (the package attribute ``own_data.verdicts`` is the function it re-exports)
+V = importlib.import_module("dpsynth.experiments.own_data.verdicts")
+
+
+def _by_key(vs):
+    return {v.key: v for v in vs}
+
+
+def test_units_numbers_are_the_study_s():
+    units = fake_units(dollars=0.9, thousands=0.01, offset=0.012)
+    n = V.units_numbers(units)
+    pick = units.sel(mechanism="Censor_w", eps=10.0).mean("replicate")
+    assert (n["mechanism"], n["eps"], n["n"]) == (registry.label("Censor_w"), 10.0, N)
+    assert n["data_median"] == pytest.approx(float(units["median_data"].values.ravel()[0]))
+    for key, setting in (("dollars", "dollars"), ("thousands", "thousands"), ("offset", "dollars, offset -log 1000")):
+        assert n[key]["censored"] == pytest.approx(float(pick["n_censored"].sel(setting=setting)))
+        assert n[key]["max_ecdf"] == pytest.approx(float(pick["max_ecdf"].sel(setting=setting)))
+    assert n["dollars"]["median"] == pytest.approx(150.5)
+    assert set(UNIT_SETTINGS) == {"dollars", "thousands", "dollars, offset -log 1000"}
+    # with both censorings, the numbers are of the first in the registry's order (Censor_w), as with one
+    both = V.units_numbers(fake_units(dollars=0.9, thousands=0.01, offset=0.012, mechanisms=("Censor_w", "Censor_uw")))
+    assert both["mechanism"] == registry.label("Censor_w")
+
+
+def test_fit_time_numbers_are_the_range_of_model_based_release_times():
+    study = fake_study()
+    n = V.fit_time_numbers(study)
+    # PH and OpenDP-Q (no MCMC, 0.01 and 0.5 s) are left out; Censor_w includes the unweighted fit
+    assert (n["min_seconds"], n["max_seconds"]) == (91.0, 95.0 + 110.0)
+    assert (n["n"], n["runs"]) == (N, 3)
+
+
+def test_text_numbers_glue_under_fixed_keys():
+    keys = book.glue_values("own", V.text_numbers(fake_results()))
+    for key in ("own-units-dollars-censored", "own-units-offset-max-ecdf", "own-units-mechanism",
+                "own-fit-time-min-seconds", "own-fit-time-n"):
+        assert key in keys, key
+
+
+# --------------------------------------------------------------------------------------------
+# verdicts
+# --------------------------------------------------------------------------------------------
+
+KEYS = {"censored_within_bound", "privacy_relations", "unit_changes_censoring", "offset_is_a_unit",
+        "marginal_favours_model_free", "model_keeps_regression"}
+
+
+def test_verdicts_hold_on_results_where_the_claims_are_true():
+    v = _by_key(verdicts(fake_results()))
+    assert set(v) == KEYS
+    for k in KEYS:
+        assert v[k].holds is True, (k, v[k].evidence)
+    assert v["censored_within_bound"].numbers["worst"] == pytest.approx(0.0, abs=1e-12)
+    assert v["privacy_relations"].numbers == {"min": pytest.approx(2.0), "max": pytest.approx(2.0)}
+    assert v["unit_changes_censoring"].numbers["dollars_min"] == pytest.approx(0.95, abs=1e-4)
+    assert v["offset_is_a_unit"].numbers["gap"] == pytest.approx(0.005, abs=1e-9)
+    n = v["model_keeps_regression"].numbers
+    assert n["censor_uw"] < n["opendp_q"]
+    assert "12 censored fits" in v["censored_within_bound"].evidence
+
+
+def test_a_censored_fit_above_its_bound_breaks_censored_within_bound():
+    v = _by_key(verdicts(fake_results(delta_excess=0.01)))
+    assert v["censored_within_bound"].holds is False
+    assert v["censored_within_bound"].numbers["worst"] == pytest.approx(0.01)
+
+
+def test_a_wrong_replaced_epsilon_breaks_privacy_relations():
+    v = _by_key(verdicts(fake_results(replace_ratio=1.0)))
+    assert v["privacy_relations"].holds is False
+    assert v["privacy_relations"].numbers["min"] == pytest.approx(1.0)
+    # a censored fit's Delta above its bound changes eps_remove and eps_replace alike: the relation holds
+    assert _by_key(verdicts(fake_results(delta_excess=0.01)))["privacy_relations"].holds is True
+
+
+@pytest.mark.parametrize("dollars, thousands", [(0.4, 0.02), (0.95, 0.6)])
+def test_unit_changes_censoring_fails_when_the_unit_does_not_matter(dollars, thousands):
+    v = _by_key(verdicts(fake_results(dollars=dollars, thousands=thousands, offset=thousands)))
+    assert v["unit_changes_censoring"].holds is False
+    assert v["offset_is_a_unit"].holds is True
+
+
+def test_offset_is_a_unit_fails_beyond_two_percent():
+    v = _by_key(verdicts(fake_results(thousands=0.02, offset=0.06)))
+    assert v["offset_is_a_unit"].holds is False
+    assert v["offset_is_a_unit"].numbers["gap"] == pytest.approx(0.04, abs=1e-9)
+
+
+def test_model_keeps_regression_fails_when_quantiles_are_closer():
+    v = _by_key(verdicts(fake_results(regression_kept=False)))
+    assert v["model_keeps_regression"].holds is False
+    assert v["model_keeps_regression"].numbers["censor_uw"] > v["model_keeps_regression"].numbers["opendp_q"]
+    for k in KEYS - {"model_keeps_regression"}:
+        assert v[k].holds is True
+
+
+def test_model_keeps_regression_needs_both_mechanisms():
+    res = fake_results()
+    keep = np.flatnonzero(res.study["synthesizer"].values != "OpenDP-Q")
+    res = OwnDataResults(params=res.params, study=res.study.isel(fit=keep), units=res.units)
+    assert set(_by_key(verdicts(res))) == KEYS - {"model_keeps_regression"}
+
+
+def test_a_model_closer_to_the_marginal_breaks_marginal_favours_model_free():
+    res = fake_results()
+    study = fake_study(model_free_offset=0.1)  # OpenDP-Q (0.1/eps) and PH (0.2/eps) above Censor_uw (0.05/eps)
+    res = OwnDataResults(params=res.params, study=study, units=res.units)
+    v = _by_key(verdicts(res))["marginal_favours_model_free"]
+    assert v.holds is False and v.numbers == {"wins": 0, "eps": len(EPS)}
+    assert _by_key(verdicts(fake_results()))["marginal_favours_model_free"].numbers["wins"] == len(EPS)

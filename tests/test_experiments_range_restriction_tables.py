@@ -1,0 +1,30 @@
+"""Tables of the range-restriction chapter on small synthetic Datasets (no MCMC)."""
+
+from __future__ import annotations
+
+import pytest
+from range_restriction_fake import fake_study
+
+from dpsynth.experiments.range_restriction import tables as T
+
+
+def test_tables_are_narrow_and_labelled():
+    ds = fake_study()
+    tabs = [T.eps_table(ds), T.inequality_table(ds), T.decomposition_table(ds), T.mixing_table(ds),
+            T.spread_table(ds), T.convergence_table(ds)]
+    for t in tabs:
+        assert t.shape[1] <= 7
+    eps = T.eps_table(ds)
+    assert "Unweighted (none)" in eps.index.get_level_values(0) and "B'[0.6,1.2] (aDP)" in eps.index.get_level_values(0)
+    assert {"eps (remove)", "eps (replace)"} <= set(eps.columns)
+    row = eps.loc[("LW (aDP)", 40)]
+    assert row["eps (replace)"] == pytest.approx(2 * row["eps (remove)"])
+    ineq = T.inequality_table(ds)
+    assert list(ineq.columns) == ["n = 40", "n = 80", "n = 160"]
+    assert ineq.loc["A[0.4,1.8] (aDP)", "n = 40"].startswith("4/4")
+    assert "LW (aDP)" not in ineq.index
+    conv = T.convergence_table(ds)
+    assert "divergences (total)" in conv.columns and not any(i.startswith("B'") for i in conv.index)
+    mix = T.mixing_table(ds)
+    assert mix.loc["LW (aDP)", "eps remove (mixed)"] == pytest.approx(30 * mix.loc["LW (aDP)", "eps remove (one draw)"])
+    assert T.decomposition_table(ds).loc[("[0.4,1.8]", 40), "attained at weight 0"] == "4/4"
