@@ -319,3 +319,76 @@ def test_censor_uw_whole_release_within_what_the_ledger_books(uw_audits, eps):
     whole = audit.audit_release(audits["remove"]["max_all"], DEFAULT_SIZE_EPS, N)
     assert whole["total"] <= res.privacy.eps + DEFAULT_SIZE_EPS + SLACK
     assert whole["size"] > 0.9 * DEFAULT_SIZE_EPS
+
+
+# --------------------------------------------------------------------------------------------
+# the unit-free censored likelihood and one-signed windows
+# --------------------------------------------------------------------------------------------
+
+#: A public reference for the Beta data: a location and a scale on the logit scale, fixed before the data.
+BETA_REFERENCE = models.BetaFamily().reference(-2.0, 2.0)
+
+
+def _reference_shift(cm, alpha):
+    def shift(x):
+        return alpha * np.asarray(cm.record_loglik(BETA_REFERENCE, x), dtype=float)[0]
+    return shift
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("eps", EPS)
+@pytest.mark.parametrize("alpha", [0.25, 1.0])
+def test_censor_ref_within_its_window_under_both_relations(beta_cm, beta_x, grid, pairs, eps, alpha):
+    """The reference form: each term clamp(alpha (f - f_0), -M, M) sits in a window placed by its own record
+    and the public theta_0; eps = W = 2M with one record removed, 2W with one replaced, wherever it sits."""
+    shift = _reference_shift(beta_cm, alpha)
+    worst = {}
+    for rel in RELATIONS:
+        a = audit.audit_mechanism(beta_cm, beta_x, pairs[rel], lambda x: np.full(len(x), alpha), eps / 2, grid,
+                                  shift_fn=shift)
+        bound = eps if rel == "remove" else 2 * eps
+        _show("Censor_ref", eps, rel, bound, a)
+        assert a["max_all"] <= bound + SLACK, a["pairs"]
+        worst[rel] = a["max_all"]
+    assert worst["remove"] >= 0.5 * eps  # not vacuous
+
+
+@pytest.mark.slow
+def test_censor_ref_audit_fails_when_the_window_is_widened(beta_cm, beta_x, grid, pairs):
+    """The check can fail: a patch that clamps at 1.5 M while reporting eps = 2M is caught."""
+    eps, alpha = 2.0, 1.0
+    a = audit.audit_mechanism(beta_cm, beta_x, pairs["remove"], lambda x: np.full(len(x), alpha), 1.5 * eps / 2,
+                              grid, shift_fn=_reference_shift(beta_cm, alpha))
+    assert a["max_all"] > eps + 0.1
+
+
+def _poisson_grid(K: int = 2001):
+    beta = np.linspace(-5.0, 4.0, K)
+    return {"sigma_beta": np.ones(K), "beta": beta[:, None]}, np.zeros(K), float(np.log(beta[1] - beta[0]))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("M", [0.5, 1.5])
+def test_one_signed_window_gives_eps_m_with_one_record_removed(poisson_cm, M):
+    """Acceptance: a Poisson model clamped to [-M, 0] (its log probabilities are <= 0) is M-DP with one
+    record removed, not 2M, and 2M with one replaced; the package reports exactly that."""
+    rng = np.random.default_rng(4)
+    x = rng.poisson(2.0, 60).astype(float)
+    x[0] = 0.0  # a zero count's term, -lambda, spans the whole window [-M, 0] on the grid
+    grid_p = _poisson_grid()
+    def count(r):
+        return float(r.integers(0, 30))
+
+    nb = {rel: audit.neighbour_set(x, rel, 8, rng, high=40.0, low=0.0, draw=count) for rel in RELATIONS}
+    ra = audit.audit_mechanism(poisson_cm, x, nb["remove"], audit.unit_weights, M, grid_p)
+    rp = audit.audit_mechanism(poisson_cm, x, nb["replace"], audit.unit_weights, M, grid_p)
+    # within M, not 2M; and above M / 2, so M is the right order (a claim of M / 2 would fail)
+    assert 0.5 * M < ra["max_all"] <= M + SLACK
+    assert rp["max_all"] <= 2 * M + SLACK
+    from dpsynth.privacy import eps_from_delta
+
+    assert eps_from_delta(M, "remove", one_signed=True) == M and eps_from_delta(M, "replace", one_signed=True) == 2 * M
+    # and a censored Poisson fit at a target eps clamps at M = eps: its report says eps removed, 2 eps replaced
+    res = mechanisms.censored(poisson_cm, x, 2 * M, sampler=SMALL, seed=3)
+    assert res.fit.bound == pytest.approx(2 * M) and res.fit.one_signed
+    assert res.privacy.eps == pytest.approx(2 * M) and res.privacy.eps_replace == pytest.approx(4 * M)

@@ -29,7 +29,7 @@ PAPER_KEYS = ["unweighted", "weighted", "lw", "cw", "sw", "lw_final", "cw_final"
 def test_every_paper_mechanism_is_registered_in_order():
     keys = catalog.keys()
     assert [k for k in keys if k in PAPER_KEYS] == PAPER_KEYS
-    assert [s.key for s in registry.entries()][:len(PAPER_KEYS) + 1] == ["data", *PAPER_KEYS]
+    assert [s.key for s in registry.entries() if s.key in ("data", *PAPER_KEYS)] == ["data", *PAPER_KEYS]
 
 
 def test_each_spec_comes_from_one_module_of_the_package():

@@ -263,7 +263,7 @@ def _rehashed(path, tmp_path, edit) -> object:
 @pytest.mark.slow
 @pytest.mark.parametrize("edit, match", [
     (lambda c: (c["settings"].__setitem__("eps", 0.001), c["privacy"].__setitem__("eps_remove", 0.001),
-                c["privacy"].__setitem__("eps_replace", 0.002)), "censoring bound M = 2 is not eps/2 = 0.0005"),
+                c["privacy"].__setitem__("eps_replace", 0.002)), "bound M = 2 is not the 0.0005 its eps gives"),
     (lambda c: (c["settings"].__setitem__("eps", 0.001), c["privacy"].__setitem__("eps_remove", 0.001),
                 c["privacy"].__setitem__("eps_replace", 0.002), c["privacy"].__setitem__("bound", 0.0005)),
      "Delta = .* exceeds its censoring bound M = 0.0005"),
@@ -414,7 +414,9 @@ def test_poisson_regression_on_encoded_covariates_keeps_integer_counts():
     s = Synthesizer(d, "visits", covariates=["region"], model="poisson", mechanism="censor_uw", eps=6.0,
                     sampler=CFG, allow_unconverged=True).fit(seed=0)
     assert s.draws["beta"].shape[1] == 2  # intercept and the indicator of "b"
-    assert s.privacy.eps_replace == pytest.approx(6.0)  # one-signed (discrete): 2 M with one record replaced
+    # one-signed (log probabilities <= 0): the window [-M, 0] has width M = eps: eps removed, 2 eps replaced
+    assert s._privacy.bound == pytest.approx(6.0)  # noqa: SLF001
+    assert s.privacy.eps_remove == pytest.approx(6.0) and s.privacy.eps_replace == pytest.approx(12.0)
     out = s.sample_unaccounted(seed=0, data=pd.DataFrame({"region": ["a"] * 2000 + ["b"] * 2000}))
     assert out["visits"].dtype == d["visits"].dtype
     means = out.groupby("region")["visits"].mean()
@@ -474,3 +476,31 @@ def test_lognormal_regression_on_cps_wages_keeps_the_covariate_effect():
     coef = dict(zip(terms, log_regression(out["wage"], X)))
     # part-time work lowers the weekly wage by about two thirds (log -1.1): a model of the wage keeps it
     assert coef["parttime=yes"] < -0.3
+
+
+# ----------------------------------------------------------------------------------- unit-free default
+
+
+@pytest.mark.slow
+def test_the_default_censored_mechanism_does_not_depend_on_the_unit():
+    """Acceptance: the same data in two units (x1000) with the default mechanism (Censor_ref): the same
+    censored count and the same utility within Monte Carlo error."""
+    from dpsynth.metrics import ecdf_distances
+
+    rng = np.random.default_rng(11)
+    wage = np.exp(4.65 + rng.normal(0.0, 0.35, 3000))  # dollars a week, say
+    out = {}
+    for unit, scale in (("dollars", 1.0), ("thousandths", 1000.0)):
+        df = pd.DataFrame({"wage": wage * scale})
+        s = Synthesizer(df, "wage", eps=1.0, sampler=SamplerConfig(draws=1000, tune=1000), n_release=3000)
+        assert s.mechanism == "censor_ref"  # the default
+        s.fit(seed=1)
+        p = s.privacy
+        assert p.guarantee == "DP" and p.eps == pytest.approx(1.0 + p.extra["reference_eps_remove"])
+        syn = s.sample_unaccounted(seed=2)["wage"].to_numpy() / scale
+        out[unit] = (p.n_censored, ecdf_distances(wage, syn).max_ecdf, np.log(syn).mean(), np.log(syn).std())
+    (c1, u1, m1, s1), (c2, u2, m2, s2) = out.values()
+    assert c1 < 0.1 * 3000 and c2 < 0.1 * 3000  # Censor_uw censors all 3000 in either unit
+    assert abs(c1 - c2) <= 3 * np.sqrt(max(c1, c2)) + 5
+    assert abs(u1 - u2) < 0.05 and abs(m1 - m2) < 0.05 and abs(s1 - s2) < 0.05
+    assert m1 == pytest.approx(4.65, abs=0.05) and s1 == pytest.approx(0.35, abs=0.05)

@@ -89,6 +89,7 @@ def grid_log_posterior(
     cell_log_volume: float | np.ndarray = 0.0,
     covariates=None,
     chunk: int = 4096,
+    shift=None,
 ) -> np.ndarray:
     """Normalised log pseudo-posterior density on a grid of parameter values.
 
@@ -117,6 +118,9 @@ def grid_log_posterior(
         Design matrix, passed to ``record_loglik``.
     chunk : int
         Grid points per ``record_loglik`` call (bounds the memory of the K x n matrix).
+    shift : array_like, optional
+        A per-record reference subtracted from each weighted term before the clamp (the unit-free
+        censored likelihood: ``w_i f(x_i) - r_i``), length n.
 
     Returns
     -------
@@ -138,13 +142,16 @@ def grid_log_posterior(
     if not isinstance(chunk, (int, np.integer)) or chunk < 1:
         raise DataError(f"`chunk` must be a positive integer; got {chunk!r}.")
     zero = w == 0.0
+    r = np.zeros(n) if shift is None else np.asarray(shift, dtype=float)
+    if r.shape != (n,) or not np.isfinite(r).all():
+        raise DataError(f"`shift` must be {n} finite numbers.")
     total = np.empty(K)
     for start in range(0, K, chunk):
         sl = slice(start, min(K, start + chunk))
         part = {k: np.asarray(v, dtype=float)[sl] for k, v in grid_draws.items()}
         F = np.asarray(cm.record_loglik(part, xv, covariates), dtype=float)
         with np.errstate(invalid="ignore", over="ignore"):
-            g = np.where(zero[None, :], 0.0, w[None, :] * F)
+            g = np.where(zero[None, :], 0.0, w[None, :] * F - r[None, :])
         if np.isnan(g).any():
             raise DataError("the record log-likelihood is NaN at some grid point; restrict the grid.")
         total[sl] = np.clip(g, -M, M).sum(axis=1)
@@ -340,6 +347,7 @@ def audit_mechanism(
     grid: tuple[Mapping[str, np.ndarray], np.ndarray, float],
     *,
     mode_window: float = MODE_WINDOW,
+    shift_fn: Callable[[np.ndarray], np.ndarray] | None = None,
 ) -> dict:
     """Audit a censored mechanism on a grid: worst log density ratio over neighbour pairs.
 
@@ -362,6 +370,9 @@ def audit_mechanism(
         ``(grid_draws, log_prior, cell_log_volume)``, e.g. from :func:`beta_grid`.
     mode_window : float
         See :func:`max_log_ratio`.
+    shift_fn : callable, optional
+        ``shift_fn(data) -> r``: the per-record reference of the unit-free censored likelihood
+        (``alpha f_{theta_0}(x_i)``), recomputed for every data set like the weights.
 
     Returns
     -------
@@ -373,13 +384,16 @@ def audit_mechanism(
     grid_draws, log_prior, vol = grid
     xv = np.asarray(x, dtype=float)
     w = np.asarray(weight_fn(xv), dtype=float)
-    lp_x = grid_log_posterior(cm, xv, grid_draws, log_prior, w, bound, cell_log_volume=vol)
+    def shift(data):
+        return None if shift_fn is None else np.asarray(shift_fn(data), dtype=float)
+
+    lp_x = grid_log_posterior(cm, xv, grid_draws, log_prior, w, bound, cell_log_volume=vol, shift=shift(xv))
     pairs = []
     for j, item in enumerate(neighbours_list):
         label, xp = item if isinstance(item, tuple) else (f"neighbour {j}", item)
         xp = np.asarray(xp, dtype=float)
         wp = np.asarray(weight_fn(xp), dtype=float)
-        lp_xp = grid_log_posterior(cm, xp, grid_draws, log_prior, wp, bound, cell_log_volume=vol)
+        lp_xp = grid_log_posterior(cm, xp, grid_draws, log_prior, wp, bound, cell_log_volume=vol, shift=shift(xp))
         r = max_log_ratio(lp_x, lp_xp, mode_window=mode_window)
         pairs.append({"label": label, **r})
     if not pairs:

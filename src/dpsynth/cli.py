@@ -239,7 +239,7 @@ def _cmd_fit(a: argparse.Namespace) -> int:
                         model_params=_parse_model_params(a.model_param), mechanism_params=mp, unit=a.unit,
                         offset=a.offset, sampler=SamplerConfig(**sampler), censor_warn_share=a.censor_warn_share,
                         allow_unconverged=a.allow_unconverged, neighbours=a.neighbours, n_release=a.n_release,
-                        size_eps=a.size_eps, keep_draws=a.keep_draws)
+                        size_eps=a.size_eps, keep_draws=a.keep_draws, retries=a.retries)
     except DataError as e:
         raise CLIError(_as_flags(str(e), a.target)) from None
     if spec.uses_model and isinstance(model, str):  # a check that would otherwise fail only after compiling
@@ -259,6 +259,8 @@ def _cmd_fit(a: argparse.Namespace) -> int:
         warnings.simplefilter("always")
         s.fit(seed=a.seed)
     _progress(f"done in {time.perf_counter() - t0:.1f} s")
+    for line in s.fit_log:
+        _progress(line)
     seen = set()
     for w in caught:
         msg = str(w.message)
@@ -395,6 +397,9 @@ def _parser() -> argparse.ArgumentParser:
                    "default: a DP count)")
     f.add_argument("--size-eps", type=float, default=0.1, metavar="E",
                    help="eps of the DP count of the released size, charged once (default 0.1)")
+    f.add_argument("--retries", type=int, default=2, metavar="R",
+                   help="refit a fit that fails its convergence checks with twice the draws, at most R times "
+                   "(default 2)")
     f.add_argument("--keep-draws", type=int, default=10, metavar="K",
                    help="posterior draws kept in the saved synthesizer, one per release (default 10)")
     f.add_argument("--thousands", metavar="SEP", help="thousands separator used in a CSV (e.g. ',')")

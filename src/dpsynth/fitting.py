@@ -21,7 +21,7 @@ import pytensor
 import pytensor.tensor as pt
 from pytensor.graph.replace import vectorize_graph
 
-from .likelihood import BOUND, WEIGHTS, likelihood_term
+from .likelihood import BOUND, REFERENCE, WEIGHTS, likelihood_term
 from .models.base import ModelFamily
 from .privacy import PrivacyReport, RecordBounds, privacy_report, record_bounds
 from .seeds import SeedLike, int_seed
@@ -234,6 +234,7 @@ class Fit:
     diagnostics: Diagnostics
     idata: object = None
     compiled: CompiledModel | None = field(default=None, repr=False)
+    reference: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def censored(self) -> bool:
@@ -248,7 +249,12 @@ class Fit:
         mechanisms (:mod:`dpsynth.mechanisms`) state it from the registry.
         """
         return privacy_report(self.bounds, self.bound if self.censored else None, guarantee=None,
-                              one_signed=self.family.one_signed)
+                              one_signed=self.one_signed)
+
+    @property
+    def one_signed(self) -> bool:
+        """Whether every record term has one sign: a one-signed family and no reference subtracted."""
+        return bool(self.family.one_signed and self.reference is None)
 
     @property
     def n_draws(self) -> int:
@@ -295,10 +301,11 @@ class CompiledModel:
         batched = vectorize_graph(self.term.logp, replace=dict(zip(rvs, inputs)))
         return pytensor.function(inputs, batched, mode="NUMBA", on_unused_input="ignore")
 
-    def _data_values(self, xv, cov, weights, bound) -> dict:
+    def _data_values(self, xv, cov, weights, bound, reference) -> dict:
         values = dict(self.family.data_values(xv, cov))
         values[WEIGHTS] = weights
         values[BOUND] = np.asarray(bound, dtype=float)
+        values[REFERENCE] = reference
         return values
 
     def record_loglik(self, draws: Mapping[str, np.ndarray], x, covariates=None) -> np.ndarray:
@@ -319,6 +326,7 @@ class CompiledModel:
         seed: SeedLike = None,
         privacy_weights=None,
         keep_idata: bool = True,
+        reference=None,
     ) -> Fit:
         """Sample the (weighted, possibly censored) pseudo posterior on data ``x``.
 
@@ -342,6 +350,10 @@ class CompiledModel:
             restriction (A)); default: ``weights``.
         keep_idata : bool
             Keep the ArviZ InferenceData on the result.
+        reference : array_like, optional
+            Per-record reference ``r_i`` subtracted from each weighted term before the clamp
+            (``clamp(alpha_i f - r_i, -M, M)``), e.g. ``alpha_i f_{theta_0}(x_i)`` at a public
+            ``theta_0``; default 0.
 
         Returns
         -------
@@ -360,7 +372,10 @@ class CompiledModel:
         w = as_weights(weights, n, "weights")
         pw = w if privacy_weights is None else as_weights(privacy_weights, n, "privacy_weights")
         M = np.inf if bound is None else check_positive(bound, "bound")
-        compiled = self._nutpie.with_data(**self._data_values(xv, cov, w, M))
+        ref = np.zeros(n) if reference is None else np.asarray(reference, dtype=float)
+        if ref.shape != (n,) or not np.isfinite(ref).all():
+            raise DataError(f"`reference` must be {n} finite numbers, one per record; got shape {ref.shape}.")
+        compiled = self._nutpie.with_data(**self._data_values(xv, cov, w, M, ref))
         cores = cfg.cores or min(cfg.chains, default_cores())
         idata = nutpie.sample(
             compiled, draws=cfg.draws, tune=cfg.tune, chains=cfg.chains, cores=cores,
@@ -380,11 +395,13 @@ class CompiledModel:
                 stacklevel=2,
             )
         F = self.record_loglik(draws, xv, cov)
-        bounds = record_bounds(F, pw, None if not np.isfinite(M) else M, draw_quantile=cfg.draw_quantile)
+        bounds = record_bounds(F, pw, None if not np.isfinite(M) else M, draw_quantile=cfg.draw_quantile,
+                               shift=None if reference is None else ref)
         del F
         return Fit(
             family=self.family, x=xv, covariates=cov, weights=w, bound=float(M), draws=draws,
             bounds=bounds, diagnostics=diag, idata=idata if keep_idata else None, compiled=self,
+            reference=None if reference is None else ref,
         )
 
 

@@ -3,12 +3,16 @@
 Inside a PyMC model, write the per-record log-likelihood ``logp`` (a vector with one entry per
 record) and hand it to :func:`weighted_loglik`. The helper adds
 
-.. math:: \\sum_i \\operatorname{clamp}(\\alpha_i f_\\theta(x_i), -M, M)
+.. math:: \\sum_i \\operatorname{clamp}(\\alpha_i f_\\theta(x_i) - r_i, -M, M)
 
-to the model's log density, where the record weights :math:`\\alpha_i` and the censoring bound
-:math:`M` are ``pm.Data`` containers. With :math:`M = \\infty` the term is the weighted pseudo
-likelihood; with :math:`M = \\varepsilon/2` it is the censored one. Because weights and bound are
-data, one compiled model serves every mechanism and every epsilon.
+to the model's log density, where the record weights :math:`\\alpha_i`, the per-record reference
+:math:`r_i` and the censoring bound :math:`M` are ``pm.Data`` containers. With :math:`M = \\infty`
+and :math:`r = 0` the term is the weighted pseudo likelihood; with :math:`M = \\varepsilon/2` it is
+the censored one. A reference :math:`r_i = \\alpha_i f_{\\theta_0}(x_i)`, the record's own term at a
+public parameter :math:`\\theta_0`, places each record's window where its term lies, whatever the
+unit of the data (the unit-free censored likelihood, :mod:`dpsynth.mechanisms.censored_reference`).
+Because weights, references and bound are data, one compiled model serves every mechanism and
+every epsilon.
 """
 
 from __future__ import annotations
@@ -19,12 +23,14 @@ import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
 
-__all__ = ["LikelihoodTerm", "weighted_loglik", "likelihood_term", "WEIGHTS", "BOUND"]
+__all__ = ["LikelihoodTerm", "weighted_loglik", "likelihood_term", "WEIGHTS", "BOUND", "REFERENCE"]
 
 #: Name of the ``pm.Data`` container holding the record weights.
 WEIGHTS = "weights"
 #: Name of the ``pm.Data`` container holding the censoring bound M (``inf`` = no censoring).
 BOUND = "bound"
+#: Name of the ``pm.Data`` container holding the per-record reference subtracted before the clamp.
+REFERENCE = "reference"
 
 _ATTR = "_dpsynth_likelihood"
 
@@ -39,14 +45,15 @@ class LikelihoodTerm:
         Name of the ``pm.Potential`` that adds the likelihood.
     logp : TensorVariable
         Unweighted per-record log-likelihood :math:`f_\\theta(x_i)`, shape ``(n,)``.
-    weights, bound : TensorVariable
-        The ``pm.Data`` containers for :math:`\\alpha` and :math:`M`.
+    weights, bound, reference : TensorVariable
+        The ``pm.Data`` containers for :math:`\\alpha`, :math:`M` and :math:`r`.
     """
 
     name: str
     logp: pt.TensorVariable
     weights: pt.TensorVariable
     bound: pt.TensorVariable
+    reference: pt.TensorVariable = None
 
 
 def weighted_loglik(
@@ -103,11 +110,12 @@ def weighted_loglik(
     with model:
         w = pm.Data(WEIGHTS, w0)
         m = pm.Data(BOUND, np.asarray(m0, dtype=float))
+        r = pm.Data(REFERENCE, np.zeros(n))
         # A record with weight 0 contributes exactly 0, even where its log-likelihood is -inf.
-        contrib = pt.switch(pt.eq(w, 0.0), 0.0, w * logp)
+        contrib = pt.switch(pt.eq(w, 0.0), 0.0, w * logp - r)
         total = pt.sum(pt.clip(contrib, -m, m))
         pm.Potential(name, total)
-    setattr(model, _ATTR, LikelihoodTerm(name=name, logp=logp, weights=w, bound=m))
+    setattr(model, _ATTR, LikelihoodTerm(name=name, logp=logp, weights=w, bound=m, reference=r))
     return total
 
 

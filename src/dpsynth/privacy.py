@@ -8,15 +8,22 @@ Neighbouring data sets
 Every epsilon names the neighbour relation it refers to:
 
 * ``"remove"``: the data sets differ by one record removed (or added); the leave-one-out
-  sensitivity of the re-weighting paper [HSW22, Section 1]. If every record's contribution to the
-  log pseudo likelihood lies in ``[-Delta, Delta]``, the log ratio of the two pseudo-posterior
-  densities is the removed record's term minus the log ratio of the normalising constants, each
-  at most ``Delta`` in absolute value, so ``eps = 2 Delta``.
+  sensitivity of the re-weighting paper [HSW22, Section 1].
 * ``"replace"``: the data sets have the same size and differ in one record (the censoring paper's
-  Definition 1). Two terms of opposite sign can differ by ``2 Delta``, and so can the log
-  normalising constants: ``eps = 4 Delta``. When every term has one sign (discrete models, whose
-  log probabilities are <= 0, with weights in [0, 1]) two terms differ by at most ``Delta`` and
-  ``eps = 2 Delta`` again.
+  Definition 1).
+
+The window, not its place. Suppose every record's term of the log pseudo likelihood lies in a
+window ``[a_i, a_i + W]`` of width ``W`` whose place ``a_i`` depends only on that record and public
+quantities. With one record ``j`` removed, the log ratio of the two pseudo-posterior densities is
+``g_j(theta) - log E'[exp(g_j)]``, and both terms lie in the window, so it is at most ``W``: ``eps = W``.
+With one record replaced, ``h = g_j - g'_j`` lies in a window of width ``2W`` and the log ratio
+``h(theta) - log E'[exp(h)]`` is at most ``2W``: ``eps = 2W``. Terms bounded by ``Delta`` in absolute
+value have ``W = 2 Delta`` (``eps = 2 Delta`` removed, ``4 Delta`` replaced); terms of one sign
+(probability mass functions, whose log probabilities are <= 0, with weights in [0, 1]) lie in
+``[-Delta, 0]``: ``W = Delta``, so ``eps = Delta`` removed and ``2 Delta`` replaced. A public
+constant, a public transform's Jacobian or the record's own term at a public parameter may be
+subtracted before the clamp (it moves the window, not its width); such a reference makes the
+terms two-signed again.
 
 The book states every epsilon under removal and reports the replacement figure beside it.
 """
@@ -43,6 +50,7 @@ __all__ = [
     "CENSOR_TOL",
     "check_neighbours",
     "eps_from_delta",
+    "window_width",
     "neighbours_phrase",
 ]
 
@@ -70,8 +78,13 @@ def neighbours_phrase(neighbours: str) -> str:
     return {"remove": "one record removed", "replace": "one record replaced"}[check_neighbours(neighbours)]
 
 
+def window_width(delta: float, one_signed: bool = False) -> float:
+    """Width ``W`` of the window of terms bounded by ``delta``: ``2 delta``, or ``delta`` when they have one sign."""
+    return float(delta) if one_signed else 2.0 * float(delta)
+
+
 def eps_from_delta(delta: float, neighbours: str = "remove", *, one_signed: bool = False) -> float:
-    """Epsilon of a pseudo posterior whose record terms all lie in ``[-delta, delta]``.
+    """Epsilon of a pseudo posterior whose record terms all lie in ``[-delta, delta]`` (or ``[-delta, 0]``).
 
     Parameters
     ----------
@@ -81,12 +94,13 @@ def eps_from_delta(delta: float, neighbours: str = "remove", *, one_signed: bool
         Neighbour relation (see the module docstring).
     one_signed : bool
         Whether every record term has one sign whatever the data (discrete models: log
-        probabilities are <= 0). Only matters under replacement.
+        probabilities are <= 0): the window is ``[-delta, 0]``, of width ``delta``.
 
     Returns
     -------
     float
-        ``2 delta`` under removal; under replacement ``4 delta``, or ``2 delta`` if one-signed.
+        The window's width ``W`` under removal and ``2W`` under replacement: ``2 delta`` and
+        ``4 delta``, or ``delta`` and ``2 delta`` if one-signed.
     """
     check_neighbours(neighbours)
     d = float(delta)
@@ -94,9 +108,8 @@ def eps_from_delta(delta: float, neighbours: str = "remove", *, one_signed: bool
         raise DataError(f"`delta` must be >= 0; got {delta!r}.")
     if not isinstance(one_signed, (bool, np.bool_)):
         raise DataError(f"`one_signed` must be True or False; got {one_signed!r}.")
-    if neighbours == "remove" or one_signed:
-        return 2.0 * d
-    return 4.0 * d
+    w = window_width(d, bool(one_signed))
+    return w if neighbours == "remove" else 2.0 * w
 
 
 @dataclass(frozen=True)
@@ -171,6 +184,9 @@ class PrivacyReport:
         ``(eps with one record removed, eps with one record replaced)`` of a mechanism whose
         epsilon is set by its noise (a perturbed histogram, DP quantiles) rather than by a
         Lipschitz bound; ``delta`` is then NaN.
+    composed : tuple of float
+        ``(removed, replaced)`` epsilon of a DP release the mechanism made before the fit and
+        composes with it (the unit-free censored likelihood's reference), added to every figure.
     """
 
     delta: float
@@ -180,6 +196,7 @@ class PrivacyReport:
     one_signed: bool = False
     extra: dict = field(default_factory=dict)
     calibrated: tuple[float, float] | None = None
+    composed: tuple[float, float] = (0.0, 0.0)
 
     def epsilon(self, neighbours: str = "remove") -> float:
         """Epsilon of one released draw under ``neighbours`` (``"remove"`` or ``"replace"``).
@@ -190,13 +207,15 @@ class PrivacyReport:
         holds for this data set alone (``eps_x`` of the papers). A noise-calibrated mechanism
         reports its calibration.
         """
+        i = 0 if check_neighbours(neighbours) == "remove" else 1
         if self.calibrated is not None:
-            return float(self.calibrated[0] if check_neighbours(neighbours) == "remove" else self.calibrated[1])
-        return eps_from_delta(self.bound if self.censored else self.delta, neighbours, one_signed=self.one_signed)
+            return float(self.calibrated[i])
+        window = eps_from_delta(self.bound if self.censored else self.delta, neighbours, one_signed=self.one_signed)
+        return float(self.composed[i]) + window
 
     @property
     def eps(self) -> float:
-        """Epsilon of one released draw with one record removed (``2M`` censored, ``2 Delta`` otherwise)."""
+        """Epsilon of one released draw with one record removed: the window's width (``2M``, ``2 Delta``, or half)."""
         return self.epsilon("remove")
 
     @property
@@ -206,10 +225,10 @@ class PrivacyReport:
 
     @property
     def eps_local(self) -> float:
-        """Local ``eps_x = 2 Delta`` of this data set (removal), censored or not (NaN without a Delta)."""
+        """Local ``eps_x`` of this data set (removal) from its ``Delta``, censored or not (NaN without a Delta)."""
         if np.isnan(self.delta):
             return float("nan")
-        return eps_from_delta(self.delta, "remove")
+        return eps_from_delta(self.delta, "remove", one_signed=self.one_signed)
 
     @property
     def censored(self) -> bool:
@@ -305,6 +324,7 @@ def record_bounds(
     *,
     draw_quantile: float = 1.0,
     log_range_prob: np.ndarray | None = None,
+    shift: np.ndarray | None = None,
 ) -> RecordBounds:
     """Reduce an ``S x n`` record log-likelihood matrix to by-record Lipschitz bounds.
 
@@ -325,6 +345,9 @@ def record_bounds(
         this quantile of those maxima (1.0 keeps every draw).
     log_range_prob : numpy.ndarray, optional
         ``log P_{theta_s}(R_i)``, shape ``(S, n)``, for the range-truncated likelihood.
+    shift : numpy.ndarray, optional
+        A per-record reference ``r_i`` subtracted from each weighted term before the clamp
+        (``alpha_i f - r_i``), shape ``(n,)``.
 
     Returns
     -------
@@ -349,6 +372,11 @@ def record_bounds(
             if np.isnan(L).any():
                 raise DataError("`log_range_prob` has NaN entries; check the family's logcdf/logsf.")
             g = g - L
+        if shift is not None:
+            r = np.asarray(shift, dtype=float)
+            if r.shape != (n,) or not np.isfinite(r).all():
+                raise DataError(f"`shift` must be {n} finite numbers, one per record; got shape {r.shape}.")
+            g = np.where(w[None, :] == 0.0, 0.0, g - r[None, :])
     absg = np.abs(g)
     del g
     if M is not None:

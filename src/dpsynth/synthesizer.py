@@ -55,6 +55,7 @@ from .validation import (
     DataError,
     _is_number,
     check_bool,
+    check_count,
     check_eps,
     check_optional_finite,
     check_positive,
@@ -269,6 +270,9 @@ class Synthesizer:
     max_censored_share : float
         A release from a fit that censored more than this share of records is refused (the
         mechanism mostly discarded the data), unless ``allow_unusable=True`` at the release.
+    retries : int
+        A fit that fails its convergence checks is run again with twice the draws and tuning
+        steps, at most this many times; :attr:`fit_log` says what was done.
 
     Examples
     --------
@@ -289,7 +293,7 @@ class Synthesizer:
         *,
         covariates: Sequence[str] | None = None,
         model: str | Callable = "lognormal",
-        mechanism: str = "censor_uw",
+        mechanism: str = "censor_ref",
         eps: float | None = None,
         model_params: Mapping | None = None,
         mechanism_params: Mapping | None = None,
@@ -303,6 +307,7 @@ class Synthesizer:
         size_eps: float = DEFAULT_SIZE_EPS,
         keep_draws: int = 10,
         max_censored_share: float = 0.9,
+        retries: int = 2,
     ) -> None:
         from .ledger import dataset_id
 
@@ -317,6 +322,7 @@ class Synthesizer:
         self.size_eps = check_eps(size_eps, "size_eps")
         self.keep_draws = positive_count(keep_draws, "keep_draws")
         self.max_censored_share = check_share(max_censored_share, "max_censored_share")
+        self.retries = check_count(retries, "retries", minimum=0)
         self.dataset = dataset_id(data, [target, *covs], self.relation)
         self._size: ReleaseSize | None = None
         self.columns = list(data.columns)
@@ -464,8 +470,10 @@ class Synthesizer:
             self._x, family=self.family() if uses_model else None,
             covariates=self._model_covariates(self._X) if uses_model else None, public=self.public,
             sampler=self.sampler, seed_fn=lambda *parts: stream(seed, "synthesizer", *parts),
-            compiled=self._compiled() if uses_model else None)
+            compiled=self._compiled() if uses_model else None, retries=self.retries)
         res = self.spec.run(ctx, dict(self._run_params))
+        #: What the fit did besides fitting once (retries of fits that failed their checks).
+        self.fit_log = list(ctx.log)
         p = res.privacy
         self._privacy = SynthesizerPrivacy(
             mechanism=self.mechanism, name=res.name, guarantee=p.guarantee, delta=float(p.delta),
@@ -474,7 +482,8 @@ class Synthesizer:
             ess_min=float(res.ess_min), divergences=res.divergences, converged=res.converged,
             released="one released posterior draw" if res.fit is not None else f"the release of {res.name}",
             relation=self.relation, draws_kept=1 if res.fit is None else min(self.keep_draws, res.fit.n_draws),
-            extra=jsonable({k: v for k, v in p.extra.items() if isinstance(v, (int, float, str, bool, np.number))}),
+            extra=jsonable({**{k: v for k, v in p.extra.items() if isinstance(v, (int, float, str, bool, np.number))},
+                            "retries": sum(1 for line in ctx.log if "refitted" in line)}),
         )
         if res.fit is not None:
             S = res.fit.n_draws
@@ -767,6 +776,7 @@ class Synthesizer:
                 "censor_warn_share": self.censor_warn_share, "allow_unconverged": self.allow_unconverged,
                 "relation": self.relation, "n_release": self.n_release, "size_eps": self.size_eps,
                 "keep_draws": self.keep_draws, "max_censored_share": self.max_censored_share,
+                "retries": self.retries,
             },
             "dataset": self.dataset,
             "size": size,
@@ -829,6 +839,7 @@ class Synthesizer:
         self.relation = check_neighbours(st["relation"])
         self.n_release, self.size_eps = st["n_release"], float(st["size_eps"])
         self.keep_draws, self.max_censored_share = int(st["keep_draws"]), float(st["max_censored_share"])
+        self.retries, self.fit_log = int(st["retries"]), []
         self.dataset = str(content["dataset"])
         self._size = None if content["size"] is None else ReleaseSize(**content["size"])
         self.columns, self.dtypes = st["columns"], st["dtypes"]
@@ -862,16 +873,19 @@ class Synthesizer:
                             f"{spec.key!r} is {spec.guarantee!r}")
         if p.relation != self.relation:
             problems.append(f"its report is stated with {p.relation!r}, its settings with {self.relation!r}")
+        one_signed = False if (self.offset is not None or callable(self.model)) else FAMILIES[self.model].one_signed
         if spec.declared_eps is not None:
-            one_signed = False if (self.offset is not None or callable(self.model)) else FAMILIES[self.model].one_signed
-            want = spec.declared_eps(self._run_params, one_signed)
+            want = spec.declared_eps(self._run_params, one_signed, p.extra)
             have = (p.eps_remove, p.eps_replace)
             if not np.allclose(have, want, rtol=1e-9, atol=0.0):
                 problems.append(f"its report gives eps = {have[0]:.6g} / {have[1]:.6g} (removed / replaced), but its "
                                 f"settings give {want[0]:.6g} / {want[1]:.6g}")
         if spec.takes_eps and np.isfinite(p.bound):
-            if not np.isclose(p.bound, self.eps / 2.0):
-                problems.append(f"its censoring bound M = {p.bound:.6g} is not eps/2 = {self.eps / 2:.6g}")
+            from .mechanisms.contract import censoring_bound
+
+            M = censoring_bound(self.eps, one_signed and "reference_source" not in p.extra)
+            if not np.isclose(p.bound, M):
+                problems.append(f"its censoring bound M = {p.bound:.6g} is not the {M:.6g} its eps gives")
             if not p.delta <= p.bound + CENSOR_TOL:
                 problems.append(f"its Delta = {p.delta:.6g} exceeds its censoring bound M = {p.bound:.6g}")
         if problems:

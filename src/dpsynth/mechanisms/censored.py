@@ -1,7 +1,10 @@
 """Censored likelihoods (Censor_uw, Censor_w): every record term clamped to [-eps/2, eps/2].
 
 The censoring paper: each weighted record term is clamped, ``clamp(alpha_i f_theta(x_i), -M, M)``
-with ``M = eps/2``, inside the likelihood that MCMC samples. Every fit asserts ``Delta <= M``.
+with ``M = eps/2``, inside the likelihood that MCMC samples. Every fit asserts ``Delta <= M``. For
+a probability mass function the terms are ``<= 0``, the window is ``[-M, 0]`` and ``M = eps``: its
+width is ``eps`` either way, so one release is ``eps``-DP with one record removed and ``2 eps``
+with one replaced (:mod:`dpsynth.privacy`).
 
 * **Censor_uw** (strict DP): no weights. Each term is bounded for every data set, so one release
   is eps-DP with one record removed (2 eps replaced, for a continuous model).
@@ -19,7 +22,7 @@ from ..palette import PALETTE
 from ..privacy import CENSOR_TOL
 from ..seeds import SeedLike
 from ..validation import check_eps
-from .contract import MechanismResult, MechanismSpec, RunContext, censored_eps, unique_fits
+from .contract import MechanismResult, MechanismSpec, RunContext, censored_eps, censoring_bound, unique_fits
 from .lipschitz import LW_PARAMS, lw_weights
 from .unweighted import base_result
 
@@ -30,9 +33,14 @@ __all__ = ["SPECS", "CENSOR_UW", "CENSOR_W", "censored", "check_cap", "censored_
 
 
 def check_cap(fit: Fit, eps: float, name: str) -> None:
-    """Assert ``Delta <= eps / 2`` of a censored fit (on every fit: a failure is a bug, never data)."""
-    if not fit.bounds.delta <= eps / 2.0 + CENSOR_TOL:
-        raise AssertionError(f"{name} at eps={eps}: Delta={fit.bounds.delta} > eps/2; the censoring is broken")
+    """Assert ``Delta <= M`` of a censored fit, ``M = eps / 2`` (``eps`` for one-signed terms): on every fit.
+
+    A failure is a bug, never a property of the data.
+    """
+    M = censoring_bound(eps, fit.one_signed)
+    if not (fit.bound == M and fit.bounds.delta <= M + CENSOR_TOL):
+        raise AssertionError(f"{name} at eps={eps}: Delta={fit.bounds.delta}, M={fit.bound} > {M}; the censoring is "
+                             f"broken")
 
 
 def censored(
@@ -49,15 +57,17 @@ def censored(
     e = check_eps(eps)
     spec = CENSOR_UW if weights is None else CENSOR_W
     name = name or spec.name
-    fit = cm.fit(x, covariates=covariates, weights=weights, bound=e / 2.0, sampler=sampler, seed=seed)
+    fit = cm.fit(x, covariates=covariates, weights=weights, bound=censoring_bound(e, cm.family.one_signed),
+                 sampler=sampler, seed=seed)
     check_cap(fit, e, name)
     return spec.result(fit, name=name, eps_target=e)
 
 
-def censored_fit(ctx: RunContext, spec: MechanismSpec, eps: float, *step, weights=None, before=(),
+def censored_fit(ctx: RunContext, spec: MechanismSpec, eps: float, *step, weights=None, before=(), reference=None,
                  **extra) -> MechanismResult:
-    """Fit the context's data censored at ``eps / 2`` with ``weights``; the result of ``spec``."""
-    fit = ctx.fit(*step, weights=weights, bound=eps / 2.0)
+    """Fit the context's data censored at ``M`` (a window of width ``eps``) with ``weights``; the result of ``spec``."""
+    one_signed = bool(ctx.family.one_signed and reference is None)
+    fit = ctx.fit(*step, weights=weights, bound=censoring_bound(eps, one_signed), reference=reference)
     check_cap(fit, eps, spec.name)
     return spec.result(fit, fits=unique_fits(before, (fit,)), eps_target=eps, **extra)
 

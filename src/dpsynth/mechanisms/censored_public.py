@@ -22,7 +22,7 @@ from ..seeds import SeedLike, stream
 from ..validation import DataError, check_eps, check_finite, positive_count
 from ..weights import lipschitz_weights, scale_weights
 from .censored import censored_fit
-from .contract import MechanismResult, MechanismSpec, Param, RunContext, censored_eps
+from .contract import MechanismResult, MechanismSpec, Param, RunContext, censored_eps, censoring_bound
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..fitting import CompiledModel, Fit, SamplerConfig
@@ -125,7 +125,8 @@ def censored_public(
     if not isinstance(rule, PublicLipschitzWeights):
         raise DataError("`rule` must come from `public_lipschitz_weights(cm, historical_fit)`.")
     e = check_eps(eps)
-    fit = cm.fit(x, covariates=covariates, weights=rule(x, covariates), bound=e / 2.0, sampler=sampler, seed=seed)
+    fit = cm.fit(x, covariates=covariates, weights=rule(x, covariates), bound=censoring_bound(e, cm.family.one_signed),
+                 sampler=sampler, seed=seed)
     check_cap(fit, e, name)
     return SPEC.result(fit, name=name, eps_target=e, c=rule.c)
 

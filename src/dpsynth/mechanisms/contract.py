@@ -48,6 +48,8 @@ __all__ = [
     "ReleasedState",
     "RunContext",
     "unique_fits",
+    "censoring_bound",
+    "censored_eps",
 ]
 
 
@@ -239,9 +241,10 @@ class MechanismSpec:
         ``check_data(x, params)``: checks against the data (in the model's unit) before any
         fitting, raising :class:`~dpsynth.validation.DataError`.
     declared_eps : callable or None
-        ``declared_eps(params, one_signed) -> (eps_remove, eps_replace)``: the epsilon of one release
-        computed from the settings alone (a censored likelihood's ``2M``, a histogram's noise), which
-        a loaded synthesizer's report must match; ``None`` when it is computed from the data (aDP).
+        ``declared_eps(params, one_signed, extra) -> (eps_remove, eps_replace)``: the epsilon of one
+        release computed from the settings (a censored likelihood's window, a histogram's noise; ``extra``
+        is the report's, for what the run decided), which a loaded synthesizer's report must match;
+        ``None`` when it is computed from the data (aDP).
     """
 
     key: str
@@ -261,7 +264,7 @@ class MechanismSpec:
     not_runnable: str | None = None
     release_type: type | None = None
     check_data: Callable[[np.ndarray, dict], None] | None = None
-    declared_eps: Callable[[dict, bool], tuple[float, float]] | None = None
+    declared_eps: Callable[[dict, bool, dict], tuple[float, float]] | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.key, str) or not _KEY.match(self.key):
@@ -328,7 +331,7 @@ class MechanismSpec:
 
     # ------------------------------------------------------------------ results
     def result(self, fit: Fit, *, fits=(), bounds: RecordBounds | None = None, name: str | None = None,
-               **extra) -> MechanismResult:
+               composed: tuple[float, float] = (0.0, 0.0), **extra) -> MechanismResult:
         """Wrap a fit as this mechanism's :class:`MechanismResult`.
 
         The guarantee is the spec's. A strict ``"DP"`` result needs a censored fit with
@@ -338,7 +341,11 @@ class MechanismSpec:
 
         b = fit.bounds if bounds is None else bounds
         rep = privacy_report(b, fit.bound if fit.censored else None, guarantee=self.guarantee,
-                             one_signed=fit.family.one_signed, **extra)
+                             one_signed=fit.one_signed, **extra)
+        if any(composed):
+            import dataclasses
+
+            rep = dataclasses.replace(rep, composed=(float(composed[0]), float(composed[1])))
         all_fits = unique_fits(fits, (fit,))
         return MechanismResult(name=name or self.name, fit=fit, weights=fit.weights, bounds=b, privacy=rep,
                                extra=dict(extra), key=self.key, fits=all_fits)
@@ -378,11 +385,16 @@ class RunContext:
         ``seed_fn(*parts)`` replacing that rule (a study's own streams).
     compiled : CompiledModel, optional
         An already compiled model of ``family``.
+    retries : int
+        A fit that fails its R-hat, ESS or divergence checks is run again with twice the draws
+        and tuning steps, at most this many times (0: never); :attr:`log` says what was done.
+        Only the last run of a fit is used: a failed run is never handed back as usable.
     """
 
     def __init__(self, x, *, family: ModelFamily | None = None, covariates=None, public: pd.DataFrame | None = None,
                  sampler: SamplerConfig | None = None, seed: SeedLike = None,
-                 seed_fn: Callable[..., SeedLike] | None = None, compiled: CompiledModel | None = None) -> None:
+                 seed_fn: Callable[..., SeedLike] | None = None, compiled: CompiledModel | None = None,
+                 retries: int = 0) -> None:
         self.x = np.asarray(x, dtype=float)
         self.family = family
         self.covariates = covariates
@@ -392,8 +404,11 @@ class RunContext:
         self._seed_fn = seed_fn
         self._compiled = compiled
         self._shared: dict = {}
-        #: Every fit run through this context, in order.
+        self.retries = int(retries)
+        #: Every fit run through this context, in order (the last run of a retried fit).
         self.fits: list = []
+        #: What the context did besides fitting once: one line per retry.
+        self.log: list[str] = []
 
     @property
     def sampler(self) -> SamplerConfig:
@@ -425,15 +440,37 @@ class RunContext:
         return self._seed_fn(*parts) if self._seed_fn is not None else stream(self.seed, *parts)
 
     def fit(self, *step, x=None, covariates=None, weights=None, bound: float | None = None,
-            privacy_weights=None) -> Fit:
+            privacy_weights=None, reference=None) -> Fit:
         """Fit the (weighted, censored) pseudo posterior on the context's data, seeded by ``step``.
 
         ``x`` and ``covariates`` replace the context's data (a historical data set).
         """
+        import dataclasses
+        import warnings
+
+        from ..fitting import ConvergenceWarning
+
         own = x is None
-        fit = self.compiled.fit(self.x if own else x, covariates=self.covariates if own else covariates,
-                                weights=weights, bound=bound, privacy_weights=privacy_weights, sampler=self.sampler,
-                                seed=self.seed_for(*step))
+        cfg = self.sampler
+        for attempt in range(self.retries + 1):
+            seed = self.seed_for(*step) if attempt == 0 else self.seed_for(*step, "retry", attempt)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", ConvergenceWarning)
+                fit = self.compiled.fit(self.x if own else x, covariates=self.covariates if own else covariates,
+                                        weights=weights, bound=bound, privacy_weights=privacy_weights, sampler=cfg,
+                                        seed=seed, reference=reference)
+            last = attempt == self.retries
+            if fit.diagnostics.ok or last:
+                for w in caught:  # the warnings of the run that is kept
+                    warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+                break
+            longer = dataclasses.replace(cfg, draws=2 * cfg.draws, tune=2 * cfg.tune)
+            self.log.append(f"the {'/'.join(map(str, step))} fit failed its checks ({fit.diagnostics.problems()}); "
+                            f"refitted with {longer.draws} draws and {longer.tune} tuning steps per chain")
+            cfg = longer
+        if attempt and fit.diagnostics.ok:
+            self.log.append(f"the {'/'.join(map(str, step))} fit passed its checks after {attempt} retr"
+                            f"{'y' if attempt == 1 else 'ies'}")
         self.fits.append(fit)
         return fit
 
@@ -458,7 +495,16 @@ def unique_fits(*groups) -> tuple:
     return tuple(out)
 
 
-def censored_eps(params: dict, one_signed: bool) -> tuple[float, float]:
-    """A censored likelihood's epsilon from its settings: ``2M = eps`` removed, ``4M`` replaced (``2M`` one-signed)."""
+def censoring_bound(eps: float, one_signed: bool) -> float:
+    """The clamp ``M`` whose window has width ``eps``: ``eps / 2`` for ``[-M, M]``, ``eps`` for one-signed ``[-M, 0]``.
+
+    Either way one release is ``eps``-DP with one record removed and ``2 eps`` with one replaced
+    (:mod:`dpsynth.privacy`, "the window, not its place").
+    """
+    return float(eps) if one_signed else float(eps) / 2.0
+
+
+def censored_eps(params: dict, one_signed: bool, extra: dict | None = None) -> tuple[float, float]:
+    """A censored likelihood's epsilon from its settings: the window's width ``eps`` removed, ``2 eps`` replaced."""
     e = float(params["eps"])
-    return e, e if one_signed else 2.0 * e
+    return e, 2.0 * e

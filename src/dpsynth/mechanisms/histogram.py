@@ -348,7 +348,7 @@ PH = MechanismSpec(
     description="perturbed histogram, noise calibrated to eps with one record removed",
     run=lambda ctx, params: _run(PH, "remove", ctx, params),
     params=PH_PARAMS, takes_eps=True, uses_model=False, release_type=HistogramRelease,
-    declared_eps=lambda p, one_signed: (p["eps"], 2.0 * p["eps"]), fits_per_release="0 (no model)",
+    declared_eps=lambda p, one_signed, extra=None: (p["eps"], 2.0 * p["eps"]), fits_per_release="0 (no model)",
     needs="public bounds [lower, upper] of the variable, a bin rule",
     use_when="a bounded univariate variable; a strong baseline when n is large", check_data=_check_within_bounds,
 )
@@ -357,7 +357,7 @@ PH_PAPER = MechanismSpec(
     description="perturbed histogram with the papers' Laplace(2/eps): eps/2 with one record removed",
     run=lambda ctx, params: _run(PH_PAPER, "replace", ctx, params),
     params=PH_PARAMS, takes_eps=True, uses_model=False, release_type=HistogramRelease,
-    declared_eps=lambda p, one_signed: (p["eps"] / 2.0, p["eps"]), fits_per_release="0", needs="as PH",
+    declared_eps=lambda p, one_signed, extra=None: (p["eps"] / 2.0, p["eps"]), fits_per_release="0", needs="as PH",
     use_when="the papers' calibration, shown for comparison (eps/2 under removal)",
     check_data=_check_within_bounds,
 )

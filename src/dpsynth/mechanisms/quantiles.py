@@ -576,7 +576,7 @@ def _categorical(public) -> tuple:
                  if not pd.api.types.is_numeric_dtype(public[c]) or pd.api.types.is_bool_dtype(public[c]))
 
 
-def _declared(params: dict, one_signed: bool) -> tuple[float, float]:
+def _declared(params: dict, one_signed: bool, extra: dict | None = None) -> tuple[float, float]:
     """OpenDP's privacy map of the composed quantile measurement, from the public settings alone."""
     meas, _ = _calibrated(_check_probs(params["probs"]), float(params["lower"]), float(params["upper"]),
                           int(params["n_candidates"]), params["scale"], float(params["eps"]))

@@ -11,6 +11,7 @@ from __future__ import annotations
 from .base import Draws, ModelFamily, intercept_design
 from .beta import BetaFamily
 from .beta_regression import BetaRegression
+from .categorical import MultinomialLogit
 from .lognormal import LognormalFamily
 from .lognormal_regression import LognormalRegression
 from .negbin import NegBinomialRegression
@@ -27,6 +28,7 @@ __all__ = [
     "LognormalFamily",
     "LognormalRegression",
     "BetaRegression",
+    "MultinomialLogit",
     "intercept_design",
     "OffsetFamily",
     "PyMCFunctionFamily",
@@ -39,7 +41,7 @@ __all__ = [
 FAMILIES: dict[str, type[ModelFamily]] = {
     cls.name: cls
     for cls in (LognormalFamily, LognormalRegression, BetaFamily, BetaRegression, PoissonRegression,
-                NegBinomialRegression)
+                NegBinomialRegression, MultinomialLogit)
 }
 
 

@@ -67,8 +67,14 @@ class ModelFamily(ABC):
     continuous: bool = True
     #: A value inside the support, used to compile the model without the confidential data.
     placeholder: float = 1.0
+    #: Whether the variable is categorical (level codes ``0, ..., K - 1`` of public levels).
+    categorical: bool = False
     #: The dataclass field holding the number of design columns (intercept included), if any.
     design_field: str | None = None
+    #: The scale on which a location and a scale of the data set a public reference parameter
+    #: (:meth:`reference`), and its public range for a DP release of them: ``(transform, lower, upper)``
+    #: with transform ``"log"``, ``"logit"`` or ``"log1p"``; ``None`` if the family has no reference.
+    reference_scale: tuple | None = None
     #: Whether every record log-likelihood has one sign whatever the data and parameters
     #: (True for discrete models: log probabilities are <= 0). Then one record replaced moves
     #: the log pseudo posterior by at most 2 Delta instead of 4 Delta (:mod:`dpsynth.privacy`).
@@ -146,6 +152,35 @@ class ModelFamily(ABC):
         """Whether the family implements :meth:`logcdf` (range restriction needs it)."""
         return type(self).logcdf is not ModelFamily.logcdf
 
+    def reference_transform(self, x: np.ndarray) -> np.ndarray:
+        """The data on the family's reference scale (``reference_scale``)."""
+        if self.reference_scale is None:
+            raise DataError(f"the {self.name} model has no reference scale; give a reference parameter explicitly.")
+        x = np.asarray(x, dtype=float)
+        kind = self.reference_scale[0]
+        with np.errstate(divide="ignore"):
+            if kind == "log":
+                return np.log(x)
+            if kind == "logit":
+                return np.log(x) - np.log1p(-x)
+            if kind == "log1p":
+                return np.log1p(x)
+        raise ValueError(f"unknown reference transform {kind!r}")
+
+    def reference(self, loc: float, scale: float) -> dict[str, np.ndarray]:
+        """A public reference parameter ``theta_0`` from a location and a scale on the reference scale.
+
+        Returns one draw of every free parameter (leading dimension 1), for
+        :meth:`dpsynth.fitting.CompiledModel.record_loglik`. Regression coefficients other than
+        the intercept are 0: the reference describes the variable's marginal.
+        """
+        raise DataError(f"the {self.name} model has no reference parameter rule; give a reference parameter "
+                        f"explicitly (a dict of its parameters).")
+
+    def public_reference(self) -> dict[str, np.ndarray] | None:
+        """A reference parameter that needs nothing of the data (e.g. equal probabilities), or None."""
+        return None
+
     def with_design(self, n_columns: int) -> ModelFamily:
         """This family for a design of ``n_columns`` columns (intercept included).
 
@@ -192,3 +227,26 @@ def _check_n_coef(cov: np.ndarray | None, n_coef: int, name: str) -> None:
             f"`covariates` has {p} column(s) but the {name} family was built with n_coef={n_coef}; "
             f"pass n_coef={p}."
         )
+
+
+def _coefficients(n_coef: int, intercept: float) -> np.ndarray:
+    beta = np.zeros((1, int(n_coef)))
+    beta[0, 0] = intercept
+    return beta
+
+
+def _beta_precision(mean: float, sd_logit: float) -> float:
+    """The precision ``a + b`` of a Beta with mean ``mean`` whose logit has standard deviation ``sd_logit``.
+
+    ``Var(logit X) = trigamma(a) + trigamma(b)`` decreases in ``a + b``; solved by bisection on the log scale.
+    """
+    from scipy.special import polygamma
+
+    target = float(sd_logit) ** 2
+    lo, hi = np.log(1e-3), np.log(1e7)
+    for _ in range(100):
+        mid = 0.5 * (lo + hi)
+        k = np.exp(mid)
+        v = float(polygamma(1, k * mean) + polygamma(1, k * (1.0 - mean)))
+        lo, hi = (mid, hi) if v > target else (lo, mid)
+    return float(np.exp(0.5 * (lo + hi)))

@@ -28,6 +28,7 @@ class BetaFamily(ModelFamily):
     lambda_alpha: float = 1.5
     name: str = "beta"
     placeholder = 0.5
+    reference_scale = ("logit", -25.0, 25.0)
 
     def _check_support(self, x: np.ndarray) -> None:
         check_support(x, "x", lower=0.0, upper=1.0, lower_open=True, upper_open=True, model="the Beta model")
@@ -62,4 +63,11 @@ class BetaFamily(ModelFamily):
 
         return stats.beta.logsf(q[None, :], draws["a"][:, None], draws["b"][:, None])
 
+    def reference(self, loc: float, scale: float) -> dict[str, np.ndarray]:
+        """Mean ``expit(loc)``, precision such that the logit's standard deviation is ``scale``."""
+        from scipy.special import expit
 
+        from .base import _beta_precision
+
+        phi = float(np.clip(expit(loc), 1e-6, 1 - 1e-6))
+        return {"phi": np.array([phi]), "lam": np.array([_beta_precision(phi, scale)])}

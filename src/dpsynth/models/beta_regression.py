@@ -34,6 +34,7 @@ class BetaRegression(ModelFamily):
     takes_covariates = True
     design_field = "n_coef"
     placeholder = 0.5
+    reference_scale = ("logit", -25.0, 25.0)
 
     def _check_support(self, x: np.ndarray) -> None:
         check_support(x, "x", lower=0.0, upper=1.0, lower_open=True, upper_open=True, model="the beta regression")
@@ -101,3 +102,12 @@ class BetaRegression(ModelFamily):
 
         a, b = self._shape_params(draws, covariates, paired=False)
         return stats.beta.logsf(q[None, :], a, b)
+
+    def reference(self, loc: float, scale: float) -> dict[str, np.ndarray]:
+        """Intercept ``loc`` (logit mean), other coefficients 0, the precision of :class:`BetaFamily`'s rule."""
+        from scipy.special import expit
+
+        from .base import _beta_precision, _coefficients
+
+        mean = float(np.clip(expit(loc), 1e-6, 1 - 1e-6))
+        return {"beta": _coefficients(self.n_coef, loc), "kappa": np.array([_beta_precision(mean, scale)])}

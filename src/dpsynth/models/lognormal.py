@@ -28,6 +28,7 @@ class LognormalFamily(ModelFamily):
     mu_prior_sd: float = 10.0
     sigma_prior_scale: float = 5.0
     name: str = "lognormal"
+    reference_scale = ("log", -30.0, 30.0)
 
     def _check_support(self, x: np.ndarray) -> None:
         check_support(x, "x", lower=0.0, lower_open=True, model="the lognormal model")
@@ -101,4 +102,6 @@ class LognormalFamily(ModelFamily):
                 out[tails] = np.where(np.isneginf(log_hi), -np.inf, log_hi + np.log1p(-np.exp(diff)))
         return out
 
-
+    def reference(self, loc: float, scale: float) -> dict[str, np.ndarray]:
+        """``mu = loc``, ``sigma = scale`` on the log scale."""
+        return {"mu": np.array([float(loc)]), "sigma": np.array([float(scale)])}

@@ -33,6 +33,7 @@ class LognormalRegression(ModelFamily):
     name: str = "lognormal_regression"
     takes_covariates = True
     design_field = "n_coef"
+    reference_scale = ("log", -30.0, 30.0)
 
     def _check_support(self, x: np.ndarray) -> None:
         check_support(x, "x", lower=0.0, lower_open=True, model="the lognormal regression")
@@ -77,4 +78,8 @@ class LognormalRegression(ModelFamily):
 
         return special.log_ndtr(-self._z(q, draws, covariates))
 
+    def reference(self, loc: float, scale: float) -> dict[str, np.ndarray]:
+        """Intercept ``loc``, other coefficients 0, ``sigma = scale`` on the log scale."""
+        from .base import _coefficients
 
+        return {"beta": _coefficients(self.n_coef, loc), "sigma": np.array([float(scale)])}

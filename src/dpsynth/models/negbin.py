@@ -58,4 +58,13 @@ class NegBinomialRegression(PoissonRegression):
             mu = np.exp(_linear(draws["beta"], covariates, n, paired=True))
         return sampling.negative_binomial(rng, mu, draws["phi"])
 
+    def reference(self, loc: float, scale: float) -> dict[str, np.ndarray]:
+        """Poisson's reference mean, and the dispersion with ``Var(log(1 + x))`` near ``scale^2``.
 
+        ``Var(log(1 + X)) ~ (mu + mu^2 / phi) / (1 + mu)^2``, so ``1/phi = (scale^2 (1 + mu)^2 - mu) / mu^2``,
+        kept in [1e-4, 1e4].
+        """
+        ref = super().reference(loc, scale)
+        mu = max(float(np.expm1(loc)), 0.5)
+        inv_phi = float(np.clip((float(scale) ** 2 * (1 + mu) ** 2 - mu) / mu**2, 1e-4, 1e4))
+        return {**ref, "inv_phi": np.array([inv_phi])}

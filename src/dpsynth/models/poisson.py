@@ -31,6 +31,7 @@ class PoissonRegression(ModelFamily):
     continuous = False
     takes_covariates = True
     design_field = "n_coef"
+    reference_scale = ("log1p", 0.0, 25.0)
 
     def _check_support(self, x: np.ndarray) -> None:
         check_support(x, "x", lower=0.0, integer=True, model="the Poisson model")
@@ -66,5 +67,9 @@ class PoissonRegression(ModelFamily):
             mu = np.exp(_linear(draws["beta"], covariates, n, paired=True))
         return sampling.poisson(rng, mu)
 
+    def reference(self, loc: float, scale: float) -> dict[str, np.ndarray]:
+        """Intercept ``log`` of the mean ``expm1(loc)`` (at least 0.5), other coefficients 0 (``sigma_beta`` 1)."""
+        from .base import _coefficients
 
-
+        mu = max(float(np.expm1(loc)), 0.5)
+        return {"sigma_beta": np.array([1.0]), "beta": _coefficients(self.n_coef, np.log(mu))}

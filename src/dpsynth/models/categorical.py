@@ -1,0 +1,102 @@
+"""Multinomial logit for a categorical variable with public levels, on public covariates.
+
+The variable takes one of ``K`` levels, coded ``0, ..., K - 1`` in the order of its public levels;
+level 0 is the reference. ``P(x_i = k) = softmax(X_i beta)_k`` with ``beta`` a ``(p, K - 1)``
+matrix of coefficients (the reference's column is 0). The levels must be public (declared before
+the data are seen, e.g. a pandas ``Categorical``'s categories): the set of levels that happen to
+occur in the data is itself a figure of the data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..validation import DataError, check_support
+from .base import Draws, ModelFamily, _check_n_coef, _design
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pytensor.tensor as pt
+
+__all__ = ["MultinomialLogit"]
+
+
+@dataclass(frozen=True)
+class MultinomialLogit(ModelFamily):
+    """Multinomial logit regression of a categorical variable on public covariates.
+
+    Priors: ``beta_jk ~ Normal(0, beta_sd)`` for every design column ``j`` and non-reference level
+    ``k``. A probability mass function: every record's log-likelihood is ``<= 0``.
+
+    Parameters
+    ----------
+    n_levels : int
+        Number of public levels ``K >= 2``.
+    n_coef : int
+        Columns of the design (intercept included).
+    beta_sd : float
+        Prior standard deviation of the coefficients.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpsynth.models import MultinomialLogit
+    >>> fam = MultinomialLogit(n_levels=3)
+    >>> draws = {"beta": np.zeros((4, 1, 2))}
+    >>> fam.simulate(draws, np.random.default_rng(0)).shape
+    (4,)
+    """
+
+    n_levels: int = 2
+    n_coef: int = 1
+    beta_sd: float = 2.5
+    name: str = "multinomial"
+    one_signed = True  # log probabilities are <= 0
+    continuous = False
+    categorical = True
+    takes_covariates = True
+    design_field = "n_coef"
+    placeholder = 0.0
+
+    def __post_init__(self) -> None:
+        if isinstance(self.n_levels, bool) or not isinstance(self.n_levels, (int, np.integer)) or self.n_levels < 2:
+            raise DataError(f"`n_levels` must be an integer >= 2 (the public levels); got {self.n_levels!r}.")
+
+    def _check_support(self, x: np.ndarray) -> None:
+        check_support(x, "x", lower=0.0, upper=float(self.n_levels - 1), integer=True,
+                      model=f"the multinomial model with {self.n_levels} levels (codes 0 to {self.n_levels - 1})")
+
+    def check_data(self, x, covariates=None):
+        arr, cov = super().check_data(x, covariates)
+        _check_n_coef(cov, self.n_coef, self.name)
+        return arr, cov
+
+    def data_values(self, x: np.ndarray, covariates: np.ndarray | None) -> dict[str, np.ndarray]:
+        return {"code": x.astype("int64"), "X": _design(covariates, x.shape[0])}
+
+    def record_logp(self, data: Mapping[str, pt.TensorVariable]) -> pt.TensorVariable:
+        import pymc as pm
+        import pytensor.tensor as pt
+
+        beta = pm.Normal("beta", 0.0, self.beta_sd, shape=(self.n_coef, self.n_levels - 1))
+        eta = pt.dot(data["X"], beta)
+        logits = pt.concatenate([pt.zeros((eta.shape[0], 1)), eta], axis=1)
+        logp = logits - pt.logsumexp(logits, axis=1, keepdims=True)
+        code = pt.cast(data["code"], "int64")
+        return logp[pt.arange(code.shape[0]), code]
+
+    def simulate(self, draws: Draws, rng: np.random.Generator, covariates: np.ndarray | None = None) -> np.ndarray:
+        """One level code per row of the draws (row i for record i), by the Gumbel-max trick."""
+        beta = np.asarray(draws["beta"], dtype=float)
+        n = beta.shape[0]
+        X = _design(covariates, n)
+        eta = np.einsum("ij,ijk->ik", X, beta.reshape(n, self.n_coef, self.n_levels - 1))
+        logits = np.concatenate([np.zeros((n, 1)), eta], axis=1)
+        return np.argmax(logits + rng.gumbel(size=logits.shape), axis=1).astype(float)
+
+    def public_reference(self) -> dict[str, np.ndarray]:
+        """Every level equally likely (all coefficients 0): a reference that needs nothing of the data."""
+        return {"beta": np.zeros((1, self.n_coef, self.n_levels - 1))}
