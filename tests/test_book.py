@@ -550,6 +550,82 @@ def test_layout_check_catches_an_overflowing_table(server, chromium, built_book,
     assert m and json.loads(htmlmod.unescape(m.group(1)))["tables"], "an overflowing table was not reported"
 
 
+# --------------------------------------------------------------------------
+# the confidential report of a release (dpsynth report), without the book
+# --------------------------------------------------------------------------
+
+#: Injected into a copy of a report: once the page and its images have loaded, records the images,
+#: any text under 9 px and the banner as JSON in <pre id="dpsynth-check"> (the report itself has no script).
+REPORT_CHECK_JS = r"""
+(async function () {
+  if (document.readyState !== "complete") { await new Promise(r => window.addEventListener("load", r)); }
+  const out = {images: [], small: [], banner: "", title: document.title};
+  for (const img of document.images) {
+    out.images.push({src: img.getAttribute("src"), natural: img.naturalWidth, shown: img.clientWidth,
+                     text_px: parseFloat(img.dataset.minTextPx || "0")});
+  }
+  const walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  while (walk.nextNode()) {
+    const node = walk.currentNode;
+    if (!node.textContent.trim()) continue;
+    const px = parseFloat(getComputedStyle(node.parentElement).fontSize);
+    if (px < 9) out.small.push({text: node.textContent.trim().slice(0, 60), px: px});
+  }
+  const banner = document.querySelector(".banner");
+  out.banner = banner ? banner.innerText : "";
+  const pre = document.createElement("pre");
+  pre.id = "dpsynth-check";
+  pre.textContent = JSON.stringify(out);
+  document.body.appendChild(pre);
+})();
+"""
+
+
+@pytest.mark.slow
+def test_a_release_report_renders_in_chromium(browse, tmp_path):
+    """`dpsynth report` for a small CSV opens in Chromium: banner, every figure loaded, no text under 9 px."""
+    import html as htmlmod
+    import json
+
+    import numpy as np
+    import pandas as pd
+
+    from dpsynth.book import MIN_TEXT_PX
+    from dpsynth.cli import main
+    from dpsynth.report import BANNER
+
+    rng = np.random.default_rng(0)
+    region = rng.choice(["north", "south", "west"], 200)
+    wage = np.exp(0.2 + 0.4 * (region == "south") + rng.normal(0.0, 0.3, 200))
+    data = tmp_path / "confidential.csv"
+    pd.DataFrame({"wage": wage, "region": region, "age": rng.integers(20, 60, 200)}).to_csv(data, index=False)
+    syn, released, out = tmp_path / "s.json", tmp_path / "released.csv", tmp_path / "report"
+    # the perturbed histogram: no MCMC, so the test needs no model compilation
+    assert main(["fit", str(data), "--target", "wage", "--covariates", "region", "age", "--model", "lognormal",
+                 "--mechanism", "ph", "--eps", "1", "--lower", "0", "--upper", "20", "--seed", "1",
+                 "--out", str(syn)]) == 0
+    assert main(["release", str(syn), "--out", str(released), "--seed", "2"]) == 0
+    assert main(["report", str(syn), "--data", str(data), "--released", str(released), "--out", str(out)]) == 0
+
+    page = out / "report.html"
+    probe = page.with_name("report.layout-check.html")
+    probe.write_text(page.read_text(encoding="utf-8").replace("</body>", f"<script>{REPORT_CHECK_JS}</script></body>"),
+                     encoding="utf-8")
+    dom, console = browse(probe.as_uri())
+    m = re.search(r'<pre id="dpsynth-check"[^>]*>(.*?)</pre>', dom, flags=re.S)
+    assert m, f"the check did not run on the report:\n{console}"
+    found = json.loads(htmlmod.unescape(m.group(1)))
+    assert found["title"].startswith("CONFIDENTIAL")
+    assert " ".join(found["banner"].split()) == BANNER
+    assert [i["src"] for i in found["images"]] == ["figure-1-ecdf.png", "figure-2-coefficients.png"]
+    for img in found["images"]:
+        assert img["natural"] > 0, f"{img['src']} did not load"
+        shown_px = img["text_px"] * img["shown"] / img["natural"]
+        assert shown_px >= MIN_TEXT_PX, f"{img['src']}: its smallest text is {shown_px:.1f} px as shown"
+    assert not found["small"], f"text under 9 px: {found['small']}"
+    assert not [line for line in console if "Uncaught" in line], console
+
+
 def test_api_page_lists_every_module():
     """Every module of the package has its section on the API page."""
     import pkgutil

@@ -351,7 +351,7 @@ def test_shell_help_exits_0(src_on_path):
 
     res = shell(["--help"])
     assert res.returncode == 0 and res.command == "dpsynth --help"
-    assert res.stdout.startswith("usage: dpsynth") and "{fit,release,ledger}" in res.stdout
+    assert res.stdout.startswith("usage: dpsynth") and "{fit,release,ledger,report}" in res.stdout
     md = res.markdown()
     assert "$ dpsynth --help" in md and "usage: dpsynth" in md and "exit code" not in md
 

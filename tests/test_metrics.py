@@ -202,3 +202,162 @@ def test_log_regression_refuses_a_rank_deficient_design(case):
         X = X[:3]
     with pytest.raises(DataError, match=r"`X` has rank \d+ < \d+ columns"):
         log_regression(np.exp(np.arange(X.shape[0], dtype=float) / 10), X)
+
+
+# --------------------------------------------------------------------------------------------
+# ols: coefficients with t intervals from the OLS standard errors
+# --------------------------------------------------------------------------------------------
+
+
+def test_ols_intervals_by_hand():
+    from dpsynth.metrics import ols
+
+    # y = (1, 2, 4, 3) on t = (0, 1, 2, 3): t-bar 1.5, Stt 5, Sty 4 -> slope 0.8, intercept 2.5 - 1.2 = 1.3;
+    # residuals (-0.3, -0.1, 1.1, -0.7), RSS 1.8, df 2, s^2 0.9; se(slope) = sqrt(0.9 / 5),
+    # se(intercept) = sqrt(0.9 (1/4 + 1.5^2 / 5)) = sqrt(0.63); t_{2, 0.975} = 4.302652729911275
+    X = [[1.0, 0.0], [1.0, 1.0], [1.0, 2.0], [1.0, 3.0]]
+    f = ols([1.0, 2.0, 4.0, 3.0], X)
+    t = 4.302652729911275
+    np.testing.assert_allclose(f.coef, [1.3, 0.8], atol=1e-12)
+    np.testing.assert_allclose(f.se, [np.sqrt(0.63), np.sqrt(0.18)], rtol=1e-12)
+    np.testing.assert_allclose(f.lower, [1.3 - t * np.sqrt(0.63), 0.8 - t * np.sqrt(0.18)], rtol=1e-10)
+    np.testing.assert_allclose(f.upper, [1.3 + t * np.sqrt(0.63), 0.8 + t * np.sqrt(0.18)], rtol=1e-10)
+    assert f.df == 2 and f.sigma == pytest.approx(np.sqrt(0.9)) and f.level == 0.95
+    # a 90% interval uses t_{2, 0.95} = 2.919985580355516
+    f90 = ols([1.0, 2.0, 4.0, 3.0], X, level=0.9)
+    assert f90.upper[1] == pytest.approx(0.8 + 2.919985580355516 * np.sqrt(0.18), rel=1e-10)
+
+
+def test_ols_matches_the_normal_equations_and_covers_at_its_level():
+    from dpsynth.metrics import ols
+
+    X = _design(80, seed=3)
+    beta = np.array([1.0, 0.5, -0.3, 0.2])
+    rng = np.random.default_rng(4)
+    y = X @ beta + rng.normal(0, 0.7, 80)
+    f = ols(y, X)
+    np.testing.assert_allclose(f.coef, np.linalg.solve(X.T @ X, X.T @ y), rtol=1e-10)
+    s2 = np.sum((y - X @ f.coef) ** 2) / (80 - 4)
+    np.testing.assert_allclose(f.se, np.sqrt(s2 * np.diag(np.linalg.inv(X.T @ X))), rtol=1e-10)
+    # coverage over repeated samples: 95% intervals hold the true slope about 95% of the time
+    hits = 0
+    for _ in range(400):
+        yr = X @ beta + rng.normal(0, 0.7, 80)
+        fr = ols(yr, X)
+        hits += fr.lower[1] <= beta[1] <= fr.upper[1]
+    assert 0.91 <= hits / 400 <= 0.98
+
+
+def test_ols_refuses_bad_designs():
+    from dpsynth.metrics import ols
+
+    X = _design(10)
+    with pytest.raises(DataError, match=r"`X` has rank 4 < 5 columns"):
+        ols(np.arange(10.0), np.column_stack([X, X[:, 1]]))
+    with pytest.raises(DataError, match="more records than coefficients"):
+        ols(np.arange(4.0), X[:4])
+    with pytest.raises(DataError, match="`X` has 10 rows but `y` has 9 values"):
+        ols(np.ones(9), X)
+    with pytest.raises(DataError, match="`level` must be"):
+        ols(np.arange(10.0), X, level=95)
+
+
+def test_interval_overlap_by_hand():
+    from dpsynth.metrics import interval_overlap
+
+    # identical -> 1; disjoint -> 0; [0, 2] and [1, 5]: o = 1, (1/2 + 1/4) / 2 = 0.375;
+    # nested [0, 4] in [0, 8]: (1/2 + 1) / 2 = 0.75
+    got = interval_overlap([0, 0, 0, 0], [1, 1, 2, 8], [0, 3, 1, 0], [1, 4, 5, 4])
+    np.testing.assert_allclose(got, [1.0, 0.0, 0.375, 0.75])
+    with pytest.raises(DataError, match="upper"):
+        interval_overlap([1.0], [0.0], [0.0], [1.0])
+
+
+# --------------------------------------------------------------------------------------------
+# pmse: propensity-score mean-squared error and its null expectation
+# --------------------------------------------------------------------------------------------
+
+
+def _mean_ratio(draw, reps=300, seed=0):
+    """Mean pMSE ratio over `reps` pairs of tables (its standard error is about 0.05 here)."""
+    from dpsynth.metrics import pmse
+
+    rng = np.random.default_rng(seed)
+    return float(np.mean([pmse(*draw(rng)).ratio for _ in range(reps)]))
+
+
+def test_pmse_is_at_its_null_expectation_for_a_correct_synthesizer():
+    # Snoke et al. (2018): the synthetic records drawn from the original's own distribution (here
+    # resampled from its records), so only the synthesis varies -> E[pMSE] = (k - 1)(1 - c)^2 c / N
+    def draw(rng):
+        a = rng.normal(size=(400, 3))
+        return a, a[rng.integers(400, size=300)]
+
+    assert _mean_ratio(draw) == pytest.approx(1.0, abs=0.2)
+
+
+def test_pmse_of_two_samples_of_one_distribution_is_near_its_null():
+    # both tables random: (k - 1) c (1 - c) / N, a ratio of 1 / (1 - c) = 1.75 with c = 300 / 700
+    def draw(rng):
+        return rng.normal(size=(400, 3)), rng.normal(size=(300, 3))
+
+    assert _mean_ratio(draw, seed=1) == pytest.approx(1 / (1 - 300 / 700), rel=0.2)
+
+
+def test_pmse_is_far_above_its_null_for_shifted_samples():
+    from dpsynth.metrics import pmse
+
+    rng = np.random.default_rng(2)
+    a, b = rng.normal(size=(400, 3)), rng.normal(size=(300, 3))
+    shifted = pmse(a, b + [0.5, 0.0, 0.0])
+    assert shifted.ratio > 10
+    assert shifted.k == 4 and shifted.c == pytest.approx(300 / 700)
+    assert shifted.null == pytest.approx(3 * (1 - 300 / 700) ** 2 * (300 / 700) / 700)
+    assert shifted.pmse == pytest.approx(shifted.ratio * shifted.null)
+    # a larger shift is told apart better; disjoint tables reach the maximum c (1 - c)
+    assert pmse(a, b + [1.0, 0.0, 0.0]).pmse > shifted.pmse
+    apart = pmse(a, b + [20.0, 0.0, 0.0])
+    c = 300 / 700
+    assert apart.pmse == pytest.approx(c * (1 - c), rel=1e-3) and not apart.converged
+
+
+def test_pmse_fit_is_the_logistic_maximum_likelihood():
+    from scipy.optimize import minimize
+    from scipy.special import expit, log_expit
+
+    from dpsynth.metrics import pmse
+
+    rng = np.random.default_rng(3)
+    a = rng.normal(size=(150, 2))
+    b = rng.normal(size=(100, 2)) + [0.3, -0.2]
+    X = np.vstack([a, b])
+    Z = np.column_stack([np.ones(250), (X - X.mean(0)) / X.std(0)])
+    y = np.r_[np.zeros(150), np.ones(100)]
+    res = minimize(lambda w: -np.sum(y * log_expit(Z @ w) + (1 - y) * log_expit(-Z @ w)), np.zeros(3),
+                   jac=lambda w: -Z.T @ (y - expit(Z @ w)), method="BFGS", options={"gtol": 1e-10})
+    want = np.mean((expit(Z @ res.x) - 0.4) ** 2)
+    got = pmse(a, b)
+    assert got.converged and got.pmse == pytest.approx(want, rel=1e-6)
+
+
+def test_pmse_drops_constant_and_collinear_columns_and_takes_one_column():
+    from dpsynth.metrics import pmse
+
+    rng = np.random.default_rng(4)
+    a, b = rng.normal(size=(200, 2)), rng.normal(size=(200, 2))
+    base = pmse(a, b)
+    # a constant column and a copy of a column add no parameter and change nothing
+    pad = lambda m: np.column_stack([m, np.full(len(m), 7.0), 2 * m[:, 0]])  # noqa: E731
+    padded = pmse(pad(a), pad(b))
+    assert padded.k == base.k == 3 and padded.pmse == pytest.approx(base.pmse, rel=1e-8)
+    one = pmse(a[:, 0], b[:, 0])
+    assert one.k == 2 and one.null == pytest.approx((0.5 ** 3) / 400)
+
+
+def test_pmse_refuses_mismatched_or_bad_tables():
+    from dpsynth.metrics import pmse
+
+    with pytest.raises(DataError, match="`original` has 2 column.*`synthetic` has 3"):
+        pmse(np.ones((5, 2)), np.ones((5, 3)))
+    with pytest.raises(DataError, match="`synthetic`.*non-finite"):
+        pmse(np.ones((5, 2)), np.r_[np.ones((4, 2)), [[np.nan, 1.0]]])

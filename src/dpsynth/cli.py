@@ -1,4 +1,4 @@
-"""The ``dpsynth`` command line: fit and save, release, show the ledger.
+"""The ``dpsynth`` command line: fit and save, release, show the ledger, report on a release.
 
 ::
 
@@ -8,6 +8,7 @@
     dpsynth release SYNTH.json --out OUT.csv|OUT.parquet [--covariates-from DATA] [--budget B]
                 [--seed S] [--force] [--allow-unusable]
     dpsynth ledger SYNTH.json
+    dpsynth report SYNTH.json --data DATA --released OUT.csv --out DIR [--force] [--sep SEP]
 
 DATA is read as CSV (any separator with ``--sep``; a byte-order mark is handled) or Parquet by its
 extension. ``fit`` saves the synthesizer (JSON with a SHA-256, owner-readable only: it holds
@@ -15,7 +16,9 @@ posterior draws, see its statement) and prints its public privacy statement on s
 figures computed from the data (Delta, the censored count, n) go to stderr, marked confidential,
 with the progress. ``release`` writes one synthetic data set and books it in the ledger of the
 confidential data set the synthesizer was fitted on (copies of a synthesizer share it); with
-``--budget`` a release that would bring the strict-DP spend above it is refused. No command
+``--budget`` a release that would bring the strict-DP spend above it is refused. ``report`` writes
+a CONFIDENTIAL page (``DIR/report.html`` and its figures) that sets a release against the
+confidential data, for the data holder (:mod:`dpsynth.report`). No command
 overwrites a file without ``--force`` or creates a folder. Every failure prints one line
 ``dpsynth: error: ...``, exits with code 2 and writes nothing.
 """
@@ -334,6 +337,41 @@ def _cmd_ledger(a: argparse.Namespace) -> int:
     return 0
 
 
+# ------------------------------------------------------------------------------------------- report
+
+
+def _cmd_report(a: argparse.Namespace) -> int:
+    from .report import check_out_dir
+
+    try:
+        check_out_dir(a.out, force=a.force)  # before anything is read
+    except DataError as e:
+        raise CLIError(str(e).replace("`out_dir`", "--out")) from None
+    s = _load(a.synth)
+    cols = s.columns
+    data = read_table(a.data, "--data", sep=a.sep)
+    source = f"--data {str(a.data)!r}"
+    _check_columns(data, cols, {s.target: "the target of the synthesizer",
+                                **{c: "a covariate of the synthesizer" for c in s.covariates}}, source)
+    data = data[cols].copy()
+    data[s.target] = _numeric_target(data[s.target], source)
+    released = read_table(a.released, "--released", sep=a.sep)
+    if sorted(map(str, released.columns)) != sorted(cols):
+        raise CLIError(f"--released {str(a.released)!r} has columns {list(released.columns)}, but the synthesizer "
+                       f"releases {cols}; give a file `dpsynth release` wrote from {str(a.synth)!r}.")
+    try:
+        path = s.report(released[cols], a.out, original=data, force=a.force)
+    except DataError as e:
+        msg = " ".join(str(e).split())
+        for name, flag in (("`out_dir`", "--out"), ("`original`", "--data"), ("`released`", "--released")):
+            msg = msg.replace(name, flag)
+        raise CLIError(msg) from None
+    _progress(f"wrote {path} and its figures, owner-readable only: CONFIDENTIAL (figures computed from the "
+              f"confidential data), for the data holder only, never for publication")
+    print(path)
+    return 0
+
+
 # ------------------------------------------------------------------------------------------- parser
 
 
@@ -364,8 +402,9 @@ def _parser() -> argparse.ArgumentParser:
 
     keys = catalog.runnable_keys()
     p = argparse.ArgumentParser(prog=PROG, description="Differentially private Bayesian synthesis of one "
-                                "confidential column: fit and save, release, show the release ledger.")
-    sub = p.add_subparsers(dest="command", required=True, metavar="{fit,release,ledger}")
+                                "confidential column: fit and save, release, show the release ledger, report on a "
+                                "release.")
+    sub = p.add_subparsers(dest="command", required=True, metavar="{fit,release,ledger,report}")
 
     f = sub.add_parser("fit", help="fit a synthesizer on DATA and save it (without the confidential data)",
                        formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -426,6 +465,17 @@ def _parser() -> argparse.ArgumentParser:
     g = sub.add_parser("ledger", help="list the releases of a synthesizer's data set and its strict-DP spend")
     g.add_argument("synth", metavar="SYNTH.json", help="a saved synthesizer (its data set's ledger is shown)")
     g.set_defaults(func=_cmd_ledger)
+
+    q = sub.add_parser("report", help="write a CONFIDENTIAL page (HTML and PNG figures) that sets a release against "
+                       "the confidential data, for the data holder only")
+    q.add_argument("synth", metavar="SYNTH.json", help="the synthesizer saved by `dpsynth fit`")
+    q.add_argument("--data", required=True, metavar="DATA", help="the confidential data it was fitted on, .csv or "
+                   ".parquet")
+    q.add_argument("--released", required=True, metavar="OUT", help="a data set `dpsynth release` wrote from it")
+    q.add_argument("--out", required=True, metavar="DIR", help="folder of the report (created if its parent exists)")
+    q.add_argument("--force", action="store_true", help="replace a report already in --out")
+    q.add_argument("--sep", metavar="SEP", help="column separator of the CSV files (default ',')")
+    q.set_defaults(func=_cmd_report)
     return p
 
 

@@ -753,6 +753,48 @@ class Synthesizer:
             s += " Released with override(s): " + "; ".join(overrides) + "."
         return s
 
+    # ------------------------------------------------------------------ report (confidential)
+    def report(self, released: pd.DataFrame, out_dir: str | os.PathLike, *, original: pd.DataFrame | None = None,
+               force: bool = False, title: str | None = None) -> Path:
+        """Write a CONFIDENTIAL page that sets a release against the confidential data (:mod:`dpsynth.report`).
+
+        ``out_dir/report.html`` and its PNG figures show the privacy statement and the diagnostics,
+        the target's marginal, the regression on the covariates and the pMSE, for the data holder only.
+
+        Parameters
+        ----------
+        released : pandas.DataFrame
+            A data set released by this synthesizer (:meth:`sample`, or the file :meth:`release` wrote).
+        out_dir : path-like
+            The report's folder (created if its parent exists); an existing report is refused unless ``force``.
+        original : pandas.DataFrame, optional
+            The confidential data; by default the data the synthesizer was fitted on. A loaded
+            synthesizer holds no confidential data: pass it here.
+        force : bool
+            Replace an existing report.
+        title : str, optional
+            The page's title.
+
+        Returns
+        -------
+        pathlib.Path
+            The HTML file written.
+        """
+        from .report import write_report
+
+        p = self.privacy  # raises for an unfitted synthesizer, or an unconverged fit unless allow_unconverged
+        if original is None:
+            if self._x is None:
+                raise DataError("this synthesizer was loaded without its confidential data; pass the confidential "
+                                "data explicitly: report(released, out_dir, original=df) (on the command line "
+                                "--data FILE).")
+            original = self.public.copy()
+            original[self.target] = self._cast(self._x * (self.unit or 1.0))
+            original = original[self.columns]
+        return write_report(original, released, target=self.target, covariates=self.covariates,
+                            statement=p.statement(), diagnostics=p.diagnostics(), out_dir=out_dir, title=title,
+                            force=force)
+
     # ------------------------------------------------------------------ save / load
     def _content(self) -> dict:
         if self._privacy is None:
