@@ -230,7 +230,7 @@ book: $(STAMP) notebooks
 	@echo "Book built: $(CURDIR)/_build/html/index.html"
 
 test: $(STAMP)
-	$(VENV)/bin/ruff check src tests benchmarks
+	$(VENV)/bin/ruff check src tests benchmarks peers
 	$(VPY) -m pytest $(PYTEST_ARGS)
 
 # Tested lower bounds: every direct dependency (runtime and every extra) resolved to the lowest
