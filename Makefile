@@ -2,6 +2,8 @@
 #
 #   make venv                 create/update .venv from requirements.lock
 #   make lock                 re-resolve requirements.lock (one universal lock for Python 3.11-3.13)
+#   make peers                create/update .venv-peers (SmartNoise MST and AIM) from peers/requirements-peers.lock
+#   make peers-lock           re-resolve peers/requirements-peers.lock from peers/requirements-peers.in
 #   make notebooks            execute the toc's notebooks/<name>.ipynb into book/ (papermill)
 #   make book                 the book from the shipped paper-scale results (results/*.nc; no MCMC)
 #   make book SCALE=quick     recompute every study at quick scale (minutes), then build the book
@@ -92,7 +94,7 @@ PAPERMILL_ARGS ?=
 PYTEST_ARGS ?=
 JB_ARGS ?=
 
-.PHONY: help which-python venv lock notebooks book results test test-lowest bench bench-report clean distclean
+.PHONY: help which-python venv lock peers peers-lock notebooks book results test test-lowest bench bench-report clean distclean
 
 help:
 	@echo "make book                      build the book from the shipped paper-scale results (no MCMC)"
@@ -106,6 +108,8 @@ help:
 	@echo "make bench-report              only write BENCHMARKS.md from benchmarks/results/*.json"
 	@echo "make venv                      create .venv from requirements.lock"
 	@echo "make lock                      re-resolve requirements.lock (keeps pins where possible)"
+	@echo "make peers                     create .venv-peers (SmartNoise MST, AIM) from peers/requirements-peers.lock"
+	@echo "make peers-lock                re-resolve peers/requirements-peers.lock (keeps pins where possible)"
 	@echo "make notebooks                 execute the chapters' notebooks/<name>.ipynb into book/"
 	@echo "make clean | distclean         remove outputs | also .venv, .venv-* and data/cache"
 
@@ -162,6 +166,47 @@ lock: $(VENV)/.python-$(PY_VERSION)
 	   cat requirements.lock.tmp; } > requirements.lock
 	@rm -f requirements.lock.tmp
 
+# The peers (SmartNoise's MST and AIM, for comparisons at equal epsilon) live in their own
+# environment .venv-peers, never in .venv: smartnoise-synth wants pandas<3 and opendp<0.15, and its
+# declared dependencies pull in torch, which MST and AIM do not use. dpsynth runs them through
+# peers/run_peer.py in a subprocess (dpsynth.peers). peers/requirements-peers.lock pins exactly what
+# MST and AIM import at run time (peers/README.md); `uv pip sync` installs that list and nothing
+# else (no resolution at install time). The environment is built by the selected Python (PYTHON=
+# rebuilds it with another one); uv is the one in $(VENV), at UV_VERSION, as for `make lock`.
+PEERS_VENV ?= .venv-peers
+PEERS_PY := $(PEERS_VENV)/bin/python
+PEERS_STAMP := $(PEERS_VENV)/.installed
+PEERS_LOCK := peers/requirements-peers.lock
+PEERS_LOCK_CMD := uv pip compile peers/requirements-peers.in --excludes peers/excludes-peers.txt --universal --python-version 3.11 -o $(PEERS_LOCK)
+
+peers: $(PEERS_STAMP)
+
+$(PEERS_STAMP): $(PEERS_LOCK) $(PEERS_VENV)/.python-$(PY_VERSION) | $(VENV)/.python-$(PY_VERSION)
+	@[ "$$($(UV) --version 2>/dev/null | cut -d' ' -f2)" = "$(UV_VERSION)" ] || \
+	  $(VPY) -m pip install --quiet --disable-pip-version-check uv==$(UV_VERSION)
+	$(UV) pip sync --python $(PEERS_PY) $(PEERS_LOCK)
+	@# MST and AIM import, torch is absent
+	$(PEERS_PY) -c "import importlib.util as u, snsynth.mst, snsynth.aim; \
+	  assert u.find_spec('torch') is None, 'torch is installed in $(PEERS_VENV)'; print('$(PEERS_VENV): snsynth MST and AIM import; no torch')"
+	@printf 'python %s %s\nlock %s\n' "$(PY_VERSION)" "$(PY_EXE)" "$$(sha256sum $(PEERS_LOCK) | cut -d' ' -f1)" > $@
+
+peers-lock: $(VENV)/.python-$(PY_VERSION)
+	@[ "$$($(UV) --version 2>/dev/null | cut -d' ' -f2)" = "$(UV_VERSION)" ] || \
+	  $(VPY) -m pip install --quiet --disable-pip-version-check uv==$(UV_VERSION)
+	@if [ -f $(PEERS_LOCK) ]; then cp $(PEERS_LOCK) $(PEERS_LOCK).tmp; fi
+	$(UV) pip compile peers/requirements-peers.in --excludes peers/excludes-peers.txt --universal --python-version 3.11 \
+	  --no-header --quiet $(UV_ARGS) -o $(PEERS_LOCK).tmp
+	@{ echo "# Exact versions of the peers' environment .venv-peers: smartnoise-synth's MST and AIM and what they"; \
+	   echo "# import at run time, nothing else (no torch). One universal lock for Python 3.11, 3.12 and 3.13"; \
+	   echo "# (lines with a marker apply where it holds). Do not edit by hand. Regenerate from"; \
+	   echo "# peers/requirements-peers.in and peers/excludes-peers.txt with"; \
+	   echo "#    make peers-lock"; \
+	   echo "# which is equivalent to running, from the repository root:"; \
+	   echo "#    .venv/bin/$(PEERS_LOCK_CMD)"; \
+	   echo "# Install with: make peers   (uv pip sync installs exactly these lines)"; \
+	   cat $(PEERS_LOCK).tmp; } > $(PEERS_LOCK)
+	@rm -f $(PEERS_LOCK).tmp
+
 notebooks: $(STAMP)
 	@set -e; \
 	nbs="$(NOTEBOOKS)"; \
@@ -185,7 +230,7 @@ book: $(STAMP) notebooks
 	@echo "Book built: $(CURDIR)/_build/html/index.html"
 
 test: $(STAMP)
-	$(VENV)/bin/ruff check src tests benchmarks
+	$(VENV)/bin/ruff check src tests benchmarks peers
 	$(VPY) -m pytest $(PYTEST_ARGS)
 
 # Tested lower bounds: every direct dependency (runtime and every extra) resolved to the lowest
