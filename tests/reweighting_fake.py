@@ -79,7 +79,7 @@ def fake_results(*, n: int = 60, sets: int = 8, replicates: int = 5, seed: int =
             {
                 "is_fit": ("synthesizer", is_fit),
                 "delta": ("synthesizer", _with_data(delta)),
-                "eps": ("synthesizer", _with_data(2 * delta)),
+                "eps": ("synthesizer", _with_data(delta)),
                 "eps_replace": ("synthesizer", _with_data(2 * delta)),
                 "guarantee": ("synthesizer", _with_data(np.array(["none"] + ["aDP"] * 5), "")),
                 "converged": ("synthesizer", _with_data(np.ones(6, bool), False)),

@@ -61,9 +61,9 @@ def part2(rng, n=40, n_syn=5, converged=True, cw_matched=True):
              for s in ("mean", "median", "q15", "q90")}
     return xr.Dataset(
         {"is_fit": ("synthesizer", fit),
-         "delta": ("synthesizer", per_fit(delta)), "eps": ("synthesizer", per_fit(2 * delta)),
+         "delta": ("synthesizer", per_fit(delta)), "eps": ("synthesizer", per_fit(delta)),
          "eps_replace": ("synthesizer", per_fit(2 * delta)),
-         "eps_all_sets": ("synthesizer", per_fit(2 * n_syn * delta)),
+         "eps_all_sets": ("synthesizer", per_fit(n_syn * delta)),
          "converged": ("synthesizer", per_fit(np.full(k, converged), False)),
          "divergences": ("synthesizer", per_fit(np.zeros(k), 0.0)),
          "rhat_max": ("synthesizer", per_fit(np.full(k, 1.002))),

@@ -63,11 +63,11 @@ def test_synthesizers_structure(synth):
     for s in ("mean", "median", "q15", "q90"):
         assert np.all(np.isfinite(ds[f"{s}_mixed"].sel(synthesizer=list(rw.SYNTHESIZERS))))
     assert ds.cw_radius.dims == ("data_model",) and ds.cw_radius_matched.dtype == bool
-    # eps of one draw with one record removed is 2 Delta; the count models' terms are <= 0: replacement equal
+    # eps of one draw with one record removed: the count models' terms are <= 0, a window of width Delta
     fits = ds.sel(synthesizer=list(rw.SYNTHESIZERS))
     assert np.all(np.isfinite(fits.delta)) and np.all(np.isfinite(fits.delta_i))
-    np.testing.assert_allclose(fits.eps, 2 * fits.delta)
-    np.testing.assert_allclose(fits.eps_replace, fits.eps)
+    np.testing.assert_allclose(fits.eps, fits.delta)  # Poisson and NB terms are <= 0: a window of width Delta
+    np.testing.assert_allclose(fits.eps_replace, 2 * fits.eps)
     np.testing.assert_allclose(fits.delta, fits.delta_i.max("record"))
     assert set(np.unique(ds.guarantee.sel(synthesizer="Unweighted").values)) == {"none"}
     assert set(np.unique(ds.guarantee.sel(synthesizer=list(rw.SYNTHESIZERS[1:])).values)) == {"aDP"}

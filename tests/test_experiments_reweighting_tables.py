@@ -32,7 +32,7 @@ def test_tables_are_narrow_and_use_registry_labels(res):
     labels = set(fits.index.get_level_values("synthesizer"))
     assert labels == {registry.label(n) for n in rw.SYNTHESIZERS}
     assert "Unweighted (none)" in labels
-    np.testing.assert_allclose(fits["ε (replace)"], fits["ε (remove)"])
+    np.testing.assert_allclose(fits["ε (replace)"], 2 * fits["ε (remove)"])
     t1 = s.table1(res)
     assert t1.shape[0] == 4 * len(s.TABLE1_SOURCES) and set(t1.columns) == {"ours", "paper", "overlap"}
     conv = s.convergence_table(res)

@@ -18,7 +18,7 @@ V = importlib.import_module("dpsynth.experiments.reweighting.verdicts")
 KEYS = [
     "reweighting_never_raises_delta",
     "weights_in_unit_interval",
-    "replace_equals_remove",
+    "one_signed_window",
     "lw_lowers_delta",
     "cw_lower_mean_weight",
     "sw_wider_posterior",
@@ -53,7 +53,7 @@ def test_verdicts_hold_on_results_that_support_them(res):
     for k in (
         "reweighting_never_raises_delta",
         "weights_in_unit_interval",
-        "replace_equals_remove",
+        "one_signed_window",
         "lw_lowers_delta",
         "cw_lower_mean_weight",
         "sw_wider_posterior",
@@ -84,7 +84,7 @@ def test_weight_and_delta_verdicts_fail(res):
     v = _by_key(res)
     assert v["weights_in_unit_interval"].holds is False
     assert v["lw_lowers_delta"].holds is False
-    assert v["replace_equals_remove"].holds is False  # eps_replace no longer equals eps
+    assert v["one_signed_window"].holds is False  # eps no longer equals delta
     assert v["cw_lower_mean_weight"].holds is False
 
 
@@ -114,7 +114,7 @@ def test_data_row_does_not_change_verdicts(res):
     """NaN/False on the "Data" row (not a fit) is not counted as a failed fit or an out-of-range weight."""
     v = _by_key(res)
     assert v["fits_converged"].numbers == {"not_converged": 0, "fits": 12 + 40}
-    assert v["weights_in_unit_interval"].holds is True and v["replace_equals_remove"].holds is True
+    assert v["weights_in_unit_interval"].holds is True and v["one_signed_window"].holds is True
 
 
 def test_settings_numbers_are_values_not_names(res):
@@ -156,7 +156,7 @@ def test_smoke_run_end_to_end(tmp_path):
     assert res.contraction.sizes["replicate"] == params.replicates
     v = {x.key: x for x in rw.verdicts(res)}
     assert [x.key for x in rw.verdicts(res)] == KEYS
-    for k in ("reweighting_never_raises_delta", "weights_in_unit_interval", "replace_equals_remove", "lw_lowers_delta"):
+    for k in ("reweighting_never_raises_delta", "weights_in_unit_interval", "one_signed_window", "lw_lowers_delta"):
         assert v[k].holds is True, (k, v[k].evidence)
     assert v["local_bound_contracts"].holds is None  # two databases per size cannot decide
     assert sorted(p.name.split("-")[1] for p in tmp_path.glob("reweighting-*.nc")) == ["contraction", "synthesizers"]

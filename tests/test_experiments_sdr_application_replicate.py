@@ -99,9 +99,9 @@ def test_part2_structure_and_invariants(part2):
         assert float(part2.delta.sel(synthesizer=nm)) <= float(part2.delta.sel(synthesizer=start)) * (1 + 1e-12)
     np.testing.assert_allclose(fits.delta, fits.delta_i.max("record"))
     assert np.all(fits.synthetic.values >= 0)
-    # NB log probabilities are <= 0: replacement = removal = 2 Delta; n_syn sets cost n_syn * eps
-    np.testing.assert_allclose(fits.eps, 2 * fits.delta)
-    np.testing.assert_allclose(fits.eps_replace, fits.eps)
+    # NB log probabilities are <= 0, a window of width Delta: Delta removed, 2 Delta replaced; n_syn sets: n_syn * eps
+    np.testing.assert_allclose(fits.eps, fits.delta)
+    np.testing.assert_allclose(fits.eps_replace, 2 * fits.eps)
     np.testing.assert_allclose(fits.eps_all_sets, 3 * fits.eps)
     for v in ("divergences", "rhat_max", "ess_min"):
         assert part2[v].dims == ("synthesizer",) and np.all(np.isfinite(fits[v]))

@@ -104,10 +104,12 @@ def test_weighted_e_truncates_high_risk_records(poisson_cm, lw):
 def test_censor_uw(poisson_cm, pois_x):
     res = mechanisms.censored(poisson_cm, pois_x, 6.0, sampler=SMALL, seed=7)
     assert res.name == "Censor_uw" and res.label == "Censor_uw (DP)"
-    assert res.privacy.delta <= 3.0 and res.privacy.bound == 3.0
-    assert res.fit.bound == 3.0
+    # Poisson terms are <= 0: the window [-M, 0] has width M = eps
+    assert res.privacy.delta <= 6.0 and res.privacy.bound == 6.0
+    assert res.fit.bound == 6.0
+    assert res.privacy.eps == 6.0 and res.privacy.eps_replace == 12.0
     F = res.fit.loglik()
-    assert res.privacy.n_censored == int((np.abs(F) > 3.0).any(axis=0).sum())
+    assert res.privacy.n_censored == int((np.abs(F) > 6.0).any(axis=0).sum())
 
 
 def test_censor_w(poisson_cm, pois_x, lw):
@@ -115,9 +117,9 @@ def test_censor_w(poisson_cm, pois_x, lw):
     # weights computed from the same data: the clamp holds, but the guarantee is aDP only
     assert res.name == "Censor_w" and res.label == "Censor_w (aDP)"
     np.testing.assert_array_equal(res.weights, lw.weights)
-    assert res.privacy.delta <= 2.0
+    assert res.privacy.delta <= 4.0  # one-signed: M = eps
     F = res.fit.loglik()
-    assert res.privacy.n_censored == int((np.abs(lw.weights * F) > 2.0).any(axis=0).sum())
+    assert res.privacy.n_censored == int((np.abs(lw.weights * F) > 4.0).any(axis=0).sum())
 
 
 @settings(max_examples=5, deadline=None, suppress_health_check=list(HealthCheck))
@@ -133,11 +135,12 @@ def test_censored_fit_bounded_for_arbitrary_data(poisson_cm, x, eps, weighted, w
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         res = mechanisms.censored(poisson_cm, xv, eps, weights=w, sampler=TINY, seed=wseed)
-    assert res.privacy.delta <= eps / 2 + CENSOR_TOL
-    assert (res.bounds.delta_i <= eps / 2 + CENSOR_TOL).all()
+    # Poisson terms are <= 0: one-signed, the clamp is [-M, 0] with M = eps (a window of width eps)
+    assert res.privacy.delta <= eps + CENSOR_TOL
+    assert (res.bounds.delta_i <= eps + CENSOR_TOL).all()
     assert res.guarantee == ("aDP" if weighted else "DP")
-    assert res.privacy.eps == pytest.approx(eps)  # computed from M = eps/2
-    assert res.privacy.eps_replace == pytest.approx(eps)  # Poisson terms are <= 0: one-signed
+    assert res.privacy.eps == pytest.approx(eps)  # computed from M, not from this data set's Delta
+    assert res.privacy.eps_replace == pytest.approx(2 * eps)
     assert res.name == ("Censor_w" if weighted else "Censor_uw")
 
 
@@ -187,23 +190,23 @@ def test_calibrate_downscale_then_censor_later_data(poisson_cm):
     hist = datasets.poisson_data(200, 51)
     h_fit = mechanisms.unweighted(poisson_cm, hist, sampler=TINY, seed=51).fit
     lw_h = mechanisms.lipschitz_weighted(poisson_cm, h_fit, sampler=TINY, seed=52)
-    eps = lw_h.privacy.delta  # target Delta = eps/2: half of LW's, so downscaling is needed
+    eps = lw_h.privacy.delta / 2  # one-signed: target Delta = M = eps, half of LW's, so downscaling is needed
     cal = mechanisms.calibrate_downscale(poisson_cm, h_fit, eps, tol=0.1, max_iter=5, sampler=TINY, seed=53)
     assert 0 < cal.c < 1
     assert cal.eps == eps
-    assert cal.delta <= eps / 2
+    assert cal.delta <= eps
     assert (cal.c, cal.delta) in cal.trace
-    assert cal.trace[0][0] == 1.0 and cal.trace[0][1] > eps / 2
+    assert cal.trace[0][0] == 1.0 and cal.trace[0][1] > eps
     # the monthly-release workflow: the same c and eps, now with censoring, on later data
     later = datasets.poisson_data(220, 54)
     l_fit = mechanisms.unweighted(poisson_cm, later, sampler=TINY, seed=54).fit
     w = scale_weights(lipschitz_weights(l_fit.bounds.abs_loglik), cal.c)
     res = mechanisms.censored(poisson_cm, later, eps, weights=w, sampler=TINY, seed=55)
-    assert res.privacy.delta <= eps / 2 and res.label == "Censor_w (aDP)"  # weights from the later data
+    assert res.privacy.delta <= eps and res.label == "Censor_w (aDP)"  # weights from the later data
     # strictly DP: the LW rule fixed on the historical fit, applied to each later record alone
     rule = mechanisms.public_lipschitz_weights(poisson_cm, h_fit, c=cal.c)
     pub = mechanisms.censored_public(poisson_cm, later, eps, rule, sampler=TINY, seed=56)
-    assert pub.privacy.delta <= eps / 2 and pub.label == "Censor_w-pub (DP)" and pub.extra["c"] == cal.c
+    assert pub.privacy.delta <= eps and pub.label == "Censor_w-pub (DP)" and pub.extra["c"] == cal.c
     np.testing.assert_allclose(pub.weights, rule(later))
     assert (pub.weights <= cal.c + 1e-12).all()
 

@@ -23,7 +23,7 @@ CHAPTERS: dict[str, tuple[str, ...]] = {
     "tutorial": (),
     "censoring": ("censored_within_bound", "counts_rise_as_eps_falls", "mixing_multiplies_eps",
                   "censoring_flattens_posterior"),
-    "reweighting": ("reweighting_never_raises_delta", "weights_in_unit_interval", "replace_equals_remove",
+    "reweighting": ("reweighting_never_raises_delta", "weights_in_unit_interval", "one_signed_window",
                     "lw_lowers_delta"),
     "range_restriction": ("accounting_consistent", "lw_below_unweighted", "averaged_within_lw",
                           "whole_term_within_lw", "literal_b_exceeds_by_range_term"),

@@ -423,8 +423,9 @@ def test_log_interval_prob_beta_range_past_the_support():
 def test_eps_from_delta_under_both_relations():
     assert privacy.eps_from_delta(1.5, "remove") == 3.0
     assert privacy.eps_from_delta(1.5, "replace") == 6.0  # terms of both signs
-    assert privacy.eps_from_delta(1.5, "replace", one_signed=True) == 3.0  # discrete models
-    assert privacy.eps_from_delta(1.5, "remove", one_signed=True) == 3.0
+    # discrete models: terms in [-1.5, 0], a window of width 1.5
+    assert privacy.eps_from_delta(1.5, "replace", one_signed=True) == 3.0
+    assert privacy.eps_from_delta(1.5, "remove", one_signed=True) == 1.5
 
 
 @pytest.mark.parametrize("bad", ["removed", "add", None, 1])
@@ -441,7 +442,7 @@ def test_report_states_eps_under_both_relations():
     assert "removed" in text and "replaced" in text
     assert "x 2" in rep.statement(draws=2) or "2 draws" in rep.statement(draws=2)
     one = privacy_report(record_bounds(F3, W3), guarantee="aDP", one_signed=True)
-    assert one.eps_replace == one.eps
+    assert one.eps == one.delta and one.eps_replace == 2 * one.eps
 
 
 def test_censored_report_is_computed_from_the_bound():

@@ -216,7 +216,8 @@ def calibrate_downscale(
     """Pick the downscaling factor ``c`` on a *historical* data set.
 
     Bisects ``c`` in (0, 1] so that the Weighted (LW with weights ``c * alpha``) Delta on the
-    historical data lands at or just under ``eps / 2`` (within ``tol * eps / 2``). The same ``c``
+    historical data lands at or just under the clamp ``M`` of ``eps`` (``eps / 2``, or ``eps`` for a
+    one-signed family; within ``tol * M``). The same ``c``
     and ``eps`` are then used with censoring on later data sets, so the current data never
     set the privacy parameters.
 
@@ -227,7 +228,7 @@ def calibrate_downscale(
     eps : float
         Target privacy budget.
     """
-    target = check_eps(eps) / 2.0
+    target = censoring_bound(check_eps(eps), cm.family.one_signed)
     max_iter = positive_count(max_iter, "max_iter")
     base_w = lipschitz_weights(historical.bounds.abs_loglik, c=lw_c, g=lw_g)
     lo, hi, c = 0.0, 1.0, 1.0

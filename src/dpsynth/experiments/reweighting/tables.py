@@ -15,6 +15,7 @@ import pandas as pd
 
 from ... import registry
 from ...metrics import interval_over_sets
+from ...privacy import eps_from_delta
 from ...studies import fit_names, fitted  # noqa: F401  (part of this module's API)
 
 __all__ = [
@@ -210,7 +211,8 @@ def contraction_table(res) -> pd.DataFrame:
                         "max": d.max(),
                         "max − min": d.max() - d.min(),
                         "IQR / median": (q75 - q25) / q50,
-                        "max ε_x (remove)": 2 * d.max(),
+                        # Poisson and NB terms are <= 0: a window of width Delta
+                        "max ε_x (remove)": eps_from_delta(d.max(), "remove", one_signed=True),
                     }
                 )
     return pd.DataFrame(rows).set_index(["data", "synthesizer", "n"])

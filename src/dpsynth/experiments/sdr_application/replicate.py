@@ -259,8 +259,9 @@ def reweighting_replicate(replicate: int, seed: np.random.SeedSequence, params: 
         The ``synthesizer`` coordinate is :data:`PART2_ROWS`: "Data" and the six fits in registry
         order; ``is_fit`` (bool) is false for "Data", whose per-fit values are NaN (floats), 0
         (``divergences``, ``n_fits``) or False (``converged``, ``search_converged``).
-        Per synthesizer: ``delta``, ``eps`` (one record removed, ``2 Delta``), ``eps_replace``
-        (one record replaced: also ``2 Delta``, the NB's log probabilities being <= 0),
+        Per synthesizer: ``delta``, ``eps`` (one record removed: ``Delta``, the NB's log
+        probabilities being <= 0, a window of width ``Delta``), ``eps_replace`` (one record
+        replaced: ``2 Delta``),
         ``eps_all_sets`` (``n_syn * eps``: the cost of releasing all ``n_syn`` sets), the
         diagnostics ``converged``, ``divergences``, ``rhat_max``, ``ess_min``, ``k``, ``n_fits``,
         ``search_converged``, ``mean_weight``, ``min_weight``, ``mu_mean``; per synthesizer and

@@ -136,10 +136,10 @@ def verdicts(results) -> list[Verdict]:
            and np.allclose(s1("eps_replace", fits), 2 * s1("eps", fits))
            and np.allclose(s1("eps", "PH"), eps) and np.allclose(s1("eps", "PH-paper"), eps / 2)
            and np.allclose(s1("eps_replace", "PH-paper"), eps)
-           and np.allclose(f2.eps, 2 * f2.delta) and np.allclose(f2.eps_replace, f2.eps))
+           and np.allclose(f2.eps, f2.delta) and np.allclose(f2.eps_replace, 2 * f2.eps))
     out.append(Verdict(
-        "privacy_relations", "ε is 2Δ with one record removed; replacement doubles it for the beta regression, "
-        "not for the NB; PH is at ε and PH-paper at ε/2 with one record removed.", bool(rel),
+        "privacy_relations", "ε is 2Δ with one record removed for the beta regression and Δ for the NB (its terms "
+        "are ≤ 0); replacement doubles either; PH is at ε and PH-paper at ε/2 with one record removed.", bool(rel),
         f"checked on every fit of both parts; PH-paper: ε = {float(s1('eps', 'PH-paper')[0]):g} removed, "
         f"{float(s1('eps_replace', 'PH-paper')[0]):g} replaced.", {}))
 
