@@ -165,9 +165,16 @@ def test_design_has_the_encoding_of_the_synthesizer(frame):
     sub = frame.iloc[::7].reset_index(drop=True)  # every 7th record: all levels present
     X, _ = wage_design(sub)
     s = Synthesizer(sub[["wage", *covs]], "wage", covariates=covs, model="lognormal_regression",
-                    mechanism="censor_uw", eps=1.0)
+                    mechanism="censor_uw", eps=1.0, standardize=False)
     np.testing.assert_array_equal(s.design(sub[covs]), X)
     assert s.family().n_coef == X.shape[1]
+    # by default (covariates public under replacement) the numeric columns are centred and scaled
+    z = Synthesizer(sub[["wage", *covs]], "wage", covariates=covs, model="lognormal_regression",
+                    mechanism="censor_uw", eps=1.0).design(sub[covs])
+    assert z.shape == X.shape and np.all(z[:, 0] == 1)
+    moved = ~np.all(z == X, axis=0)
+    assert moved.any()
+    np.testing.assert_allclose(z[:, moved].mean(axis=0), 0, atol=1e-9)
 
 
 def test_design_names_the_missing_columns(frame):

@@ -29,6 +29,8 @@ from dpsynth.validation import DataError
 CFG = SamplerConfig(draws=1500, tune=1000, chains=2, ess_min=100)
 #: Priors of the shipped lognormal family, tight enough that a censored fit does not wander into the flat tails.
 PRIORS = {"mu_prior_sd": 2.0, "sigma_prior_scale": 1.0}
+#: The same for the lognormal regression, the default model with covariates.
+REG_PRIORS = {"beta_sd": 2.0, "sigma_prior_scale": 1.0}
 
 
 def wages(n: int = 120, seed: int = 0) -> pd.DataFrame:
@@ -138,8 +140,7 @@ def test_plain_pymc_function_as_censor_w(df, user_censor_w):
     out = s.sample_unaccounted(seed=3, data=big, draw=7)
     assert isinstance(s._simulator, ModelSimulator)
     beta, sigma = s.draws["beta"][7], s.draws["sigma"][7]
-    levels = s.levels["region"]
-    X = np.array([1.0] + [float(lev == "south") for lev in levels[1:]] + [30.0])
+    X = s.design(big)[0]  # intercept, region indicators, age centred and scaled (its rows are public)
     logw = np.log(out["wage"].to_numpy())
     assert logw.mean() == pytest.approx(X @ beta, abs=5 * sigma / np.sqrt(4000))
     assert logw.std() == pytest.approx(sigma, rel=0.08)
@@ -181,11 +182,11 @@ def test_unit_changes_censoring_and_the_warning(df):
     cents = df.assign(wage=df["wage"] * 1000.0)
     with pytest.warns(CensoringWarning, match="unit"):
         bad = Synthesizer(cents, "wage", covariates=["region", "age"], mechanism="censor_uw", eps=4.0, sampler=CFG,
-                          model_params=PRIORS, allow_unconverged=True).fit(seed=4)
+                          model_params=REG_PRIORS, allow_unconverged=True).fit(seed=4)
     with warnings.catch_warnings():
         warnings.simplefilter("error", CensoringWarning)
         good = Synthesizer(cents, "wage", covariates=["region", "age"], mechanism="censor_uw", eps=4.0, sampler=CFG,
-                           unit=1000.0, model_params=PRIORS, allow_unconverged=True).fit(seed=4)
+                           unit=1000.0, model_params=REG_PRIORS, allow_unconverged=True).fit(seed=4)
     assert bad.privacy.censored_share > 0.5 > good.privacy.censored_share
     out = good.sample_unaccounted(seed=1)
     assert np.median(out["wage"]) == pytest.approx(np.median(cents["wage"]), rel=0.5)
@@ -341,7 +342,7 @@ def test_sample_books_what_it_draws(censor_uw):
 def test_removal_needs_a_public_frame_for_covariates_and_a_dp_size_without(df, tmp_path):
     """Under one record removed the release's rows and size are inside the guarantee."""
     s = Synthesizer(df, "wage", covariates=["region", "age"], mechanism="censor_uw", eps=4.0, sampler=CFG,
-                    model_params=PRIORS, neighbours="remove", allow_unconverged=True).fit(seed=1)
+                    model_params=REG_PRIORS, neighbours="remove", allow_unconverged=True).fit(seed=1)
     assert s.privacy.eps == s.privacy.eps_remove == pytest.approx(4.0)
     with pytest.raises(DataError, match="would reveal which records it holds"):
         s.release(tmp_path / "x.csv", seed=1)
@@ -396,7 +397,7 @@ def test_every_mechanism_reports_its_registry_name_and_guarantee(df, mechanism, 
     from dpsynth import registry
 
     s = Synthesizer(df, "wage", covariates=["region", "age"], mechanism=mechanism, eps=eps, mechanism_params=params,
-                    model_params=PRIORS, sampler=CFG, allow_unconverged=True)
+                    model_params=REG_PRIORS, sampler=CFG, allow_unconverged=True)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         s.fit(seed=3)
@@ -426,7 +427,7 @@ def test_poisson_regression_on_encoded_covariates_keeps_integer_counts():
 @pytest.mark.slow
 def test_a_public_offset_moves_the_censoring(df):
     # log-likelihoods of these records lie around +-1; subtracting 3 pushes them below -M = -2
-    kw = dict(covariates=["region", "age"], mechanism="censor_uw", eps=4.0, sampler=CFG, model_params=PRIORS,
+    kw = dict(covariates=["region", "age"], mechanism="censor_uw", eps=4.0, sampler=CFG, model_params=REG_PRIORS,
               allow_unconverged=True, censor_warn_share=1.0)
     plain = Synthesizer(df, "wage", **kw).fit(seed=1)
     shifted = Synthesizer(df, "wage", offset=3.0, **kw).fit(seed=1)

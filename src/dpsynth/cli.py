@@ -34,10 +34,12 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from .validation import DataError
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
 
 __all__ = ["main", "run", "read_table", "shell", "ShellResult"]
 
@@ -96,6 +98,8 @@ def read_table(path: str | Path, arg: str, *, thousands: str | None = None, sep:
     (default ``,``). A file read as one column whose name holds ``;``, a tab or ``|`` is refused
     with the separator to pass.
     """
+    import pandas as pd
+
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix not in _TABLE_SUFFIXES:
@@ -127,6 +131,8 @@ def _check_columns(df: pd.DataFrame, cols: Sequence[str], arg_of: dict[str, str]
 
 def _numeric_target(s: pd.Series, source: str) -> pd.Series:
     """The target as numbers, or a :class:`CLIError` for thousands separators or non-numeric values."""
+    import pandas as pd
+
     if pd.api.types.is_bool_dtype(s):
         raise CLIError(f"column {s.name!r} (--target) in {source} holds true/false values; the target must be "
                        f"numeric.")
@@ -210,7 +216,7 @@ def _mechanism_params(a: argparse.Namespace, spec, read_frame) -> dict:
 
 
 def _cmd_fit(a: argparse.Namespace) -> int:
-    from .fitting import SamplerConfig
+    from .mcmc_settings import SamplerConfig
     from .mechanisms import catalog
     from .models import FAMILIES
     from .synthesizer import Synthesizer
@@ -242,7 +248,7 @@ def _cmd_fit(a: argparse.Namespace) -> int:
                         model_params=_parse_model_params(a.model_param), mechanism_params=mp, unit=a.unit,
                         offset=a.offset, sampler=SamplerConfig(**sampler), censor_warn_share=a.censor_warn_share,
                         allow_unconverged=a.allow_unconverged, neighbours=a.neighbours, n_release=a.n_release,
-                        size_eps=a.size_eps, keep_draws=a.keep_draws, retries=a.retries)
+                        size_eps=a.size_eps, keep_draws=a.keep_draws, retries=a.retries, progress=not a.quiet)
     except DataError as e:
         raise CLIError(_as_flags(str(e), a.target)) from None
     if spec.uses_model and isinstance(model, str):  # a check that would otherwise fail only after compiling
@@ -302,6 +308,7 @@ def _cmd_release(a: argparse.Namespace) -> int:
     if a.budget is not None and not (a.budget >= 0 and math.isfinite(a.budget)):
         raise CLIError(f"--budget must be a finite number >= 0; got {a.budget!r}.")
     s = _load(a.synth)
+    s.progress = not a.quiet
     public = None
     if a.covariates_from is not None:
         src = read_table(a.covariates_from, "--covariates-from", sep=a.sep)
@@ -415,8 +422,8 @@ def _parser() -> argparse.ArgumentParser:
     f.add_argument("--covariates", nargs="*", default=[], metavar="COL", help="public covariate columns")
     f.add_argument("--model", required=True, metavar="NAME",
                    help=f"a shipped family ({', '.join(FAMILIES)}) or module:function of a PyMC model function")
-    f.add_argument("--mechanism", required=True, choices=keys, metavar="KEY",
-                   help=f"registry key: {', '.join(keys)}")
+    f.add_argument("--mechanism", default="censor_ref", choices=keys, metavar="KEY",
+                   help=f"registry key (default censor_ref, the unit-free censored likelihood): {', '.join(keys)}")
     f.add_argument("--eps", type=float, help="target epsilon (mechanisms run at a target eps)")
     f.add_argument("--unit", type=float, help="public unit of the target: the model sees DATA / U")
     f.add_argument("--offset", type=float, help="public constant subtracted from each record's log-likelihood")
@@ -446,6 +453,7 @@ def _parser() -> argparse.ArgumentParser:
     f.add_argument("--seed", type=int, help="seed of the fit")
     f.add_argument("--out", required=True, metavar="SYNTH.json", help="where to save the synthesizer")
     f.add_argument("--force", action="store_true", help="replace an existing --out file")
+    f.add_argument("--quiet", action="store_true", help="no progress bars (they are shown only on a terminal)")
     _add_mechanism_flags(f)
     f.set_defaults(func=_cmd_fit)
 
@@ -460,6 +468,7 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--force", action="store_true", help="replace an existing --out file")
     r.add_argument("--allow-unusable", action="store_true", help="release values that fail the usability checks "
                    "(recorded in the statement and the ledger)")
+    r.add_argument("--quiet", action="store_true", help="no progress bar (it is shown only on a terminal)")
     r.set_defaults(func=_cmd_release)
 
     g = sub.add_parser("ledger", help="list the releases of a synthesizer's data set and its strict-DP spend")

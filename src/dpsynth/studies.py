@@ -177,7 +177,7 @@ def _load_cached(path: Path) -> xr.Dataset | None:
 
 def _limit_sampler_threads(cores: int) -> None:
     """Worker-process initializer: sampler threads per fit (:func:`dpsynth.fitting.default_cores`)."""
-    from .fitting import CORES_ENV
+    from .mcmc_settings import CORES_ENV
 
     os.environ[CORES_ENV] = str(int(cores))
 
@@ -189,7 +189,7 @@ def _one(fn: ReplicateFn, r: int, seed: int, params: Mapping) -> xr.Dataset:
     count of warnings is added as the variable ``convergence_warnings`` so the chapter can report
     it without printing raw warnings on the page.
     """
-    from .fitting import ConvergenceWarning
+    from .mcmc_settings import ConvergenceWarning
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ConvergenceWarning)

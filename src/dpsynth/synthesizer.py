@@ -51,6 +51,7 @@ from .privacy import check_neighbours, neighbours_phrase
 from .release_size import DEFAULT_SIZE_EPS, ReleaseSize, dp_count
 from .seeds import SeedLike, generator, stream
 from .synthesizer_files import ChecksumError, confidential_path, jsonable
+from .target import TargetEncoding
 from .validation import (
     DataError,
     _is_number,
@@ -74,6 +75,7 @@ __all__ = [
     "Synthesizer",
     "SynthesizerPrivacy",
     "UnusableReleaseError",
+    "CovariatesIgnoredWarning",
     "PyMCFunctionFamily",
     "CensoringWarning",
     "UnconvergedError",
@@ -95,6 +97,10 @@ class CensoringWarning(UserWarning):
 
 class UnconvergedError(RuntimeError):
     """A privacy figure was asked of a fit that failed its convergence checks."""
+
+
+class CovariatesIgnoredWarning(UserWarning):
+    """Covariates were given that the mechanism or the model does not use: their relation with the target is lost."""
 
 
 class UnusableReleaseError(DataError):
@@ -206,15 +212,18 @@ class SynthesizerPrivacy:
         return dataclasses.asdict(self)
 
 
-def _target_values(s: pd.Series, unit: float | None) -> np.ndarray:
-    if not pd.api.types.is_numeric_dtype(s) or pd.api.types.is_bool_dtype(s):
-        raise DataError(f"target column {s.name!r} must be numeric; it has dtype {s.dtype} (convert it first, e.g. "
-                        f"remove thousands separators and use pd.to_numeric).")
-    x = s.to_numpy(dtype=float)
-    if not np.isfinite(x).all():
-        bad = int(np.flatnonzero(~np.isfinite(x))[0])
-        raise DataError(f"target column {s.name!r} has missing or infinite values (first at row {bad}).")
-    return x / unit if unit is not None else x
+def _show_progress(progress: bool) -> bool:
+    """Progress bars only on a terminal (not in a pipe, a log file or a notebook's captured output)."""
+    import sys
+
+    return bool(progress) and sys.stderr.isatty()
+
+
+def _bar(show: bool, desc: str, **kw):
+    """A tqdm bar on standard error (disabled when not shown)."""
+    from tqdm import tqdm
+
+    return tqdm(desc=desc, disable=not show, leave=False, **kw)
 
 
 class Synthesizer:
@@ -225,14 +234,19 @@ class Synthesizer:
     data : pandas.DataFrame
         The confidential column and the public covariates (and no other column).
     target : str
-        The confidential column.
+        The confidential column: continuous (floats), a count (integers) or categorical (a pandas
+        ``Categorical``, strings or booleans, with public levels: see ``target_levels``). One
+        column; several go to the whole-table release.
     covariates : sequence of str, optional
         Public columns, carried through to the synthetic data; numeric ones enter a regression
-        family's design as they are, categorical ones (strings, categories, booleans) as indicator
-        columns of every level but the first (levels recorded at fit time).
-    model : str or callable
+        family's design centred and scaled when their rows are public (``standardize``),
+        categorical ones (strings, categories, booleans) as indicator columns of every level but
+        the first (levels recorded at fit time).
+    model : str or callable, optional
         A shipped family (:data:`dpsynth.models.FAMILIES`) or a PyMC model-building function
-        (:mod:`dpsynth.models.user_function`).
+        (:mod:`dpsynth.models.user_function`). Default: from the target's *type* (never its
+        values): ``lognormal`` / ``lognormal_regression`` for a continuous target, ``negbin`` for
+        counts, ``multinomial`` for a categorical one (the regression when there are covariates).
     mechanism : str
         A registry key (``dpsynth.mechanisms.list_mechanisms()``).
     eps : float, optional
@@ -273,6 +287,17 @@ class Synthesizer:
     retries : int
         A fit that fails its convergence checks is run again with twice the draws and tuning
         steps, at most this many times; :attr:`fit_log` says what was done.
+    progress : bool
+        Progress bars on fits (the sampler's, and one over the mechanism's fits) and releases,
+        shown only when standard error is a terminal.
+    target_levels : sequence, optional
+        The public levels of a categorical target (required unless it is a pandas ``Categorical``,
+        whose categories are taken, or boolean): the levels that occur in the confidential data are
+        themselves a figure of it.
+    standardize : bool, optional
+        Centre and scale numeric covariates by their mean and standard deviation. Default: when
+        their rows are public (one record replaced, the default with covariates), since the
+        constants then cost nothing; with one record removed they would be figures of the data.
 
     Examples
     --------
@@ -292,7 +317,7 @@ class Synthesizer:
         target: str,
         *,
         covariates: Sequence[str] | None = None,
-        model: str | Callable = "lognormal",
+        model: str | Callable | None = None,
         mechanism: str = "censor_ref",
         eps: float | None = None,
         model_params: Mapping | None = None,
@@ -308,13 +333,25 @@ class Synthesizer:
         keep_draws: int = 10,
         max_censored_share: float = 0.9,
         retries: int = 2,
+        progress: bool = True,
+        target_levels: Sequence | None = None,
+        standardize: bool | None = None,
     ) -> None:
         from .ledger import dataset_id
 
+        if isinstance(target, (list, tuple)):
+            raise DataError(f"`target` must be one column name; got {list(target)!r}. To synthesize several "
+                            f"confidential columns together, keeping their joint relations, use the whole-table "
+                            f"release (dpsynth.TableSynthesizer).")
         covs = check_table_columns(data, target, covariates)
+        self.encoding = TargetEncoding.from_series(data[target], levels=target_levels,
+                                                   unit=None if unit is None else check_positive(unit, "unit"))
+        if model is None:
+            model = self.encoding.default_model(bool(covs))
         self._settings(target, covs, model, mechanism, eps, model_params, unit, offset, sampler,
                        censor_warn_share, allow_unconverged)
         self.relation = check_neighbours(neighbours if neighbours is not None else ("replace" if covs else "remove"))
+        self._check_kinds()
         self.n_release = None if n_release is None else positive_count(n_release, "n_release")
         if self.n_release is not None and self.relation == "replace":
             raise DataError("`n_release` declares a public size under one record removed; with one record replaced the "
@@ -323,15 +360,23 @@ class Synthesizer:
         self.keep_draws = positive_count(keep_draws, "keep_draws")
         self.max_censored_share = check_share(max_censored_share, "max_censored_share")
         self.retries = check_count(retries, "retries", minimum=0)
+        self.progress = check_bool(progress, "progress")
         self.dataset = dataset_id(data, [target, *covs], self.relation)
         self._size: ReleaseSize | None = None
         self.columns = list(data.columns)
         self.dtypes = {c: str(data[c].dtype) for c in self.columns}
         self.public = data[covs].reset_index(drop=True).copy()
-        self._design = CovariateDesign.from_frame(self.public, covs)
-        self._x = _target_values(data[target], self.unit)
+        if standardize is None:
+            standardize = self.relation == "replace"
+        elif check_bool(standardize, "standardize") and self.relation == "remove":
+            raise DataError("`standardize=True` with one record removed would centre the covariates at figures of the "
+                            "data; centre them at public constants yourself, or use neighbours='replace' (their rows "
+                            "are then public).")
+        self._design = CovariateDesign.from_frame(self.public, covs, standardize=standardize)
+        self._x = self.encoding.to_model(data[target])
         self._X = self._design.matrix(self.public)
         self._run_params = self._resolve_params(mechanism_params)
+        self._warn_ignored_covariates()
         self.draws: dict | None = None
         self._release_state = None
         self._privacy: SynthesizerPrivacy | None = None
@@ -342,7 +387,7 @@ class Synthesizer:
     # ------------------------------------------------------------------ settings and data
     def _settings(self, target, covs, model, mechanism, eps, model_params, unit, offset, sampler,
                   censor_warn_share, allow_unconverged) -> None:
-        from .fitting import SamplerConfig
+        from .mcmc_settings import SamplerConfig
 
         self.target, self.covariates = target, covs
         if isinstance(model, str):
@@ -377,6 +422,47 @@ class Synthesizer:
         self.censor_warn_share = check_share(censor_warn_share, "censor_warn_share")
         self.allow_unconverged = check_bool(allow_unconverged, "allow_unconverged")
 
+    def _check_kinds(self) -> None:
+        """The target's kind must suit the model and the mechanism."""
+        kind = self.encoding.kind
+        if kind not in self.spec.targets:
+            raise DataError(f"the {self.spec.key} mechanism synthesizes {' or '.join(self.spec.targets)} variables; "
+                            f"target {self.target!r} is {kind}. Choose another mechanism (e.g. censor_ref).")
+        if isinstance(self.model, str) and self.spec.uses_model:
+            fam = FAMILIES[self.model]
+            if (kind == "categorical") != bool(fam.categorical):
+                want = self.encoding.default_model(bool(self.covariates))
+                raise DataError(f"the {self.model} model does not synthesize a {kind} target ({self.target!r}); use "
+                                f"model={want!r}, or leave `model` out to take it.")
+
+    def _warn_ignored_covariates(self) -> None:
+        """Say what is lost when covariates are given that the mechanism or the model does not use."""
+        if not self.covariates:
+            return
+        lost = (f"the released file carries the covariates, but the synthetic {self.target!r} does not depend on "
+                f"them: the regression of {self.target!r} on {self.covariates} is lost")
+        if self.spec.covariate_use == "none":
+            msg = (f"the {self.spec.key} mechanism synthesizes the marginal of {self.target!r}: {lost}. To keep it, "
+                   f"use a model-based mechanism, e.g. mechanism='censor_ref' with a regression model.")
+        elif self.spec.covariate_use == "cells":
+            numeric = [c for c in self.covariates if c not in self.levels]
+            cells = self._run_params.get("cells")
+            cells = [c for c in self.covariates if c in self.levels] if cells is None else list(cells)
+            unused = [c for c in self.covariates if c not in cells]
+            if not unused:
+                return
+            msg = (f"the {self.spec.key} mechanism uses covariates only as cells of categorical levels "
+                   f"({cells or 'none'}): the synthetic {self.target!r} does not depend on {unused}"
+                   + (f" (numeric: {numeric})" if numeric else "") + ". To keep that relation, use a model-based "
+                   "mechanism, e.g. mechanism='censor_ref' with a regression model.")
+        elif self.spec.uses_model and not self._takes_covariates():
+            want = self.encoding.default_model(True)
+            msg = (f"the {self.model} model takes no covariates: {lost}. To keep it, use model={want!r} (or leave "
+                   f"`model` out).")
+        else:
+            return
+        warnings.warn(msg, CovariatesIgnoredWarning, stacklevel=3)
+
     def _resolve_params(self, given: Mapping | None) -> dict:
         """The mechanism's checked parameters in the model's unit (and its checks against the data)."""
         given = dict(given or {})
@@ -391,9 +477,12 @@ class Synthesizer:
             elif p is not None and p.in_data_unit and self.unit is not None and _is_number(v):
                 v = float(v) / self.unit
             converted[k] = v
-        for k, p in self.spec.params.items():  # a public size for a parameter that may use one
-            if p.fill == "public_size" and converted.get(k) is None and self._public_n() is not None:
-                converted[k] = self._public_n()
+        K = self.encoding.n_levels
+        fills = {"public_size": self._public_n(), "levels_lower": None if K is None else -0.5,
+                 "levels_upper": None if K is None else K - 0.5, "levels_bins": K}
+        for k, p in self.spec.params.items():  # public values for parameters that may take them
+            if p.fill is not None and converted.get(k) is None and fills.get(p.fill) is not None:
+                converted[k] = fills[p.fill]
         params = self.spec.resolve(converted, self.eps)
         self.eps = params.get("eps")
         if self.spec.check_data is not None and self._x is not None:
@@ -414,7 +503,7 @@ class Synthesizer:
         if missing:
             raise DataError(f"`{name}` lacks column(s) {missing}; it must be laid out like the confidential data "
                             f"(columns {[self.target, *self.covariates]}).")
-        x = _target_values(frame[self.target], self.unit)
+        x = self.encoding.to_model(frame[self.target])
         X = self._design.matrix(frame[self.covariates].reset_index(drop=True))
         return x, self._model_covariates(X)
 
@@ -439,7 +528,10 @@ class Synthesizer:
         p = self._X.shape[1]
         if callable(self.model):
             return PyMCFunctionFamily(fn=self.model, n_coef=p)
-        fam = FAMILIES[self.model](**self.model_params)
+        kw = dict(self.model_params)
+        if FAMILIES[self.model].categorical:
+            kw["n_levels"] = self.encoding.n_levels
+        fam = FAMILIES[self.model](**kw)
         if fam.takes_covariates:
             fam = fam.with_design(p)
         return fam if self.offset is None else OffsetFamily(base=fam, offset=self.offset)
@@ -466,12 +558,16 @@ class Synthesizer:
             raise DataError("this synthesizer was loaded without its confidential data; it can sample and release, "
                             "not fit. Build a new Synthesizer from the data to refit.")
         uses_model = self.spec.uses_model
-        ctx = mechanisms.RunContext(
-            self._x, family=self.family() if uses_model else None,
-            covariates=self._model_covariates(self._X) if uses_model else None, public=self.public,
-            sampler=self.sampler, seed_fn=lambda *parts: stream(seed, "synthesizer", *parts),
-            compiled=self._compiled() if uses_model else None, retries=self.retries)
-        res = self.spec.run(ctx, dict(self._run_params))
+        show = _show_progress(self.progress)
+        with _bar(show, f"{self.spec.name}: fits", unit="fit") as bar:
+            ctx = mechanisms.RunContext(
+                self._x, family=self.family() if uses_model else None,
+                covariates=self._model_covariates(self._X) if uses_model else None, public=self.public,
+                sampler=dataclasses.replace(self.sampler, progress=show),
+                seed_fn=lambda *parts: stream(seed, "synthesizer", *parts),
+                compiled=self._compiled() if uses_model else None, retries=self.retries,
+                on_fit=lambda step: (bar.set_postfix_str(step), bar.update()))
+            res = self.spec.run(ctx, dict(self._run_params))
         #: What the fit did besides fitting once (retries of fits that failed their checks).
         self.fit_log = list(ctx.log)
         p = res.privacy
@@ -546,7 +642,10 @@ class Synthesizer:
 
     # ------------------------------------------------------------------ synthetic values
     def _synthetic_frame(self, public: pd.DataFrame, seed: SeedLike, draw: int) -> pd.DataFrame:
-        """One synthetic data set for the rows of ``public`` (covariates; no columns without them), from ``draw``."""
+        """One synthetic data set for the rows of ``public`` (covariates; no columns without them), from ``draw``.
+
+        ``attrs["model_values"]`` holds the synthetic values on the model's scale (for the checks).
+        """
         X = self.design(public)
         n = X.shape[0]
         rng = generator(stream(seed, "records"))
@@ -565,9 +664,10 @@ class Synthesizer:
                                       rng, self._model_covariates(X))
         values = np.asarray(values, dtype=float)
         out = public[self.covariates].reset_index(drop=True).copy()
-        with np.errstate(over="ignore"):
-            out[self.target] = self._cast(values * self.unit if self.unit is not None else values)
-        return out[[c for c in self.columns]]
+        out[self.target] = self.encoding.from_model(values)
+        out = out[[c for c in self.columns]]
+        out.attrs["model_values"] = values
+        return out
 
     def _pick_draw(self, seed: SeedLike, draw: int | None, used=()) -> int:
         S = self.n_draws
@@ -596,12 +696,6 @@ class Synthesizer:
         out.attrs = {"privacy_statement": "NOT A RELEASE: drawn for research, not booked in any ledger. "
                                           + p.statement(), "accounted": False}
         return out
-
-    def _cast(self, values: np.ndarray):
-        dt = self.dtypes[self.target]
-        if np.issubdtype(np.dtype(dt), np.integer) and np.isfinite(values).all():
-            return values.astype(dt)
-        return values
 
     def _public_frame(self, data) -> pd.DataFrame:
         if not isinstance(data, pd.DataFrame):
@@ -633,7 +727,7 @@ class Synthesizer:
         return pd.DataFrame(index=range(self._size.n)), self._size
 
     def _unusable(self, values: np.ndarray) -> list[str]:
-        """Why a release's values (in the data's unit) are unusable; empty when they are fine."""
+        """Why a release's values (on the model's scale) are unusable; empty when they are fine."""
         p = self._privacy
         reasons = []
         if np.isfinite(p.bound) and p.censored_share > self.max_censored_share:
@@ -643,7 +737,7 @@ class Synthesizer:
         if not finite.all():
             reasons.append(f"{int((~finite).sum())} synthetic value(s) are not finite (a draw far in the tails "
                            f"overflowed)")
-        v = values[finite] / (self.unit or 1.0)
+        v = values[finite]
         if v.size and isinstance(self.model, str) and self.spec.uses_model:
             try:
                 self.family().check_data(v, None if not self._takes_covariates() else
@@ -707,7 +801,8 @@ class Synthesizer:
         frame, size = self._release_frame(data)
         overrides = [] if p.converged else ["unconverged fit (allow_unconverged)"]
         ident = self.checksum
-        with Ledger(self.dataset, self.relation).locked() as book:
+        with _bar(_show_progress(self.progress), "release", total=3, unit="step") as bar, \
+                Ledger(self.dataset, self.relation).locked() as book:
             mine = [r for r in book.records() if r["kind"] == "release" and r["synthesizer"] == ident]
             base = stream(seed, "release")
             draw = self._pick_draw(base, None, used={r["draw"] for r in mine})
@@ -716,7 +811,8 @@ class Synthesizer:
             spend = (eps_draw if p.guarantee == "DP" else 0.0) + eps_size
             book.check_budget(p.guarantee, spend, budget)
             df = self._synthetic_frame(frame, stream(base, "sample"), draw)
-            reasons = self._unusable(df[self.target].to_numpy(dtype=float))
+            bar.update()
+            reasons = self._unusable(np.asarray(df.attrs.pop("model_values"), dtype=float))
             if reasons and not allow_unusable:
                 raise UnusableReleaseError(
                     "release refused: " + "; ".join(reasons) + ". Nothing was written or booked. Fix the fit (a "
@@ -729,6 +825,7 @@ class Synthesizer:
                         "size": size.how, "draw": draw, "overrides": overrides, "accounted": True}
             if out is not None:
                 write_frame(df, out)
+            bar.update()
             try:
                 book.append(mechanism=p.mechanism, name=p.name, guarantee=p.guarantee, eps=p.eps, eps_size=eps_size,
                             spend=spend, adp_eps=0.0 if p.guarantee == "DP" else eps_draw, draw=draw, rows=len(df),
@@ -738,6 +835,7 @@ class Synthesizer:
                 if out is not None and out.exists():
                     out.unlink()  # not booked: not released
                 raise
+            bar.update()
         return df
 
     def _release_statement(self, size: ReleaseSize, eps_size: float, spend: float, overrides: list) -> str:
@@ -789,7 +887,7 @@ class Synthesizer:
                                 "data explicitly: report(released, out_dir, original=df) (on the command line "
                                 "--data FILE).")
             original = self.public.copy()
-            original[self.target] = self._cast(self._x * (self.unit or 1.0))
+            original[self.target] = self.encoding.from_model(self._x)
             original = original[self.columns]
         return write_report(original, released, target=self.target, covariates=self.covariates,
                             statement=p.statement(), diagnostics=p.diagnostics(), out_dir=out_dir, title=title,
@@ -818,11 +916,13 @@ class Synthesizer:
                 "censor_warn_share": self.censor_warn_share, "allow_unconverged": self.allow_unconverged,
                 "relation": self.relation, "n_release": self.n_release, "size_eps": self.size_eps,
                 "keep_draws": self.keep_draws, "max_censored_share": self.max_censored_share,
-                "retries": self.retries,
+                "retries": self.retries, "progress": self.progress,
             },
             "dataset": self.dataset,
             "size": size,
+            "target": self.encoding.to_dict(),
             "levels": self.levels,
+            "scaling": {c: list(v) for c, v in self._design.scaling.items()},
             "public_covariates": public,
             "privacy": self._privacy.to_dict(),
             "draws": None if self.draws is None else {k: v for k, v in self.draws.items()},
@@ -852,7 +952,7 @@ class Synthesizer:
         out = check_output_path(path, force=check_bool(force, "force"), suffixes=(".json",))
         written = write_saved(out, self._content())
         if include_confidential:
-            write_confidential(written, self.target, self._x * (self.unit or 1.0), self._weights)
+            write_confidential(written, self.target, self.encoding.from_model(self._x), self._weights)
         return written
 
     @classmethod
@@ -876,16 +976,18 @@ class Synthesizer:
         spec = content["model"]
         model = spec["family"] if spec["kind"] == "family" else import_function(spec["function"])
         self = cls.__new__(cls)
+        self.encoding = TargetEncoding.from_dict(content["target"])
         self._settings(st["target"], st["covariates"], model, st["mechanism"], st["eps"], spec.get("params"),
                        st["unit"], st["offset"], st["sampler"], st["censor_warn_share"], st["allow_unconverged"])
         self.relation = check_neighbours(st["relation"])
         self.n_release, self.size_eps = st["n_release"], float(st["size_eps"])
         self.keep_draws, self.max_censored_share = int(st["keep_draws"]), float(st["max_censored_share"])
-        self.retries, self.fit_log = int(st["retries"]), []
+        self.retries, self.fit_log, self.progress = int(st["retries"]), [], bool(st.get("progress", True))
         self.dataset = str(content["dataset"])
         self._size = None if content["size"] is None else ReleaseSize(**content["size"])
         self.columns, self.dtypes = st["columns"], st["dtypes"]
-        self._design = CovariateDesign(columns=tuple(self.covariates), levels=content["levels"])
+        self._design = CovariateDesign(columns=tuple(self.covariates), levels=content["levels"],
+                                       scaling={c: tuple(v) for c, v in content["scaling"].items()})
         self.public = pd.DataFrame({c: content["public_covariates"][c] for c in self.covariates},
                                    columns=self.covariates)
         for c in self.covariates:

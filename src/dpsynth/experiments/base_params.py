@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..fitting import SamplerConfig
+from ..mcmc_settings import SamplerConfig
 from ..validation import DataError
 
 __all__ = ["SCALES", "StudyParams"]

@@ -93,6 +93,8 @@ class Param:
     fill : str or None
         ``"public_size"``: left unset, the ``Synthesizer`` fills in the released size when that
         size is public (declared, or ``n`` with one record replaced), never a confidential ``n``.
+        ``"levels_lower"``, ``"levels_upper"``, ``"levels_bins"``: for a categorical target, the
+        ``Synthesizer`` fills in the range ``[-0.5, K - 0.5]`` of its public level codes and ``K``.
     """
 
     default: Any
@@ -240,6 +242,13 @@ class MechanismSpec:
     check_data : callable or None
         ``check_data(x, params)``: checks against the data (in the model's unit) before any
         fitting, raising :class:`~dpsynth.validation.DataError`.
+    targets : tuple of str
+        The kinds of confidential column it synthesizes (``"continuous"``, ``"count"``,
+        ``"categorical"``).
+    covariate_use : str
+        How public covariates enter: ``"model"`` (through the model, if the family takes them),
+        ``"cells"`` (the levels of categorical covariates as cells), ``"none"`` (not at all: the
+        synthetic values do not depend on them).
     declared_eps : callable or None
         ``declared_eps(params, one_signed, extra) -> (eps_remove, eps_replace)``: the epsilon of one
         release computed from the settings (a censored likelihood's window, a histogram's noise; ``extra``
@@ -265,6 +274,8 @@ class MechanismSpec:
     release_type: type | None = None
     check_data: Callable[[np.ndarray, dict], None] | None = None
     declared_eps: Callable[[dict, bool, dict], tuple[float, float]] | None = None
+    targets: tuple = ("continuous", "count", "categorical")
+    covariate_use: str = "model"
 
     def __post_init__(self) -> None:
         if not isinstance(self.key, str) or not _KEY.match(self.key):
@@ -276,6 +287,8 @@ class MechanismSpec:
         if self.pattern == isinstance(self.colour, str):
             raise ValueError(f"mechanism {self.key!r}: a pattern has a tuple of shades, any other mechanism one "
                              f"colour.")
+        if self.covariate_use not in ("model", "cells", "none"):
+            raise ValueError(f"mechanism {self.key!r}: `covariate_use` must be 'model', 'cells' or 'none'.")
         if self.run is None and self.not_runnable is None:
             raise ValueError(f"mechanism {self.key!r} has no `run`; set `not_runnable` to say why.")
         for nm, p in self.params.items():
@@ -389,12 +402,14 @@ class RunContext:
         A fit that fails its R-hat, ESS or divergence checks is run again with twice the draws
         and tuning steps, at most this many times (0: never); :attr:`log` says what was done.
         Only the last run of a fit is used: a failed run is never handed back as usable.
+    on_fit : callable, optional
+        ``on_fit(step)`` after each fit (a progress bar).
     """
 
     def __init__(self, x, *, family: ModelFamily | None = None, covariates=None, public: pd.DataFrame | None = None,
                  sampler: SamplerConfig | None = None, seed: SeedLike = None,
                  seed_fn: Callable[..., SeedLike] | None = None, compiled: CompiledModel | None = None,
-                 retries: int = 0) -> None:
+                 retries: int = 0, on_fit: Callable[[str], None] | None = None) -> None:
         self.x = np.asarray(x, dtype=float)
         self.family = family
         self.covariates = covariates
@@ -405,6 +420,7 @@ class RunContext:
         self._compiled = compiled
         self._shared: dict = {}
         self.retries = int(retries)
+        self._on_fit = on_fit
         #: Every fit run through this context, in order (the last run of a retried fit).
         self.fits: list = []
         #: What the context did besides fitting once: one line per retry.
@@ -414,7 +430,7 @@ class RunContext:
     def sampler(self) -> SamplerConfig:
         """The MCMC settings."""
         if self._sampler is None:
-            from ..fitting import SamplerConfig
+            from ..mcmc_settings import SamplerConfig
 
             self._sampler = SamplerConfig()
         return self._sampler
@@ -448,7 +464,7 @@ class RunContext:
         import dataclasses
         import warnings
 
-        from ..fitting import ConvergenceWarning
+        from ..mcmc_settings import ConvergenceWarning
 
         own = x is None
         cfg = self.sampler
@@ -472,6 +488,8 @@ class RunContext:
             self.log.append(f"the {'/'.join(map(str, step))} fit passed its checks after {attempt} retr"
                             f"{'y' if attempt == 1 else 'ies'}")
         self.fits.append(fit)
+        if self._on_fit is not None:
+            self._on_fit("/".join(map(str, step)))
         return fit
 
     def shared(self, key: tuple, make: Callable[[], Any]) -> Any:

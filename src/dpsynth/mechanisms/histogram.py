@@ -321,10 +321,11 @@ def _check_within_bounds(x: np.ndarray, params: dict) -> None:
 #: The perturbed histogram's parameters.
 PH_PARAMS = {
     "lower": Param(REQUIRED, check_finite, "public lower bound of the target, from public knowledge (never from "
-                   "the data)", in_data_unit=True),
+                   "the data)", in_data_unit=True, fill="levels_lower"),
     "upper": Param(REQUIRED, check_finite, "public upper bound of the target, from public knowledge (never from "
-                   "the data)", in_data_unit=True),
-    "bins": Param(30, _check_bins, "number of bins, or the rule 'sqrt' / 'log' of a public size n_public", cli="str"),
+                   "the data)", in_data_unit=True, fill="levels_upper"),
+    "bins": Param(30, _check_bins, "number of bins, or the rule 'sqrt' / 'log' of a public size n_public", cli="str",
+                  fill="levels_bins"),
     "n_public": Param(None, optional(positive_count), "a public size for a bin rule (never the confidential n; the "
                       "Synthesizer fills in the released size when it is public)", cli="int", fill="public_size"),
     "mode": Param("release", one_of("release", "research"), "'release': OpenDP's Laplace noise (unseeded, safe "
@@ -347,7 +348,7 @@ PH = MechanismSpec(
     key="ph", name="PH", guarantee="DP", colour=PALETTE["bluish green"], order=100,
     description="perturbed histogram, noise calibrated to eps with one record removed",
     run=lambda ctx, params: _run(PH, "remove", ctx, params),
-    params=PH_PARAMS, takes_eps=True, uses_model=False, release_type=HistogramRelease,
+    params=PH_PARAMS, takes_eps=True, uses_model=False, release_type=HistogramRelease, covariate_use="none",
     declared_eps=lambda p, one_signed, extra=None: (p["eps"], 2.0 * p["eps"]), fits_per_release="0 (no model)",
     needs="public bounds [lower, upper] of the variable, a bin rule",
     use_when="a bounded univariate variable; a strong baseline when n is large", check_data=_check_within_bounds,
@@ -356,7 +357,7 @@ PH_PAPER = MechanismSpec(
     key="ph_paper", name="PH-paper", guarantee="DP", colour=PALETTE["yellow"], order=101,
     description="perturbed histogram with the papers' Laplace(2/eps): eps/2 with one record removed",
     run=lambda ctx, params: _run(PH_PAPER, "replace", ctx, params),
-    params=PH_PARAMS, takes_eps=True, uses_model=False, release_type=HistogramRelease,
+    params=PH_PARAMS, takes_eps=True, uses_model=False, release_type=HistogramRelease, covariate_use="none",
     declared_eps=lambda p, one_signed, extra=None: (p["eps"] / 2.0, p["eps"]), fits_per_release="0", needs="as PH",
     use_when="the papers' calibration, shown for comparison (eps/2 under removal)",
     check_data=_check_within_bounds,

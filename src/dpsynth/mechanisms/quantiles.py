@@ -601,7 +601,7 @@ SPEC = MechanismSpec(
     description="quantiles released by OpenDP's private-quantile mechanism, turned into synthetic values "
                 "(a maintained non-Bayesian baseline)",
     run=_run, takes_eps=True, uses_model=False, release_type=QuantilesState, check_data=_check_within_bounds,
-    declared_eps=_declared,
+    declared_eps=_declared, targets=("continuous", "count"), covariate_use="cells",
     params={
         "lower": Param(REQUIRED, check_finite, "public lower bound of the target (> 0 for scale 'log'), never from "
                        "the data", in_data_unit=True),

@@ -1,0 +1,162 @@
+"""MCMC settings and convergence diagnostics: what a fit is asked to do and how it is judged.
+
+Kept apart from :mod:`dpsynth.fitting` (which imports PyMC, PyTensor, nutpie and ArviZ) so that
+building or loading a :class:`~dpsynth.Synthesizer`, and the command line, start without them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from .validation import DataError, check_probability
+
+__all__ = ["SamplerConfig", "Diagnostics", "ConvergenceWarning", "CORES_ENV", "default_cores"]
+
+
+class ConvergenceWarning(UserWarning):
+    """A fit's R-hat or bulk ESS fails its threshold, or the sampler reported divergences."""
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def _is_real(value) -> bool:
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
+
+
+#: Environment variable: the sampler threads per fit when ``SamplerConfig.cores`` is None. Worker
+#: processes of a study set it so that processes x threads does not exceed the cores.
+CORES_ENV = "DPSYNTH_SAMPLER_CORES"
+
+
+def default_cores() -> int:
+    """Sampler threads per fit: ``$DPSYNTH_SAMPLER_CORES`` if set, else the number of CPUs."""
+    env = os.environ.get(CORES_ENV, "")
+    return int(env) if env.isdigit() and int(env) >= 1 else (os.cpu_count() or 1)
+
+
+@dataclass(frozen=True)
+class SamplerConfig:
+    """MCMC settings shared by the fits of a study.
+
+    Attributes
+    ----------
+    draws, tune, chains : int
+        Retained draws and tuning steps per chain, and number of chains (pooled afterwards).
+    cores : int, optional
+        Chains run in parallel, a positive integer (default: ``min(chains, default_cores())``: the CPUs,
+        or ``$DPSYNTH_SAMPLER_CORES`` in a study's worker processes).
+    draw_quantile : float
+        Draw-dropping rule of the Lipschitz bound (1.0 keeps all draws).
+    rhat_max : float
+        Largest acceptable R-hat (finite, >= 1).
+    ess_min : float, optional
+        Smallest acceptable bulk ESS, finite and >= 0 (default ``100 * chains``).
+    progress : bool
+        Show the sampler's progress bars (nutpie's: in a terminal or a notebook).
+
+    Raises
+    ------
+    DataError
+        If a field is out of range; the message names the field.
+    """
+
+    draws: int = 1000
+    tune: int = 1000
+    chains: int = 2
+    cores: int | None = None
+    draw_quantile: float = 1.0
+    rhat_max: float = 1.01
+    ess_min: float | None = None
+    progress: bool = False
+
+    def __post_init__(self) -> None:
+        for name in ("draws", "tune", "chains"):
+            val = getattr(self, name)
+            if not _is_int(val) or val < 1:
+                raise DataError(f"`{name}` must be a positive integer; got {val!r}.")
+        if self.cores is not None and (not _is_int(self.cores) or self.cores < 1):
+            raise DataError(
+                f"`cores` must be a positive integer (chains run in parallel) or None for "
+                f"min(chains, cpu count); got {self.cores!r}."
+            )
+        check_probability(self.draw_quantile, "draw_quantile")
+        if not isinstance(self.progress, bool):
+            raise DataError(f"`progress` must be True or False; got {self.progress!r}.")
+        if not _is_real(self.rhat_max) or not np.isfinite(self.rhat_max) or self.rhat_max < 1:
+            raise DataError(
+                f"`rhat_max` must be a finite number >= 1 (R-hat is >= 1 at convergence; e.g. 1.01); "
+                f"got {self.rhat_max!r}."
+            )
+        if self.ess_min is not None and (
+            not _is_real(self.ess_min) or not np.isfinite(self.ess_min) or self.ess_min < 0
+        ):
+            raise DataError(
+                f"`ess_min` must be a finite number >= 0 (smallest acceptable bulk ESS) or None for "
+                f"100 * chains; got {self.ess_min!r}."
+            )
+
+    @classmethod
+    def from_params(cls, params: Mapping) -> SamplerConfig:
+        """Build from a study's parameters: ``draws``, ``tune`` and optionally ``chains``.
+
+        Whole-number floats (``300.0``) are read as integers; anything else is checked as given
+        (a string or a fractional value raises, naming the parameter).
+        """
+
+        def whole(v):
+            return int(v) if isinstance(v, (float, np.floating)) and float(v).is_integer() else v
+
+        return cls(draws=whole(params["draws"]), tune=whole(params["tune"]), chains=whole(params.get("chains", 2)))
+
+    @property
+    def ess_threshold(self) -> float:
+        """The bulk-ESS threshold in force."""
+        return float(self.ess_min) if self.ess_min is not None else 100.0 * self.chains
+
+
+@dataclass(frozen=True)
+class Diagnostics:
+    """Convergence diagnostics of one fit.
+
+    Attributes
+    ----------
+    rhat, ess_bulk : dict
+        Worst R-hat (max) and bulk ESS (min) per free parameter.
+    failed : tuple of str
+        Parameters failing the R-hat or bulk-ESS threshold.
+    divergences : int
+        Divergent transitions among the retained draws (all chains).
+    """
+
+    rhat: dict
+    ess_bulk: dict
+    failed: tuple = ()
+    divergences: int = 0
+
+    @property
+    def ok(self) -> bool:
+        """Whether the fit converged: every parameter passed R-hat and ESS, and no draw diverged."""
+        return not self.failed and self.divergences == 0
+
+    @property
+    def rhat_max(self) -> float:
+        """Largest R-hat over the parameters (NaN if none was computed)."""
+        return max(self.rhat.values()) if self.rhat else float("nan")
+
+    @property
+    def ess_min(self) -> float:
+        """Smallest bulk ESS over the parameters (NaN if none was computed)."""
+        return min(self.ess_bulk.values()) if self.ess_bulk else float("nan")
+
+    def problems(self, cfg: SamplerConfig | None = None) -> str:
+        """What failed, in words (empty when the fit converged)."""
+        parts = [f"{k} (R-hat {self.rhat[k]:.3f}, bulk ESS {self.ess_bulk[k]:.0f})" for k in self.failed]
+        if self.divergences:
+            parts.append(f"{self.divergences} divergent transition(s)")
+        return ", ".join(parts)
