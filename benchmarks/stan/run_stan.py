@@ -87,7 +87,7 @@ def stan_version() -> str | None:
 def forget_cached_fits(model_name: str) -> int:
     """Delete the fits httpstan cached for this model, so that a repeated run samples again.
 
-    httpstan keeps every fit made with a random seed (``<cache>/models/<id>/<fit>.jsonlines.gz``)
+    httpstan keeps every fit made with a random seed (``<cache>/models/<id>/fits/<fit>.jsonlines.gz``)
     and returns it, without sampling, for the same data, seed and settings: a second run of the
     benchmark on the same data sets would time reading a file.
     """
@@ -95,7 +95,7 @@ def forget_cached_fits(model_name: str) -> int:
 
     folder = httpstan.cache.model_directory(model_name)
     removed = 0
-    for path in folder.glob("*.jsonlines.gz"):
+    for path in folder.glob("fits/*.jsonlines.gz"):
         path.unlink(missing_ok=True)
         removed += 1
     return removed
