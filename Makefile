@@ -14,6 +14,9 @@
 #   make which-python         say which interpreter and environment make would use
 #   make bench                every benchmarks/bench_*.py (records in benchmarks/results/), then BENCHMARKS.md
 #   make bench-report         only render BENCHMARKS.md from benchmarks/results/*.json
+#   make stan                 create/update .venv-stan (PyStan) from benchmarks/stan/requirements-stan.lock
+#   make stan-lock            re-resolve benchmarks/stan/requirements-stan.lock
+#   make bench-stan           benchmarks/bench_vs_stan.py (dpsynth against the same model in Stan), then BENCHMARKS.md
 #   make clean                remove build outputs (keeps the environments and data/cache)
 #   make distclean            also remove .venv, .venv-*, and the result cache data/cache
 #
@@ -94,7 +97,8 @@ PAPERMILL_ARGS ?=
 PYTEST_ARGS ?=
 JB_ARGS ?=
 
-.PHONY: help which-python venv lock peers peers-lock notebooks book results test test-lowest bench bench-report clean distclean
+.PHONY: help which-python venv lock peers peers-lock notebooks book results test test-lowest bench bench-report stan \
+  stan-lock bench-stan clean distclean
 
 help:
 	@echo "make book                      build the book from the shipped paper-scale results (no MCMC)"
@@ -106,6 +110,8 @@ help:
 	@echo "make which-python              say which Python and environment make would use"
 	@echo "make bench                     run benchmarks/bench_*.py, then write BENCHMARKS.md from their records"
 	@echo "make bench-report              only write BENCHMARKS.md from benchmarks/results/*.json"
+	@echo "make bench-stan                dpsynth's refit against the same model in Stan (PyStan, .venv-stan)"
+	@echo "make stan | stan-lock          create .venv-stan | re-resolve benchmarks/stan/requirements-stan.lock"
 	@echo "make venv                      create .venv from requirements.lock"
 	@echo "make lock                      re-resolve requirements.lock (keeps pins where possible)"
 	@echo "make peers                     create .venv-peers (SmartNoise MST, AIM) from peers/requirements-peers.lock"
@@ -266,10 +272,63 @@ bench: $(STAMP)
 	shopt -s nullglob; \
 	files=(benchmarks/bench_*.py); \
 	if [ $${#files[@]} -eq 0 ]; then echo "bench: no benchmarks/bench_*.py yet"; exit 0; fi; \
-	for f in "$${files[@]}"; do echo "== $$f"; $(VPY) "$$f"; done
+	for f in "$${files[@]}"; do \
+	  if [ "$$f" = $(STAN_BENCH) ]; then echo "== $$f: skipped (it needs .venv-stan: make bench-stan)"; continue; fi; \
+	  echo "== $$f"; $(VPY) "$$f"; \
+	done
 	$(PY_EXE) benchmarks/report.py
 
 bench-report:
+	$(PY_EXE) benchmarks/report.py
+
+# The comparison with Stan (benchmarks/bench_vs_stan.py) runs the censored Beta synthesizer through
+# PyStan in an environment of its own, .venv-stan, from benchmarks/stan/requirements-stan.lock
+# (PyStan 3, httpstan, numpy; universal for Python 3.11-3.13). httpstan carries Stan and compiles
+# the model with the system's C++ compiler (nothing is downloaded), so it needs g++ and make
+# (Debian: apt-get install g++ make). `make bench` skips this benchmark; CI does not run it.
+STAN_VENV := .venv-stan
+STAN_PY := $(STAN_VENV)/bin/python
+STAN_LOCK := benchmarks/stan/requirements-stan.lock
+STAN_STAMP := $(STAN_VENV)/.installed
+STAN_BENCH := benchmarks/bench_vs_stan.py
+STAN_TOOLS := g++ make
+STAN_BENCH_ARGS ?=
+
+stan: $(STAN_STAMP)
+
+$(STAN_STAMP): $(STAN_LOCK) $(STAN_VENV)/.python-$(PY_VERSION)
+	@missing=""; for t in $(STAN_TOOLS); do command -v $$t >/dev/null 2>&1 || missing="$$missing $$t"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "make stan: PyStan compiles each Stan model with the system's C++ toolchain, and$$missing is missing."; \
+	  echo "  On Debian/Ubuntu: apt-get install $(STAN_TOOLS)"; \
+	  exit 1; \
+	fi
+	$(STAN_PY) -m pip install --quiet --disable-pip-version-check uv==$(UV_VERSION)
+	UV_PYTHON_DOWNLOADS=never $(STAN_VENV)/bin/uv pip sync --python $(STAN_PY) $(STAN_LOCK)
+	$(STAN_PY) -c "import stan, httpstan; print('PyStan', stan.__version__, '/ httpstan', httpstan.__version__)"
+	@printf 'python %s %s\nlock %s\n' "$(PY_VERSION)" "$(PY_EXE)" "$$(sha256sum $(STAN_LOCK) | cut -d' ' -f1)" > $@
+
+STAN_LOCK_CMD := uv pip compile benchmarks/stan/requirements-stan.in --universal --python-version 3.11 \
+  -o $(STAN_LOCK)
+
+stan-lock: $(STAN_VENV)/.python-$(PY_VERSION)
+	@[ "$$($(STAN_VENV)/bin/uv --version 2>/dev/null | cut -d' ' -f2)" = "$(UV_VERSION)" ] || \
+	  $(STAN_PY) -m pip install --quiet --disable-pip-version-check uv==$(UV_VERSION)
+	@if [ -f $(STAN_LOCK) ]; then cp $(STAN_LOCK) $(STAN_LOCK).tmp; fi
+	UV_PYTHON_DOWNLOADS=never $(STAN_VENV)/bin/uv pip compile benchmarks/stan/requirements-stan.in --universal \
+	  --python-version 3.11 --no-header --quiet $(UV_ARGS) -o $(STAN_LOCK).tmp
+	@{ echo "# Exact versions of .venv-stan, the environment of benchmarks/bench_vs_stan.py's Stan side (PyStan),"; \
+	   echo "# one universal lock for Python 3.11, 3.12 and 3.13 (lines with a marker apply where it holds)."; \
+	   echo "# Do not edit by hand. Regenerate from benchmarks/stan/requirements-stan.in with"; \
+	   echo "#    make stan-lock"; \
+	   echo "# which is equivalent to running, from the repository root:"; \
+	   echo "#    $(STAN_VENV)/bin/$(STAN_LOCK_CMD)"; \
+	   echo "# Install with: make stan"; \
+	   cat $(STAN_LOCK).tmp; } > $(STAN_LOCK)
+	@rm -f $(STAN_LOCK).tmp
+
+bench-stan: $(STAMP) $(STAN_STAMP)
+	$(VPY) $(STAN_BENCH) --stan-python $(STAN_PY) $(STAN_BENCH_ARGS)
 	$(PY_EXE) benchmarks/report.py
 
 clean:
