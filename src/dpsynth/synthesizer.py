@@ -250,7 +250,12 @@ class Synthesizer:
     mechanism : str
         A registry key (``dpsynth.mechanisms.list_mechanisms()``).
     eps : float, optional
-        Target epsilon, required exactly when the mechanism takes one (its spec's ``takes_eps``).
+        The mechanism's epsilon with **one record removed** (the book's convention), required
+        exactly when the mechanism takes one (its spec's ``takes_eps``). The statement and the
+        ledger carry the figure under the synthesizer's relation (``neighbours``): with one
+        record replaced, the default with covariates, it is ``2 eps`` for the model-based
+        mechanisms; a DP reference (``censor_ref``) or a DP released size adds its own small
+        epsilon, charged and stated.
     model_params : dict, optional
         Keyword arguments of the shipped family (priors), e.g. ``{"mu_prior_sd": 5.0}``.
     mechanism_params : dict, optional
