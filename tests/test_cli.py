@@ -383,3 +383,44 @@ def test_shell_result_markdown_shows_the_command_output_and_a_failure():
     assert md.endswith("(exit code 2)")
     quiet = ShellResult("dpsynth --help", 0, "", " \n").markdown()
     assert quiet.startswith("```console\n$ dpsynth --help\n") and quiet.endswith("```") and "exit code" not in quiet
+
+
+# ------------------------------------------------------------------------------- kinds of target
+
+
+def modes(n: int = 300, seed: int = 3) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    z = rng.normal(size=n)
+    eta = np.column_stack([np.zeros(n), 1.0 * z, -1.0 * z])
+    prob = np.exp(eta) / np.exp(eta).sum(axis=1, keepdims=True)
+    mode = np.array(["walk", "bus", "car"])[[rng.choice(3, p=pr) for pr in prob]]
+    return pd.DataFrame({"mode": mode, "z": z})
+
+
+def test_a_text_target_asks_for_its_levels(tmp_path, csv, capsys):
+    data = csv(modes(40))
+    args = ["fit", str(data), "--target", "mode", "--covariates", "z", "--eps", "2", "--out", str(tmp_path / "m.json")]
+    assert main(args) == 2
+    line = error_line(capsys)
+    assert "column 'mode' (--target)" in line and "holds text" in line and "--target-levels bus car walk" in line
+    assert main([*args, "--target-levels", "walk", "bus"]) == 2
+    line = error_line(capsys)
+    assert "['car'] that are not among --target-levels ['walk', 'bus']" in line
+    assert_nothing_written(tmp_path, data)
+
+
+@pytest.mark.slow
+def test_a_categorical_target_through_fit_release_and_report(tmp_path, csv, capsys):
+    frame = modes()
+    data = csv(frame)
+    syn = tmp_path / "m.json"
+    assert main(["fit", str(data), "--target", "mode", "--target-levels", "walk", "bus", "car", "ferry",
+                 "--covariates", "z", "--eps", "3", "--seed", "2", "--out", str(syn), "--quiet"]) == 0
+    err = capsys.readouterr().err
+    assert "model: multinomial, chosen from column 'mode''s type" in err and "'ferry'" in err
+    out = tmp_path / "released.csv"
+    assert main(["release", str(syn), "--out", str(out), "--seed", "3", "--quiet"]) == 0
+    released = pd.read_csv(out)
+    assert list(released.columns) == ["mode", "z"] and set(released["mode"]) <= {"walk", "bus", "car", "ferry"}
+    assert main(["report", str(syn), "--data", str(data), "--released", str(out), "--out", str(tmp_path / "r")]) == 0
+    assert (tmp_path / "r" / "figure-1-shares.png").is_file()

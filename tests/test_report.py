@@ -388,3 +388,42 @@ def test_report_of_a_fitted_lognormal_regression_by_method_and_cli(tmp_path, cap
     assert capsys.readouterr().out.strip() == str(tmp_path / "cli" / "report.html")
     cli_page = (tmp_path / "cli" / "report.html").read_text(encoding="utf-8")
     assert table(cli_page, 2) == table(page, 2) and table(cli_page, 3) == table(page, 3)
+
+
+# ----------------------------------------------------------------------------------- categorical target
+
+
+def test_a_categorical_target_gets_level_shares_and_linear_probability_models(tmp_path):
+    from dpsynth.report import CATEGORICAL_FILES
+
+    rng = np.random.default_rng(4)
+    n = 400
+    z = rng.normal(size=n)
+    levels = ["walk", "bus", "car"]
+    mode = np.where(z > 0.5, "bus", np.where(z < -0.5, "car", "walk"))
+    df = pd.DataFrame({"mode": mode, "z": z})
+    syn = df.assign(mode=rng.choice(levels, n))  # the relation with z lost
+    page = write_report(df, syn, target="mode", covariates=["z"], statement=STATEMENT, diagnostics=DIAGNOSTICS,
+                        out_dir=tmp_path / "r", levels=levels).read_text()
+    assert sorted(p.name for p in (tmp_path / "r").iterdir()) == sorted(CATEGORICAL_FILES)
+    t1 = table(page, 1)
+    p = (df["mode"] == "bus").mean()
+    assert f"{p:.3f}" in t1 and "<code>walk</code>" in t1
+    tvd = 0.5 * sum(abs((df["mode"] == v).mean() - (syn["mode"] == v).mean()) for v in levels)
+    assert f"<b>{tvd:.4g}</b>" in page
+    t2 = table(page, 2)
+    assert "bus: z" in t2 and "car: intercept" in t2 and "walk:" not in t2  # the first level is the reference
+    assert "pMSE ratio" in page
+    # the synthetic z-slope of bus is about 0 against a clearly positive original one: overlap 0
+    row = re.search(r"<code>bus: z</code>.*?</tr>", t2, flags=re.S).group(0)
+    assert row.endswith("<td class=\"n\">0.00</td></tr>")
+
+
+def test_a_categorical_report_refuses_values_outside_the_levels(tmp_path):
+    df = pd.DataFrame({"mode": ["a", "b"] * 20, "z": np.arange(40.0)})
+    with pytest.raises(DataError, match=r"`released` column 'mode' has value\(s\) \['c'\] outside"):
+        write_report(df, df.assign(mode=["a", "c"] * 20), target="mode", covariates=["z"], statement=STATEMENT,
+                     diagnostics=DIAGNOSTICS, out_dir=tmp_path / "r", levels=["a", "b"])
+    with pytest.raises(DataError, match="must be numeric.*levels=\\[\\.\\.\\.\\]"):
+        write_report(df, df, target="mode", covariates=["z"], statement=STATEMENT, diagnostics=DIAGNOSTICS,
+                     out_dir=tmp_path / "r")

@@ -17,6 +17,7 @@ from dpsynth.models import ModelSimulator
 from dpsynth.synthesizer import (
     CensoringWarning,
     ChecksumError,
+    CovariatesIgnoredWarning,
     UnconvergedError,
     UnusableReleaseError,
     confidential_path,
@@ -505,3 +506,111 @@ def test_the_default_censored_mechanism_does_not_depend_on_the_unit():
     assert abs(c1 - c2) <= 3 * np.sqrt(max(c1, c2)) + 5
     assert abs(u1 - u2) < 0.05 and abs(m1 - m2) < 0.05 and abs(s1 - s2) < 0.05
     assert m1 == pytest.approx(4.65, abs=0.05) and s1 == pytest.approx(0.35, abs=0.05)
+
+
+# ----------------------------------------------------------------------------------- kinds of target
+
+
+def test_a_list_of_targets_points_to_the_whole_table_release(df):
+    with pytest.raises(DataError, match="one column name.*whole-table"):
+        Synthesizer(df, ["wage", "age"], mechanism="unweighted")
+
+
+def test_a_text_target_without_levels_says_how_to_declare_them():
+    bad = pd.DataFrame({"mode": ["boat", "pier", "boat", "beach"] * 10})
+    with pytest.raises(DataError, match=r"levels are not declared.*target_levels=\[\.\.\.\]"):
+        Synthesizer(bad, "mode")
+    with pytest.raises(DataError, match=r"value\(s\) \['pier'\] outside its public levels"):
+        Synthesizer(bad, "mode", target_levels=["beach", "boat"])
+    with pytest.raises(DataError, match="at least two distinct"):
+        Synthesizer(bad, "mode", target_levels=["boat"])
+
+
+@pytest.mark.parametrize(("column", "levels", "kind", "model"), [
+    (np.linspace(1.0, 9.0, 40), None, "continuous", "lognormal"),
+    (np.arange(40, dtype=np.int64) % 7, None, "count", "negbin"),
+    (pd.Categorical(["a", "b"] * 20, categories=["a", "b", "c"]), None, "categorical", "multinomial"),
+    (np.array([True, False] * 20), None, "categorical", "multinomial"),
+    (np.array(["x", "y"] * 20, dtype=object), ["y", "x"], "categorical", "multinomial"),
+])
+def test_the_model_comes_from_the_targets_type_never_its_values(column, levels, kind, model):
+    frame = pd.DataFrame({"t": column})
+    s = Synthesizer(frame, "t", target_levels=levels, eps=1.0)
+    assert s.encoding.kind == kind and s.model == model and s.mechanism == "censor_ref"
+    if kind == "categorical":
+        declared = list(levels) if levels is not None else (
+            [False, True] if frame["t"].dtype == bool else list(frame["t"].cat.categories))
+        assert list(s.encoding.levels) == declared  # 'c' is declared though it never occurs
+    with_cov = Synthesizer(frame.assign(z=np.arange(40.0)), "t", covariates=["z"], target_levels=levels, eps=1.0)
+    assert with_cov.model == {"lognormal": "lognormal_regression"}.get(model, model)
+
+
+def test_covariates_a_mechanism_ignores_are_a_warning_naming_the_loss(df):
+    with pytest.warns(CovariatesIgnoredWarning, match=r"ph mechanism synthesizes the marginal.*regression of 'wage' "
+                                                      r"on \['region', 'age'\] is lost.*censor_ref"):
+        Synthesizer(df, "wage", covariates=["region", "age"], mechanism="ph", eps=1.0,
+                    mechanism_params={"lower": 0.1, "upper": 100.0})
+    with pytest.warns(CovariatesIgnoredWarning, match=r"lognormal model takes no covariates.*"
+                                                      r"model='lognormal_regression'"):
+        Synthesizer(df, "wage", covariates=["region", "age"], model="lognormal", eps=1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CovariatesIgnoredWarning)
+        Synthesizer(df, "wage", covariates=["region", "age"], eps=1.0)  # the default: the regression
+        Synthesizer(df[["wage"]], "wage", mechanism="ph", eps=1.0, mechanism_params={"lower": 0.1, "upper": 100.0})
+
+
+def test_public_covariates_are_standardised_only_when_their_rows_are_public(df):
+    s = Synthesizer(df, "wage", covariates=["region", "age"], eps=1.0)
+    assert s.relation == "replace"
+    X = s.design(df[["region", "age"]])
+    age = X[:, -1]
+    assert abs(age.mean()) < 1e-9 and age.std() == pytest.approx(1.0, rel=0.02)
+    raw = Synthesizer(df, "wage", covariates=["region", "age"], eps=1.0, neighbours="remove")
+    np.testing.assert_array_equal(raw.design(df[["region", "age"]])[:, -1], df["age"].to_numpy(dtype=float))
+    with pytest.raises(DataError, match="standardize=True.*one record removed.*public constants"):
+        Synthesizer(df, "wage", covariates=["region", "age"], eps=1.0, neighbours="remove", standardize=True)
+
+
+@pytest.mark.slow
+def test_a_count_target_is_released_as_counts(tmp_path):
+    rng = np.random.default_rng(5)
+    n = 400
+    z = rng.normal(size=n)
+    visits = rng.negative_binomial(3, 3 / (3 + np.exp(1.2 + 0.5 * z)))
+    frame = pd.DataFrame({"visits": visits.astype(np.int64), "z": z})
+    s = Synthesizer(frame, "visits", covariates=["z"], eps=2.0, progress=False).fit(seed=3)
+    assert s.model == "negbin" and s.privacy.converged
+    out = s.sample(seed=4)
+    assert out["visits"].dtype == np.int64 and (out["visits"] >= 0).all()
+    np.testing.assert_array_equal(out["z"].to_numpy(), z)
+    # the relation with z is kept: the log-mean slope is about 0.5
+    slope = np.polyfit(z, np.log1p(out["visits"].to_numpy()), 1)[0]
+    true_slope = np.polyfit(z, np.log1p(visits), 1)[0]
+    assert abs(slope - true_slope) < 0.15
+
+
+@pytest.mark.slow
+def test_a_categorical_target_keeps_its_levels_through_release_save_load_and_report(tmp_path):
+    rng = np.random.default_rng(6)
+    n = 400
+    z = rng.normal(size=n)
+    eta = np.column_stack([np.zeros(n), 0.5 + 1.0 * z, -0.5 - 1.0 * z])
+    prob = np.exp(eta) / np.exp(eta).sum(axis=1, keepdims=True)
+    codes = np.array([rng.choice(3, p=pr) for pr in prob])
+    levels = ["walk", "bus", "car", "boat"]  # 'boat' is a public level that never occurs
+    frame = pd.DataFrame({"mode": pd.Categorical(np.array(levels)[codes], categories=levels), "z": z})
+    s = Synthesizer(frame, "mode", covariates=["z"], eps=3.0, progress=False).fit(seed=5)
+    assert s.model == "multinomial" and s.privacy.converged and s.privacy.guarantee == "DP"
+    out = s.sample(seed=6)
+    assert isinstance(out["mode"].dtype, pd.CategoricalDtype) and list(out["mode"].cat.categories) == levels
+    # the relation with z is kept: 'bus' rises and 'car' falls with z, as in the data
+    bus, car = (out["mode"] == "bus").to_numpy(), (out["mode"] == "car").to_numpy()
+    assert z[bus].mean() > z[car].mean() + 0.5
+    path = s.save(tmp_path / "mode.json")
+    back = Synthesizer.load(path)
+    assert list(back.encoding.levels) == levels
+    again = back.sample(seed=7)
+    assert set(again["mode"].astype(str)) <= set(levels)
+    page = s.report(out, tmp_path / "rep")
+    html = page.read_text()
+    assert "figure-1-shares.png" in html and "Total variation distance" in html and "bus: z" in html

@@ -129,6 +129,22 @@ def _check_columns(df: pd.DataFrame, cols: Sequence[str], arg_of: dict[str, str]
                            f"{list(df.columns)}. Fix the column name.")
 
 
+def _target_column(s: pd.Series, source: str, levels: Sequence[str] | None) -> pd.Series:
+    """The target as read for the synthesizer: text levels for a categorical one, else numbers."""
+    if levels is None:
+        return _numeric_target(s, source)
+    if s.isna().any():
+        i = s.index[s.isna().to_numpy()][0]
+        raise CLIError(f"column {s.name!r} (--target) in {source} has {int(s.isna().sum())} missing value(s) (first "
+                       f"at row {i}); fill or drop those rows.")
+    text = s.astype(str).str.strip()
+    unseen = sorted(set(text) - set(levels))
+    if unseen:
+        raise CLIError(f"column {s.name!r} (--target) in {source} has value(s) {unseen[:5]} that are not among "
+                       f"--target-levels {list(levels)}; list every public level.")
+    return text.astype(object)
+
+
 def _numeric_target(s: pd.Series, source: str) -> pd.Series:
     """The target as numbers, or a :class:`CLIError` for thousands separators or non-numeric values."""
     import pandas as pd
@@ -156,6 +172,11 @@ def _numeric_target(s: pd.Series, source: str) -> pd.Series:
                        f"{i}); remove them from the file, or pass --thousands ',' (the separator used) to read them "
                        f"as numbers.")
     i = vals.index[0]
+    if bad.mean() > 0.5:  # mostly text: a categorical variable
+        shown = " ".join(sorted(set(vals.str.strip()))[:6])
+        raise CLIError(f"column {s.name!r} (--target) in {source} holds text (e.g. {vals[i]!r} at row {i}): if it is "
+                       f"categorical, declare its public levels, e.g. --target-levels {shown} (the values found in the "
+                       f"file; list every level that exists publicly, whether it occurs here or not).")
     raise CLIError(f"column {s.name!r} (--target) in {source} has non-numeric value {vals[i]!r} at row {i} "
                    f"({int(bad.sum())} such row(s)); the target must be a number in every row: fix or drop those "
                    f"rows.")
@@ -235,16 +256,18 @@ def _cmd_fit(a: argparse.Namespace) -> int:
         source = f"{arg} {str(path)!r}"
         _check_columns(frame, [a.target, *covs], arg_of, source)
         frame = frame[[a.target, *covs]].copy()
-        frame[a.target] = _numeric_target(frame[a.target], source)
+        frame[a.target] = _target_column(frame[a.target], source, levels)
         return frame
 
+    levels = None if a.target_levels is None else [str(v) for v in a.target_levels]
     data = read_frame(a.data, "DATA")
-    model = _resolve_model(a.model)
+    model = None if a.model is None else _resolve_model(a.model)
     mp = _mechanism_params(a, spec, read_frame)
     sampler = {k: v for k, v in (("draws", a.draws), ("tune", a.tune), ("chains", a.chains), ("cores", a.cores),
                                  ("ess_min", a.ess_min)) if v is not None}
     try:
         s = Synthesizer(data, a.target, covariates=covs, model=model, mechanism=a.mechanism, eps=a.eps,
+                        target_levels=levels,
                         model_params=_parse_model_params(a.model_param), mechanism_params=mp, unit=a.unit,
                         offset=a.offset, sampler=SamplerConfig(**sampler), censor_warn_share=a.censor_warn_share,
                         allow_unconverged=a.allow_unconverged, neighbours=a.neighbours, n_release=a.n_release,
@@ -259,7 +282,12 @@ def _cmd_fit(a: argparse.Namespace) -> int:
             raise CLIError(f"column {a.target!r} (--target) does not fit the {model} model: {e} Choose a model "
                            f"whose support holds the data, or fix the records.") from None
     eps = "" if a.eps is None else f", eps = {a.eps:g}"
-    family = model if isinstance(model, str) and model in FAMILIES else a.model
+    family = s.model if isinstance(s.model, str) and s.model in FAMILIES else a.model
+    if a.model is None and spec.uses_model:
+        why = {"continuous": "decimal numbers: a continuous variable", "count": "whole numbers: a count",
+               "categorical": f"levels {list(s.encoding.levels or ())}: a categorical variable"}[s.encoding.kind]
+        _progress(f"model: {family}, chosen from column {a.target!r}'s type ({why}); pass --model to choose "
+                  f"another (`dpsynth fit --help` lists them)")
     how = (f"MCMC fits: {spec.fits_per_release}, each {s.sampler.chains} chain(s) x ({s.sampler.tune} tune + "
            f"{s.sampler.draws} draws)" if spec.uses_model else "no model fit")
     _progress(f"fitting {family} / {a.mechanism} ({len(data)} records, mechanism {a.mechanism}{eps}; {how}) ...")
@@ -361,7 +389,8 @@ def _cmd_report(a: argparse.Namespace) -> int:
     _check_columns(data, cols, {s.target: "the target of the synthesizer",
                                 **{c: "a covariate of the synthesizer" for c in s.covariates}}, source)
     data = data[cols].copy()
-    data[s.target] = _numeric_target(data[s.target], source)
+    levels = None if s.encoding.levels is None else [str(v) for v in s.encoding.levels]
+    data[s.target] = _target_column(data[s.target], source, levels)
     released = read_table(a.released, "--released", sep=a.sep)
     if sorted(map(str, released.columns)) != sorted(cols):
         raise CLIError(f"--released {str(a.released)!r} has columns {list(released.columns)}, but the synthesizer "
@@ -420,8 +449,12 @@ def _parser() -> argparse.ArgumentParser:
     f.add_argument("data", metavar="DATA", help="confidential data, .csv or .parquet")
     f.add_argument("--target", required=True, metavar="COL", help="the confidential column")
     f.add_argument("--covariates", nargs="*", default=[], metavar="COL", help="public covariate columns")
-    f.add_argument("--model", required=True, metavar="NAME",
-                   help=f"a shipped family ({', '.join(FAMILIES)}) or module:function of a PyMC model function")
+    f.add_argument("--target-levels", nargs="+", metavar="LEVEL",
+                   help="the public levels of a categorical target (every level; not read from the data)")
+    f.add_argument("--model", metavar="NAME",
+                   help=f"a shipped family ({', '.join(FAMILIES)}) or module:function of a PyMC model function "
+                        f"(default: from the target's type: decimals lognormal, whole numbers negbin, levels "
+                        f"multinomial; the regression form with covariates)")
     f.add_argument("--mechanism", default="censor_ref", choices=keys, metavar="KEY",
                    help=f"registry key (default censor_ref, the unit-free censored likelihood): {', '.join(keys)}")
     f.add_argument("--eps", type=float, help="target epsilon (mechanisms run at a target eps)")

@@ -7,11 +7,13 @@ from the confidential data. It shows
 
 * the privacy statement of the release (public) and the synthesizer's confidential diagnostics;
 * the marginal of the target: ECDFs (Figure 1), quantiles, mean and sd, and the ECDF distances
-  (:func:`dpsynth.metrics.ecdf_distances`);
+  (:func:`dpsynth.metrics.ecdf_distances`); for a categorical target (``levels=``) the share of
+  each level (Figure 1) and the total variation distance;
 * the regression of the target on the covariates with the Synthesizer's design (intercept, numeric
   covariates, indicators of every categorical level but the first; :class:`dpsynth.covariates.CovariateDesign`),
   on the log scale for a positive target, ``log(1 + y)`` for a count: OLS coefficients with 95%
   intervals from both tables (:func:`dpsynth.metrics.ols`), their overlap (Karr et al. 2006) and Figure 2;
+  for a categorical target, the linear probability model of each level but the first;
 * the propensity-score mean-squared error (:func:`dpsynth.metrics.pmse`; Woo et al. 2009, Snoke et al. 2018).
 
 :meth:`dpsynth.Synthesizer.report` and ``dpsynth report`` call it with the synthesizer's statement
@@ -37,7 +39,7 @@ from .palette import PALETTE
 from .registry import DATA
 from .validation import DataError
 
-__all__ = ["write_report", "check_out_dir", "BANNER", "QUANTILES", "FILES", "analysis_scale"]
+__all__ = ["write_report", "check_out_dir", "BANNER", "QUANTILES", "FILES", "CATEGORICAL_FILES", "analysis_scale"]
 
 #: The banner at the top of every report.
 BANNER = ("CONFIDENTIAL: this report shows figures computed from the confidential data, for the data holder only, "
@@ -46,6 +48,9 @@ BANNER = ("CONFIDENTIAL: this report shows figures computed from the confidentia
 QUANTILES = (0.01, 0.10, 0.25, 0.50, 0.75, 0.90, 0.99)
 #: The files a report writes into its folder.
 FILES = ("report.html", "figure-1-ecdf.png", "figure-2-coefficients.png")
+#: The files the report of a categorical target writes (its Figure 1 shows the share of each level).
+CATEGORICAL_FILES = ("report.html", "figure-1-shares.png", "figure-2-coefficients.png")
+_ALL_FILES = tuple(dict.fromkeys(FILES + CATEGORICAL_FILES))
 #: Colours: the confidential data as everywhere in the book (the registry's reference), the release in vermillion.
 ORIGINAL_COLOUR = DATA.colour
 SYNTHETIC_COLOUR = PALETTE["vermillion"]
@@ -72,14 +77,14 @@ def check_out_dir(out_dir: str | os.PathLike, *, force: bool = False) -> Path:
     if not path.exists() and not path.parent.is_dir():
         raise DataError(f"`out_dir` {str(path)!r}: its parent folder {str(path.parent)!r} does not exist; create it "
                         f"first (only the report's own folder is created).")
-    there = [f for f in FILES if (path / f).exists()]
+    there = [f for f in _ALL_FILES if (path / f).exists()]
     if there and not force:
         raise DataError(f"`out_dir` {str(path)!r} holds a report already ({', '.join(there)}); choose another folder, "
                         f"or pass force=True (on the command line --force) to replace it.")
     return path
 
 
-def _check_frames(original, released, target, covariates) -> list[str]:
+def _check_frames(original, released, target, covariates, levels=None) -> list[str]:
     for name, f in (("original", original), ("released", released)):
         if not isinstance(f, pd.DataFrame):
             raise DataError(f"`{name}` must be a pandas DataFrame; got {type(f).__name__}.")
@@ -107,11 +112,22 @@ def _check_frames(original, released, target, covariates) -> list[str]:
             raise DataError(f"covariate {c!r} is not a column of `original`; its columns are {list(original.columns)}.")
         if c == target:
             raise DataError(f"`target` {target!r} is also listed in `covariates`; a column is one or the other.")
+    if levels is not None:
+        known = {str(v) for v in levels}
+        for name, f in (("original", original), ("released", released)):
+            s = f[target]
+            if s.isna().any():
+                raise DataError(f"`{name}` column {target!r} (the target) has missing values.")
+            unseen = sorted({str(v) for v in s} - known)
+            if unseen:
+                raise DataError(f"`{name}` column {target!r} has value(s) {unseen[:10]} outside the target's levels "
+                                f"{list(levels)}.")
     for name, f in (("original", original), ("released", released)):
         s = f[target]
-        if not pd.api.types.is_numeric_dtype(s) or pd.api.types.is_bool_dtype(s):
-            raise DataError(f"`{name}` column {target!r} (the target) must be numeric; it has dtype {s.dtype}.")
-    if not np.isfinite(original[target].to_numpy(dtype=float)).all():
+        if levels is None and (not pd.api.types.is_numeric_dtype(s) or pd.api.types.is_bool_dtype(s)):
+            raise DataError(f"`{name}` column {target!r} (the target) must be numeric; it has dtype {s.dtype} (a "
+                            f"categorical target needs its levels: levels=[...]).")
+    if levels is None and not np.isfinite(original[target].to_numpy(dtype=float)).all():
         raise DataError(f"`original` column {target!r} (the target) has missing or infinite values; pass the "
                         f"confidential data the synthesizer was fitted on.")
     for c in covs:
@@ -244,6 +260,44 @@ def _ecdf_figure(y, ys, log_axis, target, out_dir) -> _Figure:
     ax.grid(True, axis="both")
     ax.legend(loc="lower right")
     return _save(fig, out_dir, FILES[1])
+
+
+def _shares_figure(levels, p, q, target, out_dir) -> _Figure:
+    from matplotlib.figure import Figure
+
+    k = len(levels)
+    fig = Figure(figsize=(6.0, 1.2 + 0.42 * k))
+    ax = fig.add_subplot()
+    pos = np.arange(k)[::-1]
+    ax.barh(pos + 0.2, p, height=0.38, color=ORIGINAL_COLOUR, label="original")
+    ax.barh(pos - 0.2, q, height=0.38, color=SYNTHETIC_COLOUR, hatch="//", edgecolor="white", label="synthetic")
+    ax.set_yticks(pos, [str(v) for v in levels])
+    ax.set_xlabel(f"share of records by level of {target}")
+    ax.set_xlim(0, max(1e-9, float(max(p.max(), q.max()))) * 1.15)
+    ax.grid(True, axis="x")
+    ax.grid(False, axis="y")
+    fig.legend(loc="outside upper center", ncols=2)
+    return _save(fig, out_dir, CATEGORICAL_FILES[1])
+
+
+def _categorical_regression(yc, X, ysc, Xs, terms, levels) -> _Regression:
+    """Linear probability models of each level but the first, stacked into one table of terms."""
+    out_terms, fo_parts, fs_parts, ov, dropped = [], [], [], [], []
+    for k in range(1, len(levels)):
+        r = _regression((yc == k).astype(float), X, (ysc == k).astype(float), Xs, terms)
+        if r.problem is not None:
+            return _Regression([], None, None, None, [], f"level {levels[k]!r}: {r.problem}")
+        out_terms += [f"{levels[k]}: {term}" for term in r.terms]
+        dropped += [f"{levels[k]}: {d}" for d in r.dropped]
+        fo_parts.append(r.original)
+        fs_parts.append(r.synthetic)
+        ov.append(r.overlap)
+
+    def stack(parts):
+        return OLSFit(coef=np.concatenate([f.coef for f in parts]), se=np.concatenate([f.se for f in parts]),
+                      lower=np.concatenate([f.lower for f in parts]), upper=np.concatenate([f.upper for f in parts]),
+                      df=parts[0].df, sigma=float("nan"), level=parts[0].level)
+    return _Regression(out_terms, stack(fo_parts), stack(fs_parts), np.concatenate(ov), dropped, None)
 
 
 def _coefficient_figure(reg: _Regression, ylabel: str, out_dir) -> _Figure:
@@ -381,12 +435,101 @@ def _pmse_html(pm: PMSE, ylabel: str) -> str:
                          ["", "value"], rows, [False, True])
 
 
+def _regression_parts(reg: _Regression, ylabel: str, fig2: _Figure | None, n_orig: int, n_syn: int) -> list[str]:
+    parts = []
+    if reg.dropped:
+        parts.append(f'<p class="note">Left out (constant in one of the tables): '
+                     f"{', '.join(f'<code>{_e(d)}</code>' for d in reg.dropped)}.</p>")
+    if reg.problem is not None:
+        parts.append(f"<p><b>Not shown:</b> {_e(reg.problem)}</p>")
+    else:
+        fo, fs = reg.original, reg.synthetic
+        rows = []
+        for j, term in enumerate(reg.terms):
+            d = _decimals(fo.se[j], fs.se[j])
+            rows.append([f"<code>{_e(term)}</code>", _fixed(fo.coef[j], d), _ci(fo, j, d), _fixed(fs.coef[j], d),
+                         _ci(fs, j, d), f"{reg.overlap[j]:.2f}" if np.isfinite(reg.overlap[j]) else "–"])
+        group = ('<tr class="group"><th></th><th colspan="2" class="span">original</th>'
+                 '<th colspan="2" class="span">synthetic</th><th></th></tr>')
+        parts.append(_table(
+            f"<b>Table 2.</b> Coefficients of the regression of <code>{_e(ylabel)}</code>, original and synthetic "
+            f"data ({n_orig:,} and {n_syn:,} records; each row to two "
+            f"significant digits of its smaller standard error).",
+            ["term", "estimate", "95% interval", "estimate", "95% interval", "interval overlap"], rows,
+            [False, True, True, True, True, True], group))
+        parts.append(_figure_html(
+            fig2, 2, f"Coefficients of the regression of {ylabel}, original and synthetic",
+            "The coefficients of Table 2 with their 95% intervals: original (grey circles) and synthetic "
+            "(vermillion squares), one row per term, each row on its own horizontal axis (read the values on its "
+            "ticks); a dashed line marks zero where it is in range."))
+
+    return parts
+
+
+def _head_parts(title: str, target: str, covs, n_orig: int, n_released: int) -> list[str]:
+    from ._version import __version__
+
+    parts = [f'<p class="banner" role="alert">{_e(BANNER)}</p>', "<main>", f"<h1>{_e(title)}</h1>"]
+    when = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    parts.append(f'<p class="meta">Written by dpsynth {_e(__version__)} on {when}. Target <code>{_e(target)}</code>; '
+                 f"covariates {', '.join(f'<code>{_e(c)}</code>' for c in covs) or 'none'}; "
+                 f"{n_orig:,} original and {n_released:,} synthetic records.</p>")
+    return parts
+
+
+def _privacy_parts(statement: str, diagnostics: str) -> list[str]:
+    parts = []
+    parts.append("<h2>1. Privacy</h2>")
+    parts.append(f'<div class="box public"><span class="label">Privacy statement (public: it goes with the '
+                 f"release)</span>{_e(statement)}</div>")
+    parts.append(f'<div class="box secret"><span class="label">Diagnostics (confidential: for the data holder only)'
+                 f"</span>{_e(diagnostics)}</div>")
+    return parts
+
+
+def _pmse_parts(pm: PMSE | None, ylabel: str) -> list[str]:
+    parts = []
+    parts.append("<h2>4. Can the synthetic records be told apart? (pMSE)</h2>")
+    if pm is None:
+        parts.append(f"<p><b>Not computed:</b> no synthetic value has a {_e(ylabel)}.</p>")
+    else:
+        parts.append(_pmse_html(pm, ylabel))
+
+    parts.append(
+        "<footer><p>References: Karr, A. F., Kohnen, C. N., Oganian, A., Reiter, J. P. and Sanil, A. P. (2006), A "
+        "framework for evaluating the utility of data altered to protect confidentiality, <i>The American "
+        "Statistician</i> 60, 224–232. Snoke, J., Raab, G. M., Nowok, B., Dibben, C. and Slavkovic, A. (2018), General "
+        "and specific utility measures for synthetic data, <i>Journal of the Royal Statistical Society A</i> 181, "
+        "663–688. Woo, M.-J., Reiter, J. P., Oganian, A. and Karr, A. F. (2009), Global measures of data utility for "
+        "microdata masked for disclosure limitation, <i>Journal of Privacy and Confidentiality</i> 1, 111–124.</p>"
+        f"<p>{_e(BANNER)}</p></footer>")
+    parts.append("</main>")
+    return parts
+
+
+def _page(title: str, parts: list[str]) -> str:
+    return (f'<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+            f'<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+            f'<meta name="robots" content="noindex, nofollow">\n<title>CONFIDENTIAL – {_e(title)}</title>\n'
+            f"<style>{_CSS}</style>\n</head>\n<body>\n" + "\n".join(parts) + "\n</body>\n</html>\n")
+
+
+def _write_page(out: Path, page: str) -> Path:
+    path = out / FILES[0]
+    tmp = out / (FILES[0] + ".tmp")
+    tmp.write_text(page, encoding="utf-8")
+    os.chmod(tmp, 0o600)
+    os.replace(tmp, path)
+    return path
+
+
 # ------------------------------------------------------------------------------------------- the report
 
 
 def write_report(original: pd.DataFrame, released: pd.DataFrame, *, target: str,
                  covariates: Sequence[str] | None = None, statement: str, diagnostics: str,
-                 out_dir: str | os.PathLike, title: str | None = None, force: bool = False) -> Path:
+                 out_dir: str | os.PathLike, title: str | None = None, force: bool = False,
+                 levels: Sequence | None = None) -> Path:
     """Write ``out_dir/report.html`` and its PNG figures: a release set against the confidential data.
 
     Parameters
@@ -412,6 +555,9 @@ def write_report(original: pd.DataFrame, released: pd.DataFrame, *, target: str,
         The page's title (default: ``"Release report: <target>"``).
     force : bool
         Replace an existing report in ``out_dir``.
+    levels : sequence, optional
+        The public levels of a categorical target: the page then shows the share of each level
+        and linear probability models of each level but the first.
 
     Returns
     -------
@@ -421,16 +567,18 @@ def write_report(original: pd.DataFrame, released: pd.DataFrame, *, target: str,
     import matplotlib as mpl
 
     from . import plots
-    from ._version import __version__
 
     out = check_out_dir(out_dir, force=force)
-    covs = _check_frames(original, released, target, covariates)
+    covs = _check_frames(original, released, target, covariates, levels)
     for name, v in (("statement", statement), ("diagnostics", diagnostics)):
         if not isinstance(v, str) or not v.strip():
             raise DataError(f"`{name}` must be the synthesizer's {name} (a non-empty string); got {v!r}.")
     if title is not None and not isinstance(title, str):
         raise DataError(f"`title` must be a string; got {title!r}.")
     title = title or f"Release report: {target}"
+    if levels is not None:
+        return _write_categorical(original, released, target=target, covs=covs, statement=statement,
+                                  diagnostics=diagnostics, out=out, title=title, levels=list(levels))
 
     # ---- the numbers
     ys_all = released[target].to_numpy(dtype=float)
@@ -465,16 +613,13 @@ def write_report(original: pd.DataFrame, released: pd.DataFrame, *, target: str,
         out.mkdir(mode=0o700, exist_ok=True)
         fig1 = _ecdf_figure(y, ys, log_axis, target, out)
         fig2 = _coefficient_figure(reg, ylabel, out) if reg.problem is None else None
-    if fig2 is None and (out / FILES[2]).exists():
-        (out / FILES[2]).unlink()  # a figure of an earlier report (force=True) must not be shown as this one's
+    for stale in (CATEGORICAL_FILES[1],) + (() if fig2 is not None else (FILES[2],)):
+        if (out / stale).exists():
+            (out / stale).unlink()  # a figure of an earlier report (force=True) must not be shown as this one's
 
     # ---- the page
     t = _e(target)
-    parts = [f'<p class="banner" role="alert">{_e(BANNER)}</p>', "<main>", f"<h1>{_e(title)}</h1>"]
-    when = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    parts.append(f'<p class="meta">Written by dpsynth {_e(__version__)} on {when}. Target <code>{t}</code>; '
-                 f"covariates {', '.join(f'<code>{_e(c)}</code>' for c in covs) or 'none'}; "
-                 f"{len(orig):,} original and {len(released):,} synthetic records.</p>")
+    parts = _head_parts(title, target, covs, len(orig), len(released))
     if not finite.all():
         parts.append(f'<p class="note"><b>{int((~finite).sum()):,} synthetic value(s) are not finite</b> (a release '
                      f"with unusable values): they are left out of every comparison below.</p>")
@@ -483,11 +628,7 @@ def write_report(original: pd.DataFrame, released: pd.DataFrame, *, target: str,
                      f"{_e(ylabel)}</b> (they are {'≤ 0' if kind == 'log' else 'below 0'}): they are left out of "
                      f"the regression and the pMSE (Sections 3 and 4).</p>")
 
-    parts.append("<h2>1. Privacy</h2>")
-    parts.append(f'<div class="box public"><span class="label">Privacy statement (public: it goes with the '
-                 f"release)</span>{_e(statement)}</div>")
-    parts.append(f'<div class="box secret"><span class="label">Diagnostics (confidential: for the data holder only)'
-                 f"</span>{_e(diagnostics)}</div>")
+    parts += _privacy_parts(statement, diagnostics)
 
     parts.append(f"<h2>2. The distribution of <code>{t}</code></h2>")
     parts.append(_figure_html(
@@ -514,54 +655,63 @@ def write_report(original: pd.DataFrame, released: pd.DataFrame, *, target: str,
                  f"the first (the reference level). Intervals are 95% t intervals from the OLS standard errors; the "
                  f"overlap of the two intervals is 1 when they coincide and 0 when they are disjoint "
                  f"(Karr et al. 2006).</p>")
-    if reg.dropped:
-        parts.append(f'<p class="note">Left out (constant in one of the tables): '
-                     f"{', '.join(f'<code>{_e(d)}</code>' for d in reg.dropped)}.</p>")
-    if reg.problem is not None:
-        parts.append(f"<p><b>Not shown:</b> {_e(reg.problem)}</p>")
-    else:
-        fo, fs = reg.original, reg.synthetic
-        rows = []
-        for j, term in enumerate(reg.terms):
-            d = _decimals(fo.se[j], fs.se[j])
-            rows.append([f"<code>{_e(term)}</code>", _fixed(fo.coef[j], d), _ci(fo, j, d), _fixed(fs.coef[j], d),
-                         _ci(fs, j, d), f"{reg.overlap[j]:.2f}" if np.isfinite(reg.overlap[j]) else "–"])
-        group = ('<tr class="group"><th></th><th colspan="2" class="span">original</th>'
-                 '<th colspan="2" class="span">synthetic</th><th></th></tr>')
-        parts.append(_table(
-            f"<b>Table 2.</b> Coefficients of the regression of <code>{_e(ylabel)}</code>, original and synthetic "
-            f"data ({fo.df + len(reg.terms):,} and {fs.df + len(reg.terms):,} records; each row to two "
-            f"significant digits of its smaller standard error).",
-            ["term", "estimate", "95% interval", "estimate", "95% interval", "interval overlap"], rows,
-            [False, True, True, True, True, True], group))
-        parts.append(_figure_html(
-            fig2, 2, f"Coefficients of the regression of {ylabel}, original and synthetic",
-            "The coefficients of Table 2 with their 95% intervals: original (grey circles) and synthetic "
-            "(vermillion squares), one row per term, each row on its own horizontal axis (read the values on its "
-            "ticks); a dashed line marks zero where it is in range."))
+    parts += _regression_parts(reg, ylabel, fig2, len(orig), int(on_scale.sum()))
+    parts += _pmse_parts(pm, ylabel)
+    return _write_page(out, _page(title, parts))
 
-    parts.append("<h2>4. Can the synthetic records be told apart? (pMSE)</h2>")
-    if pm is None:
-        parts.append(f"<p><b>Not computed:</b> no synthetic value has a {_e(ylabel)}.</p>")
-    else:
-        parts.append(_pmse_html(pm, ylabel))
 
-    parts.append(
-        "<footer><p>References: Karr, A. F., Kohnen, C. N., Oganian, A., Reiter, J. P. and Sanil, A. P. (2006), A "
-        "framework for evaluating the utility of data altered to protect confidentiality, <i>The American "
-        "Statistician</i> 60, 224–232. Snoke, J., Raab, G. M., Nowok, B., Dibben, C. and Slavkovic, A. (2018), General "
-        "and specific utility measures for synthetic data, <i>Journal of the Royal Statistical Society A</i> 181, "
-        "663–688. Woo, M.-J., Reiter, J. P., Oganian, A. and Karr, A. F. (2009), Global measures of data utility for "
-        "microdata masked for disclosure limitation, <i>Journal of Privacy and Confidentiality</i> 1, 111–124.</p>"
-        f"<p>{_e(BANNER)}</p></footer>")
-    parts.append("</main>")
-    page = (f'<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-            f'<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-            f'<meta name="robots" content="noindex, nofollow">\n<title>CONFIDENTIAL – {_e(title)}</title>\n'
-            f"<style>{_CSS}</style>\n</head>\n<body>\n" + "\n".join(parts) + "\n</body>\n</html>\n")
-    path = out / FILES[0]
-    tmp = out / (FILES[0] + ".tmp")
-    tmp.write_text(page, encoding="utf-8")
-    os.chmod(tmp, 0o600)
-    os.replace(tmp, path)
-    return path
+def _write_categorical(original: pd.DataFrame, released: pd.DataFrame, *, target: str, covs: list[str],
+                       statement: str, diagnostics: str, out: Path, title: str, levels: list) -> Path:
+    """The report of a categorical target: level shares, linear probability models, pMSE."""
+    import matplotlib as mpl
+
+    from . import plots
+
+    code = {str(v): i for i, v in enumerate(levels)}
+    orig, rel = original.reset_index(drop=True), released.reset_index(drop=True)
+    yc = orig[target].astype(str).map(code).to_numpy(dtype=int)
+    ysc = rel[target].astype(str).map(code).to_numpy(dtype=int)
+    k = len(levels)
+    p = np.bincount(yc, minlength=k) / yc.size
+    q = np.bincount(ysc, minlength=k) / ysc.size
+    tvd = 0.5 * float(np.abs(p - q).sum())
+    design = CovariateDesign.from_frame(orig, covs)
+    X, Xs = design.matrix(orig), design.matrix(rel)
+    reg = _categorical_regression(yc, X, ysc, Xs, _term_names(design), levels)
+    onehot = lambda c: (c[:, None] == np.arange(1, k)[None, :]).astype(float)  # noqa: E731
+    pm = pmse(np.column_stack([onehot(yc), X[:, 1:]]), np.column_stack([onehot(ysc), Xs[:, 1:]]))
+    with mpl.rc_context():
+        plots.use_style()
+        out.mkdir(mode=0o700, exist_ok=True)
+        fig1 = _shares_figure(levels, p, q, target, out)
+        fig2 = _coefficient_figure(reg, f"1{{{target} = level}}", out) if reg.problem is None else None
+    for stale in (FILES[1],) + (() if fig2 is not None else (FILES[2],)):
+        if (out / stale).exists():
+            (out / stale).unlink()  # a figure of an earlier report (force=True) must not be shown as this one's
+
+    t = _e(target)
+    parts = _head_parts(title, target, covs, len(orig), len(rel))
+    parts += _privacy_parts(statement, diagnostics)
+    parts.append(f"<h2>2. The distribution of <code>{t}</code></h2>")
+    parts.append(_figure_html(
+        fig1, 1, f"Share of each level of {target}, original and synthetic",
+        f"Share of records at each level of <code>{t}</code>: the original (confidential) data, solid grey, and the "
+        f"synthetic (released) data, hatched vermillion."))
+    rows = [[f"<code>{_e(lev)}</code>", f"{int(round(p[i] * yc.size)):,}", f"{p[i]:.3f}", f"{q[i]:.3f}",
+             _num(q[i] - p[i])] for i, lev in enumerate(levels)]
+    parts.append(_table(f"<b>Table 1.</b> Records and shares by level of <code>{t}</code>.",
+                        ["level", "original records", "original share", "synthetic share", "synthetic − original"],
+                        rows, [False, True, True, True, True]))
+    parts.append(f"<p>Total variation distance between the two distributions of levels, ½ Σ |p − p*| = "
+                 f"<b>{_num(tvd)}</b> (0 for identical shares, at most 1).</p>")
+    parts.append(f"<h2>3. The regression of each level of <code>{t}</code> on the covariates</h2>")
+    parts.append(f"<p>Linear probability models: for each level but the first (<code>{_e(levels[0])}</code>, the "
+                 f"reference), ordinary least squares of the indicator 1{{<code>{t}</code> = level}} on the "
+                 f"synthesizer's design (an intercept, the numeric covariates as they are and an indicator of every "
+                 f"level of a categorical covariate but the first). A coefficient is the change in the level's "
+                 f"probability per unit of the covariate. Intervals are 95% t intervals from the OLS standard errors; "
+                 f"the overlap of the two intervals is 1 when they coincide and 0 when they are disjoint (Karr et al. "
+                 f"2006).</p>")
+    parts += _regression_parts(reg, f"1{{{target} = level}}", fig2, len(orig), len(rel))
+    parts += _pmse_parts(pm, f"the level indicators of {target}")
+    return _write_page(out, _page(title, parts))

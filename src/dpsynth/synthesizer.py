@@ -896,7 +896,7 @@ class Synthesizer:
             original = original[self.columns]
         return write_report(original, released, target=self.target, covariates=self.covariates,
                             statement=p.statement(), diagnostics=p.diagnostics(), out_dir=out_dir, title=title,
-                            force=force)
+                            force=force, levels=self.encoding.levels)
 
     # ------------------------------------------------------------------ save / load
     def _content(self) -> dict:
