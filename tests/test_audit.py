@@ -73,8 +73,7 @@ def test_grid_log_posterior_normalises_clamps_and_ignores_weight_zero():
     lp_free = audit.grid_log_posterior(cm, x, draws, log_prior, w, None, cell_log_volume=vol)
     assert np.abs(lp_free - lp).max() > 1.0
     # a weight-0 record contributes exactly 0, even with a -inf log-likelihood
-    lp_drop = audit.grid_log_posterior(cm, np.delete(x, 3), draws, log_prior, np.delete(w, 3), M,
-                                       cell_log_volume=vol)
+    lp_drop = audit.grid_log_posterior(cm, np.delete(x, 3), draws, log_prior, np.delete(w, 3), M, cell_log_volume=vol)
     np.testing.assert_array_equal(lp, lp_drop)
 
     class MinusInf(NormalMean):
@@ -181,14 +180,21 @@ def uw_audits(beta_cm, beta_x, grid, pairs):
     out = {}
     for eps in EPS:
         res = mechanisms.censored(beta_cm, beta_x, eps, sampler=SMALL, seed=11)
-        out[eps] = res, {rel: audit.audit_mechanism(beta_cm, beta_x, pairs[rel], audit.unit_weights, eps / 2, grid)
-                         for rel in RELATIONS}
+        out[eps] = (
+            res,
+            {
+                rel: audit.audit_mechanism(beta_cm, beta_x, pairs[rel], audit.unit_weights, eps / 2, grid)
+                for rel in RELATIONS
+            },
+        )
     return out
 
 
 def _show(name, eps, rel, rep, a):
-    print(f"\n{name:13s} eps={eps:g} {rel:7s}: reported {rep:6.3f}  worst all {a['max_all']:8.4f}  "
-          f"near mode {a['max_mode']:8.4f}")
+    print(
+        f"\n{name:13s} eps={eps:g} {rel:7s}: reported {rep:6.3f}  worst all {a['max_all']:8.4f}  "
+        f"near mode {a['max_mode']:8.4f}"
+    )
 
 
 @pytest.mark.slow
@@ -253,8 +259,10 @@ def test_censor_w_papers_exceeds_its_eps(beta_cm, beta_x, grid):
     assert res.name == "Censor_w" and res.guarantee == "aDP"
     lo = int(np.argmin(beta_x))
     assert w[lo] == 0.0  # the smallest record has the largest |f|: it sets the normalisation
-    for rel, nb in (("remove", audit.neighbour(beta_x, "remove", index=lo)),
-                    ("replace", audit.neighbour(beta_x, "replace", index=lo, value=0.999))):
+    for rel, nb in (
+        ("remove", audit.neighbour(beta_x, "remove", index=lo)),
+        ("replace", audit.neighbour(beta_x, "replace", index=lo, value=0.999)),
+    ):
         a = audit.audit_mechanism(beta_cm, beta_x, [(f"{rel} smallest", nb)], weight_fn, eps / 2, grid)
         _show("Censor_w", eps, rel, res.privacy.epsilon(rel), a)
         assert a["max_all"] > res.privacy.epsilon(rel), (rel, a["pairs"])
@@ -332,6 +340,7 @@ BETA_REFERENCE = models.BetaFamily().reference(-2.0, 2.0)
 def _reference_shift(cm, alpha):
     def shift(x):
         return alpha * np.asarray(cm.record_loglik(BETA_REFERENCE, x), dtype=float)[0]
+
     return shift
 
 
@@ -344,8 +353,9 @@ def test_censor_ref_within_its_window_under_both_relations(beta_cm, beta_x, grid
     shift = _reference_shift(beta_cm, alpha)
     worst = {}
     for rel in RELATIONS:
-        a = audit.audit_mechanism(beta_cm, beta_x, pairs[rel], lambda x: np.full(len(x), alpha), eps / 2, grid,
-                                  shift_fn=shift)
+        a = audit.audit_mechanism(
+            beta_cm, beta_x, pairs[rel], lambda x: np.full(len(x), alpha), eps / 2, grid, shift_fn=shift
+        )
         bound = eps if rel == "remove" else 2 * eps
         _show("Censor_ref", eps, rel, bound, a)
         assert a["max_all"] <= bound + SLACK, a["pairs"]
@@ -357,8 +367,15 @@ def test_censor_ref_within_its_window_under_both_relations(beta_cm, beta_x, grid
 def test_censor_ref_audit_fails_when_the_window_is_widened(beta_cm, beta_x, grid, pairs):
     """The check can fail: a patch that clamps at 1.5 M while reporting eps = 2M is caught."""
     eps, alpha = 2.0, 1.0
-    a = audit.audit_mechanism(beta_cm, beta_x, pairs["remove"], lambda x: np.full(len(x), alpha), 1.5 * eps / 2,
-                              grid, shift_fn=_reference_shift(beta_cm, alpha))
+    a = audit.audit_mechanism(
+        beta_cm,
+        beta_x,
+        pairs["remove"],
+        lambda x: np.full(len(x), alpha),
+        1.5 * eps / 2,
+        grid,
+        shift_fn=_reference_shift(beta_cm, alpha),
+    )
     assert a["max_all"] > eps + 0.1
 
 
@@ -376,6 +393,7 @@ def test_one_signed_window_gives_eps_m_with_one_record_removed(poisson_cm, M):
     x = rng.poisson(2.0, 60).astype(float)
     x[0] = 0.0  # a zero count's term, -lambda, spans the whole window [-M, 0] on the grid
     grid_p = _poisson_grid()
+
     def count(r):
         return float(r.integers(0, 30))
 
@@ -392,3 +410,100 @@ def test_one_signed_window_gives_eps_m_with_one_record_removed(poisson_cm, M):
     res = mechanisms.censored(poisson_cm, x, 2 * M, sampler=SMALL, seed=3)
     assert res.fit.bound == pytest.approx(2 * M) and res.fit.one_signed
     assert res.privacy.eps == pytest.approx(2 * M) and res.privacy.eps_replace == pytest.approx(4 * M)
+
+
+# --------------------------------------------------------------------------------------------
+# a whole-table release: two conditionals composed
+# --------------------------------------------------------------------------------------------
+
+#: Public constants of the second column's predictor, logit(y1): chosen before the data (a DP reference in practice).
+LOGIT_CENTRE, LOGIT_SCALE = -2.0, 2.0
+
+
+def _table_rows(n=40, seed=7):
+    rng = np.random.default_rng(seed)
+    y1 = datasets.beta_data(n, seed)
+    z = (np.log(y1) - np.log1p(-y1) - LOGIT_CENTRE) / LOGIT_SCALE
+    y2 = rng.poisson(np.exp(0.5 + 0.8 * z)).astype(float)
+    y2[0] = 0.0
+    return np.column_stack([y1, y2])
+
+
+def _table_parts(beta_cm, beta_grid_, standardize_from_data=False, M1=1.0, M2=1.0, alpha=1.0):
+    from dpsynth import fitting
+    from dpsynth.audit import TablePart
+
+    def design(rows):
+        t = np.log(rows[:, 0]) - np.log1p(-rows[:, 0])
+        c, s = (t.mean(), t.std()) if standardize_from_data else (LOGIT_CENTRE, LOGIT_SCALE)
+        return np.column_stack([np.ones(len(rows)), (t - c) / s])
+
+    rows = _table_rows()
+    cm2 = fitting.compiled_model(models.PoissonRegression().with_design(2), rows[:, 1], design(rows))
+    b = np.linspace(-3.0, 3.0, 61)
+    B0, B1 = (v.ravel() for v in np.meshgrid(b, b, indexing="ij"))
+    grid2 = (
+        {"sigma_beta": np.ones(B0.size), "beta": np.column_stack([B0, B1])},
+        np.zeros(B0.size),
+        float(2 * np.log(b[1] - b[0])),
+    )
+    ref = _reference_shift(beta_cm, alpha)
+    part1 = TablePart(beta_cm, beta_grid_, M1, lambda r: (r[:, 0], None), lambda x, X: ref(x))
+    part2 = TablePart(cm2, grid2, M2, lambda r: (r[:, 1], design(r)))  # Censor_uw: Poisson terms in [-M, 0]
+    return [part1, part2], rows
+
+
+def _table_neighbours(rows, rel, rng, k=5):
+    out = []
+    n = len(rows)
+    for _ in range(k):
+        i = int(rng.integers(n))
+        new = [[float(rng.uniform(0.001, 0.999)), float(rng.integers(0, 30))]]
+        out.append(
+            (
+                f"{rel} row {i}",
+                np.delete(rows, i, axis=0) if rel == "remove" else np.where(np.arange(n)[:, None] == i, new, rows),
+            )
+        )
+    lo, hi = int(np.argmin(rows[:, 0])), int(np.argmax(rows[:, 0]))
+    for i in (lo, hi, 0):
+        out.append(
+            (
+                f"{rel} extreme row {i}",
+                np.delete(rows, i, axis=0)
+                if rel == "remove"
+                else np.where(np.arange(n)[:, None] == i, [[0.999 if i == lo else 1e-4, 40.0]], rows),
+            )
+        )
+    return out
+
+
+@pytest.mark.slow
+def test_a_composed_two_column_release_is_within_the_sum_of_its_parts(beta_cm, grid):
+    """Acceptance (whole table): y1 by the reference form (window 2 M1), then y2 | y1 by a censored Poisson
+    regression on a public encoding of y1 (window M2): the joint draw is (2 M1 + M2)-DP removed, twice replaced."""
+    parts, rows = _table_parts(beta_cm, grid)
+    rng = np.random.default_rng(5)
+    eps_remove = 2 * 1.0 + 1.0
+    for rel, bound in (("remove", eps_remove), ("replace", 2 * eps_remove)):
+        a = audit.audit_table(parts, rows, _table_neighbours(rows, rel, rng))
+        _show(
+            "table (Censor_ref + Censor_uw)",
+            eps_remove,
+            rel,
+            bound,
+            {"max_all": a["max_all"], "max_mode": a["max_all"]},
+        )
+        assert a["max_all"] <= bound + SLACK, a["pairs"]
+        if rel == "remove":
+            assert a["max_all"] > max(2 * 1.0, 1.0)  # more than either part alone could reach: composed, not vacuous
+
+
+@pytest.mark.slow
+def test_a_table_audit_fails_when_an_earlier_column_is_standardised_by_the_data(beta_cm, grid):
+    """The check can fail: centring the confidential predictor at its own mean and sd makes every record's term
+    depend on the others, and the composed ratio exceeds the sum of the windows."""
+    parts, rows = _table_parts(beta_cm, grid, standardize_from_data=True)
+    a = audit.audit_table(parts, rows, _table_neighbours(rows, "remove", np.random.default_rng(5)))
+    assert a["max_all"] > 3.0 + 0.1, a["pairs"]
+    assert max(q["parts"][1] for q in a["pairs"]) > 1.0 + 0.5  # the second part leaves its own window

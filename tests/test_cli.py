@@ -18,8 +18,20 @@ from dpsynth.ledger import Ledger
 
 SRC = str(Path(__file__).resolve().parents[1] / "src")
 # the sampler settings of tests/test_synthesizer.py (CFG, PRIORS): convergence does not hinge on the seed
-SAMPLER = ["--draws", "1500", "--tune", "1000", "--chains", "2", "--ess-min", "100",
-           "--model-param", "mu_prior_sd=2", "--model-param", "sigma_prior_scale=1"]
+SAMPLER = [
+    "--draws",
+    "1500",
+    "--tune",
+    "1000",
+    "--chains",
+    "2",
+    "--ess-min",
+    "100",
+    "--model-param",
+    "mu_prior_sd=2",
+    "--model-param",
+    "sigma_prior_scale=1",
+]
 EPS = 4.0
 
 
@@ -31,8 +43,27 @@ def wages(n: int = 120, seed: int = 0) -> pd.DataFrame:
 
 
 def fit_args(data, out, *extra):
-    return ["fit", str(data), "--target", "wage", "--covariates", "region", "age", "--model", "lognormal",
-            "--mechanism", "censor_uw", "--eps", str(EPS), *SAMPLER, "--seed", "1", "--out", str(out), *extra]
+    return [
+        "fit",
+        str(data),
+        "--target",
+        "wage",
+        "--covariates",
+        "region",
+        "age",
+        "--model",
+        "lognormal",
+        "--mechanism",
+        "censor_uw",
+        "--eps",
+        str(EPS),
+        *SAMPLER,
+        "--seed",
+        "1",
+        "--out",
+        str(out),
+        *extra,
+    ]
 
 
 def error_line(capsys) -> str:
@@ -75,9 +106,25 @@ def test_fit_release_twice_ledger_then_budget_refusal(fitted, tmp_path, capsys):
     out = capsys.readouterr().out
     assert "strict DP" in out and "eps = 8 with one record replaced" in out and "Delta" not in out
     # the second release through the installed entry point's module, in a fresh process
-    proc = subprocess.run([sys.executable, "-m", "dpsynth", "release", str(syn), "--out", str(tmp_path / "r2.parquet"),
-                           "--budget", budget, "--seed", "2"], capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": SRC}, timeout=600)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "dpsynth",
+            "release",
+            str(syn),
+            "--out",
+            str(tmp_path / "r2.parquet"),
+            "--budget",
+            budget,
+            "--seed",
+            "2",
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": SRC},
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr
     r1, r2 = pd.read_csv(tmp_path / "r1.csv"), pd.read_parquet(tmp_path / "r2.parquet")
     assert list(r1.columns) == list(r2.columns) == ["wage", "region", "age"] and len(r1) == len(r2) == 120
@@ -195,6 +242,7 @@ def csv(tmp_path):
         p = tmp_path / name
         df.to_csv(p, index=False)
         return p
+
     return write
 
 
@@ -272,8 +320,27 @@ def test_values_above_the_public_bound(tmp_path, csv, capsys):
     df = wages(10)
     df.loc[2, "wage"] = 50.0
     data = csv(df)
-    args = ["fit", str(data), "--target", "wage", "--covariates", "region", "age", "--model", "lognormal",
-            "--mechanism", "ph", "--eps", "1", "--lower", "0", "--upper", "10", "--out", str(tmp_path / "syn.json")]
+    args = [
+        "fit",
+        str(data),
+        "--target",
+        "wage",
+        "--covariates",
+        "region",
+        "age",
+        "--model",
+        "lognormal",
+        "--mechanism",
+        "ph",
+        "--eps",
+        "1",
+        "--lower",
+        "0",
+        "--upper",
+        "10",
+        "--out",
+        str(tmp_path / "syn.json"),
+    ]
     assert main(args) == 2
     line = error_line(capsys)
     assert "column 'wage' (--target)" in line and "above the public bound --upper = 10" in line and "row 2" in line
@@ -285,7 +352,7 @@ def test_bad_arguments_are_one_line_errors(tmp_path, csv, capsys):
     # eps missing for a censored mechanism: the package's message, as one line
     args = fit_args(data, tmp_path / "syn.json")
     i = args.index("--eps")
-    del args[i:i + 2]
+    del args[i : i + 2]
     assert main(args) == 2
     assert "pass eps=" in error_line(capsys)
     assert main(fit_args(data, tmp_path / "syn.txt")) == 2
@@ -302,8 +369,29 @@ def test_ph_fit_saves_atomically_and_releases(tmp_path, csv, capsys):
     """A fit without MCMC: the saved file is complete, and no temporary file is left behind."""
     data = csv(wages(50))
     syn = tmp_path / "syn.json"
-    args = ["fit", str(data), "--target", "wage", "--covariates", "region", "age", "--model", "lognormal",
-            "--mechanism", "ph", "--eps", "1", "--lower", "0", "--upper", "10", "--seed", "0", "--out", str(syn)]
+    args = [
+        "fit",
+        str(data),
+        "--target",
+        "wage",
+        "--covariates",
+        "region",
+        "age",
+        "--model",
+        "lognormal",
+        "--mechanism",
+        "ph",
+        "--eps",
+        "1",
+        "--lower",
+        "0",
+        "--upper",
+        "10",
+        "--seed",
+        "0",
+        "--out",
+        str(syn),
+    ]
     assert main(args) == 0
     cap = capsys.readouterr()
     # with covariates the relation is "replace" (their rows are public): PH's eps = 1 removed is 2 replaced
@@ -372,11 +460,17 @@ def test_shell_quotes_arguments_with_spaces(tmp_path, src_on_path):
 def test_shell_result_markdown_shows_the_command_output_and_a_failure():
     from dpsynth.cli import ShellResult
 
-    ok = ShellResult("dpsynth fit data.csv --out s.json", 0, "Censor_uw (strict DP): eps = 4\n",
-                     "dpsynth: fitting ...\ndpsynth: done in 1.0 s\n\n")
+    ok = ShellResult(
+        "dpsynth fit data.csv --out s.json",
+        0,
+        "Censor_uw (strict DP): eps = 4\n",
+        "dpsynth: fitting ...\ndpsynth: done in 1.0 s\n\n",
+    )
     md = ok.markdown()
-    assert md == ("```console\n$ dpsynth fit data.csv --out s.json\nCensor_uw (strict DP): eps = 4\n"
-                  "dpsynth: fitting ...\ndpsynth: done in 1.0 s\n```")
+    assert md == (
+        "```console\n$ dpsynth fit data.csv --out s.json\nCensor_uw (strict DP): eps = 4\n"
+        "dpsynth: fitting ...\ndpsynth: done in 1.0 s\n```"
+    )
     bad = ShellResult("dpsynth ledger x.json", 2, "", "dpsynth: error: 'x.json' does not exist.\n")
     md = bad.markdown()
     assert md.startswith("```console\n$ dpsynth ledger x.json\ndpsynth: error: 'x.json' does not exist.\n```")
@@ -414,8 +508,31 @@ def test_a_categorical_target_through_fit_release_and_report(tmp_path, csv, caps
     frame = modes()
     data = csv(frame)
     syn = tmp_path / "m.json"
-    assert main(["fit", str(data), "--target", "mode", "--target-levels", "walk", "bus", "car", "ferry",
-                 "--covariates", "z", "--eps", "3", "--seed", "2", "--out", str(syn), "--quiet"]) == 0
+    assert (
+        main(
+            [
+                "fit",
+                str(data),
+                "--target",
+                "mode",
+                "--target-levels",
+                "walk",
+                "bus",
+                "car",
+                "ferry",
+                "--covariates",
+                "z",
+                "--eps",
+                "3",
+                "--seed",
+                "2",
+                "--out",
+                str(syn),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     err = capsys.readouterr().err
     assert "model: multinomial, chosen from column 'mode''s type" in err and "'ferry'" in err
     out = tmp_path / "released.csv"
@@ -424,3 +541,89 @@ def test_a_categorical_target_through_fit_release_and_report(tmp_path, csv, caps
     assert list(released.columns) == ["mode", "z"] and set(released["mode"]) <= {"walk", "bus", "car", "ferry"}
     assert main(["report", str(syn), "--data", str(data), "--released", str(out), "--out", str(tmp_path / "r")]) == 0
     assert (tmp_path / "r" / "figure-1-shares.png").is_file()
+
+
+# ------------------------------------------------------------------------------- the whole-table release
+
+
+def tables_frame(n: int = 300) -> pd.DataFrame:
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from test_table_synthesizer import table
+
+    df = table(n)
+    df["mode"] = df["mode"].astype(str)
+    return df
+
+
+def test_table_arguments_are_one_line_errors(tmp_path, csv, capsys):
+    data = csv(tables_frame(40))
+    base = [
+        "fit",
+        str(data),
+        "--targets",
+        "income",
+        "visits",
+        "mode",
+        "--covariates",
+        "z",
+        "region",
+        "--eps",
+        "3",
+        "--out",
+        str(tmp_path / "t.json"),
+    ]
+    assert main(base) == 2
+    assert "column 'mode' (--targets)" in (line := error_line(capsys)) and "--levels mode=bus,car" in line
+    assert main([*base, "--levels", "mode"]) == 2
+    assert "must be COLUMN=LEVEL,LEVEL" in error_line(capsys)
+    assert main([*base, "--levels", "pay=a,b"]) == 2
+    assert "column 'pay' is not one of --targets" in error_line(capsys)
+    assert main([*base, "--levels", "mode=bus,car,walk", "--target", "income"]) == 2
+    assert "--targets (several columns, the whole-table release) goes without --target" in error_line(capsys)
+    assert main(["fit", str(data), "--covariates", "z", "--eps", "3", "--out", str(tmp_path / "t.json")]) == 2
+    assert "give the confidential column: --target COL" in error_line(capsys)
+    assert_nothing_written(tmp_path, data)
+
+
+@pytest.mark.slow
+def test_a_table_through_fit_release_and_ledger(tmp_path, csv, capsys):
+    data = csv(tables_frame())
+    syn = tmp_path / "t.json"
+    assert (
+        main(
+            [
+                "fit",
+                str(data),
+                "--targets",
+                "income",
+                "visits",
+                "mode",
+                "--levels",
+                "mode=bus,car,walk",
+                "--covariates",
+                "z",
+                "region",
+                "--eps",
+                "3",
+                "--seed",
+                "3",
+                "--out",
+                str(syn),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
+    statement = capsys.readouterr().out
+    assert "Whole-table release of 3 confidential column(s)" in statement and "Split: income:" in statement
+    out = tmp_path / "released.csv"
+    assert main(["release", str(syn), "--out", str(out), "--seed", "4", "--quiet"]) == 0
+    released = pd.read_csv(out)
+    assert list(released.columns) == ["income", "visits", "mode", "z", "region"]
+    assert set(released["mode"]) <= {"bus", "car", "walk"} and released["visits"].dtype == np.int64
+    capsys.readouterr()
+    assert main(["ledger", str(syn)]) == 0
+    text = capsys.readouterr().out
+    assert "Table(Censor_ref, Censor_ref, Censor_ref)" in text and "1 release(s)" in text

@@ -65,7 +65,8 @@ class ShellResult:
         """The command and what it printed, as a console block (progress lines from stderr included)."""
         out = "\n".join(t.rstrip() for t in (self.stdout, self.stderr) if t.strip())
         return f"```console\n$ {self.command}\n{out}\n```" + (
-            f"\n\n(exit code {self.returncode})" if self.returncode else "")
+            f"\n\n(exit code {self.returncode})" if self.returncode else ""
+        )
 
 
 def shell(args: Sequence[str], *, cwd: str | Path | None = None) -> ShellResult:
@@ -78,10 +79,15 @@ def shell(args: Sequence[str], *, cwd: str | Path | None = None) -> ShellResult:
     import subprocess
 
     argv = [str(a) for a in args]
-    done = subprocess.run([sys.executable, "-m", "dpsynth", *argv], cwd=cwd, capture_output=True, text=True,
-                          check=False)
-    return ShellResult(command=" ".join(["dpsynth", *map(shlex.quote, argv)]), returncode=done.returncode,
-                       stdout=done.stdout, stderr=done.stderr)
+    done = subprocess.run(
+        [sys.executable, "-m", "dpsynth", *argv], cwd=cwd, capture_output=True, text=True, check=False
+    )
+    return ShellResult(
+        command=" ".join(["dpsynth", *map(shlex.quote, argv)]),
+        returncode=done.returncode,
+        stdout=done.stdout,
+        stderr=done.stderr,
+    )
 
 
 def _progress(msg: str) -> None:
@@ -117,46 +123,57 @@ def read_table(path: str | Path, arg: str, *, thousands: str | None = None, sep:
         name = str(df.columns[0])
         for cand, shown in ((";", "';'"), ("\t", "$'\\t'"), ("|", "'|'")):
             if cand in name:
-                raise CLIError(f"{arg} {str(path)!r} was read as one column {name[:60]!r}: its separator looks like "
-                               f"{shown}, not {sep or ','!r}; pass --sep {shown}.")
+                raise CLIError(
+                    f"{arg} {str(path)!r} was read as one column {name[:60]!r}: its separator looks like "
+                    f"{shown}, not {sep or ','!r}; pass --sep {shown}."
+                )
     return df
 
 
 def _check_columns(df: pd.DataFrame, cols: Sequence[str], arg_of: dict[str, str], source: str) -> None:
     for c in cols:
         if c not in df.columns:
-            raise CLIError(f"column {c!r} ({arg_of.get(c, 'column')}) is not in {source}; its columns are "
-                           f"{list(df.columns)}. Fix the column name.")
+            raise CLIError(
+                f"column {c!r} ({arg_of.get(c, 'column')}) is not in {source}; its columns are "
+                f"{list(df.columns)}. Fix the column name."
+            )
 
 
-def _target_column(s: pd.Series, source: str, levels: Sequence[str] | None) -> pd.Series:
-    """The target as read for the synthesizer: text levels for a categorical one, else numbers."""
+def _target_column(s: pd.Series, source: str, levels: Sequence[str] | None, flag: str = "--target-levels") -> pd.Series:
+    """The target as read for the synthesizer: text levels for a categorical one, else numbers.
+
+    ``flag`` names how levels are declared: ``--target-levels`` (one target) or ``--levels`` (``--targets``)."""
     if levels is None:
-        return _numeric_target(s, source)
+        return _numeric_target(s, source, flag)
     if s.isna().any():
         i = s.index[s.isna().to_numpy()][0]
-        raise CLIError(f"column {s.name!r} (--target) in {source} has {int(s.isna().sum())} missing value(s) (first "
-                       f"at row {i}); fill or drop those rows.")
+        raise CLIError(
+            f"column {s.name!r} (--target) in {source} has {int(s.isna().sum())} missing value(s) (first "
+            f"at row {i}); fill or drop those rows."
+        )
     text = s.astype(str).str.strip()
     unseen = sorted(set(text) - set(levels))
     if unseen:
-        raise CLIError(f"column {s.name!r} (--target) in {source} has value(s) {unseen[:5]} that are not among "
-                       f"--target-levels {list(levels)}; list every public level.")
+        raise CLIError(
+            f"column {s.name!r} (--target) in {source} has value(s) {unseen[:5]} that are not among "
+            f"--target-levels {list(levels)}; list every public level."
+        )
     return text.astype(object)
 
 
-def _numeric_target(s: pd.Series, source: str) -> pd.Series:
+def _numeric_target(s: pd.Series, source: str, flag: str = "--target-levels") -> pd.Series:
     """The target as numbers, or a :class:`CLIError` for thousands separators or non-numeric values."""
     import pandas as pd
 
     if pd.api.types.is_bool_dtype(s):
-        raise CLIError(f"column {s.name!r} (--target) in {source} holds true/false values; the target must be "
-                       f"numeric.")
+        raise CLIError(f"column {s.name!r} (--target) in {source} holds true/false values; the target must be numeric.")
     if s.isna().any():
         i = s.index[s.isna().to_numpy()][0]
-        raise CLIError(f"column {s.name!r} (--target) in {source} has {int(s.isna().sum())} missing value(s) (first "
-                       f"at row {i}: an empty or NA cell); the target must be a number in every row: fill or drop "
-                       f"those rows.")
+        raise CLIError(
+            f"column {s.name!r} (--target) in {source} has {int(s.isna().sum())} missing value(s) (first "
+            f"at row {i}: an empty or NA cell); the target must be a number in every row: fill or drop "
+            f"those rows."
+        )
     if pd.api.types.is_numeric_dtype(s):
         return s
     text = s.astype("string")
@@ -168,18 +185,30 @@ def _numeric_target(s: pd.Series, source: str) -> pd.Series:
     thou = vals.str.strip().str.match(_THOUSANDS)
     if thou.any():
         i = vals.index[thou.to_numpy()][0]
-        raise CLIError(f"column {s.name!r} (--target) in {source} has thousands separators (e.g. {vals[i]!r} at row "
-                       f"{i}); remove them from the file, or pass --thousands ',' (the separator used) to read them "
-                       f"as numbers.")
+        raise CLIError(
+            f"column {s.name!r} (--target) in {source} has thousands separators (e.g. {vals[i]!r} at row "
+            f"{i}); remove them from the file, or pass --thousands ',' (the separator used) to read them "
+            f"as numbers."
+        )
     i = vals.index[0]
     if bad.mean() > 0.5:  # mostly text: a categorical variable
-        shown = " ".join(sorted(set(vals.str.strip()))[:6])
-        raise CLIError(f"column {s.name!r} (--target) in {source} holds text (e.g. {vals[i]!r} at row {i}): if it is "
-                       f"categorical, declare its public levels, e.g. --target-levels {shown} (the values found in the "
-                       f"file; list every level that exists publicly, whether it occurs here or not).")
-    raise CLIError(f"column {s.name!r} (--target) in {source} has non-numeric value {vals[i]!r} at row {i} "
-                   f"({int(bad.sum())} such row(s)); the target must be a number in every row: fix or drop those "
-                   f"rows.")
+        found = sorted(set(vals.str.strip()))[:6]
+        shown = (
+            f"--target-levels {' '.join(found)}"
+            if flag == "--target-levels"
+            else f"--levels {s.name}={','.join(found)}"
+        )
+        raise CLIError(
+            f"column {s.name!r} ({'--target' if flag == '--target-levels' else '--targets'}) in {source} "
+            f"holds text (e.g. {vals[i]!r} at row {i}): if it is "
+            f"categorical, declare its public levels, e.g. {shown} (the values found in the "
+            f"file; list every level that exists publicly, whether it occurs here or not)."
+        )
+    raise CLIError(
+        f"column {s.name!r} (--target) in {source} has non-numeric value {vals[i]!r} at row {i} "
+        f"({int(bad.sum())} such row(s)); the target must be a number in every row: fix or drop those "
+        f"rows."
+    )
 
 
 def _parse_model_params(items: Sequence[str] | None) -> dict:
@@ -202,8 +231,10 @@ def _resolve_model(name: str):
         try:
             return _import_function(name)
         except (ImportError, AttributeError) as e:
-            raise CLIError(f"--model {name!r}: cannot import the model function ({e}); give module:function with "
-                           f"the module on PYTHONPATH.") from None
+            raise CLIError(
+                f"--model {name!r}: cannot import the model function ({e}); give module:function with "
+                f"the module on PYTHONPATH."
+            ) from None
     return name
 
 
@@ -230,13 +261,116 @@ def _mechanism_params(a: argparse.Namespace, spec, read_frame) -> dict:
             continue
         flag = "--" + name.replace("_", "-")
         if name not in spec.params:
-            raise CLIError(f"{flag} does not apply to the {spec.key} mechanism; it is a parameter of "
-                           f"{', '.join(users)}. Remove it, or choose one of those mechanisms.")
+            raise CLIError(
+                f"{flag} does not apply to the {spec.key} mechanism; it is a parameter of "
+                f"{', '.join(users)}. Remove it, or choose one of those mechanisms."
+            )
         out[name] = read_frame(value, flag) if param.table else value
     return out
 
 
+def _parse_levels(items: Sequence[str] | None, targets: Sequence[str]) -> dict:
+    out: dict = {}
+    for it in items or []:
+        col, sep, vals = it.partition("=")
+        levels = [v.strip() for v in vals.split(",") if v.strip()]
+        if not sep or not col or len(levels) < 2:
+            raise CLIError(f"--levels {it!r} must be COLUMN=LEVEL,LEVEL,... (at least two public levels).")
+        if col not in targets:
+            raise CLIError(f"--levels {it!r}: column {col!r} is not one of --targets {list(targets)}.")
+        out[col] = levels
+    return out
+
+
+def _cmd_fit_table(a: argparse.Namespace) -> int:
+    """`dpsynth fit DATA --targets A B C ...`: the whole-table release."""
+    from .mcmc_settings import SamplerConfig
+    from .synthesizer_files import check_output_path
+    from .table_synthesizer import TableSynthesizer
+
+    try:
+        out = check_output_path(a.out, force=a.force, suffixes=(".json",))
+    except DataError as e:
+        raise CLIError(f"--out: {e}") from None
+    targets, covs = list(a.targets), list(a.covariates or [])
+    levels = _parse_levels(a.levels, targets)
+    frame = read_table(a.data, "DATA", thousands=a.thousands, sep=a.sep)
+    arg_of = {**{t: "--targets" for t in targets}, **{c: "--covariates" for c in covs}}
+    _check_columns(frame, [*targets, *covs], arg_of, "DATA")
+    frame = frame[[*targets, *covs]].copy()
+    for t in targets:
+        frame[t] = _target_column(frame[t], f"DATA {str(a.data)!r}", levels.get(t), "--levels").rename(t)
+    sampler = {
+        k: v
+        for k, v in (
+            ("draws", a.draws),
+            ("tune", a.tune),
+            ("chains", a.chains),
+            ("cores", a.cores),
+            ("ess_min", a.ess_min),
+        )
+        if v is not None
+    }
+    try:
+        s = TableSynthesizer(
+            frame,
+            targets,
+            covariates=covs,
+            eps=a.eps,
+            mechanisms=a.mechanism,
+            target_levels=levels,
+            sampler=SamplerConfig(**sampler),
+            neighbours=a.neighbours,
+            n_release=a.n_release,
+            size_eps=a.size_eps,
+            keep_draws=a.keep_draws,
+            retries=a.retries,
+            progress=not a.quiet,
+            censor_warn_share=a.censor_warn_share,
+            allow_unconverged=a.allow_unconverged,
+        )
+    except DataError as e:
+        raise CLIError(_as_flags(str(e), ", ".join(targets)).replace("`targets`", "--targets")) from None
+    _progress(
+        f"fitting {len(targets)} conditional model(s) in the order {' -> '.join(targets)} ({len(frame)} records, "
+        f"mechanism {a.mechanism}, eps = {a.eps:g} split {s.eps_split}) ..."
+    )
+    t0 = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        s.fit(seed=a.seed)
+    _progress(f"done in {time.perf_counter() - t0:.1f} s")
+    for line in s.fit_log:
+        _progress(line)
+    for msg in dict.fromkeys(
+        str(w.message) for w in caught if not issubclass(w.category, (DeprecationWarning, FutureWarning))
+    ):
+        _progress(f"warning: {msg}")
+    p = s.privacy
+    s.save(out, force=a.force)
+    _progress(f"saved {out}, owner-readable only: {p.worth(s.keep_draws)}")
+    for line in p.diagnostics().splitlines():
+        _progress(line)
+    print(p.statement())
+    return 0
+
+
 def _cmd_fit(a: argparse.Namespace) -> int:
+    if a.targets:
+        if a.target is not None or a.target_levels is not None or a.model is not None:
+            raise CLIError(
+                "--targets (several columns, the whole-table release) goes without --target, "
+                "--target-levels and --model: give categorical levels with --levels COL=A,B,C; the "
+                "models come from each column's type."
+            )
+        return _cmd_fit_table(a)
+    if a.target is None:
+        raise CLIError(
+            "give the confidential column: --target COL (one column), or --targets A B C (several, "
+            "released together as one table)."
+        )
+    if a.levels:
+        raise CLIError("--levels is for --targets; with one --target use --target-levels.")
     from .mcmc_settings import SamplerConfig
     from .mechanisms import catalog
     from .models import FAMILIES
@@ -263,15 +397,40 @@ def _cmd_fit(a: argparse.Namespace) -> int:
     data = read_frame(a.data, "DATA")
     model = None if a.model is None else _resolve_model(a.model)
     mp = _mechanism_params(a, spec, read_frame)
-    sampler = {k: v for k, v in (("draws", a.draws), ("tune", a.tune), ("chains", a.chains), ("cores", a.cores),
-                                 ("ess_min", a.ess_min)) if v is not None}
+    sampler = {
+        k: v
+        for k, v in (
+            ("draws", a.draws),
+            ("tune", a.tune),
+            ("chains", a.chains),
+            ("cores", a.cores),
+            ("ess_min", a.ess_min),
+        )
+        if v is not None
+    }
     try:
-        s = Synthesizer(data, a.target, covariates=covs, model=model, mechanism=a.mechanism, eps=a.eps,
-                        target_levels=levels,
-                        model_params=_parse_model_params(a.model_param), mechanism_params=mp, unit=a.unit,
-                        offset=a.offset, sampler=SamplerConfig(**sampler), censor_warn_share=a.censor_warn_share,
-                        allow_unconverged=a.allow_unconverged, neighbours=a.neighbours, n_release=a.n_release,
-                        size_eps=a.size_eps, keep_draws=a.keep_draws, retries=a.retries, progress=not a.quiet)
+        s = Synthesizer(
+            data,
+            a.target,
+            covariates=covs,
+            model=model,
+            mechanism=a.mechanism,
+            eps=a.eps,
+            target_levels=levels,
+            model_params=_parse_model_params(a.model_param),
+            mechanism_params=mp,
+            unit=a.unit,
+            offset=a.offset,
+            sampler=SamplerConfig(**sampler),
+            censor_warn_share=a.censor_warn_share,
+            allow_unconverged=a.allow_unconverged,
+            neighbours=a.neighbours,
+            n_release=a.n_release,
+            size_eps=a.size_eps,
+            keep_draws=a.keep_draws,
+            retries=a.retries,
+            progress=not a.quiet,
+        )
     except DataError as e:
         raise CLIError(_as_flags(str(e), a.target)) from None
     if spec.uses_model and isinstance(model, str):  # a check that would otherwise fail only after compiling
@@ -279,17 +438,28 @@ def _cmd_fit(a: argparse.Namespace) -> int:
         try:
             s.family().check_data(x, s._model_covariates(s._X))  # noqa: SLF001
         except DataError as e:
-            raise CLIError(f"column {a.target!r} (--target) does not fit the {model} model: {e} Choose a model "
-                           f"whose support holds the data, or fix the records.") from None
+            raise CLIError(
+                f"column {a.target!r} (--target) does not fit the {model} model: {e} Choose a model "
+                f"whose support holds the data, or fix the records."
+            ) from None
     eps = "" if a.eps is None else f", eps = {a.eps:g}"
     family = s.model if isinstance(s.model, str) and s.model in FAMILIES else a.model
     if a.model is None and spec.uses_model:
-        why = {"continuous": "decimal numbers: a continuous variable", "count": "whole numbers: a count",
-               "categorical": f"levels {list(s.encoding.levels or ())}: a categorical variable"}[s.encoding.kind]
-        _progress(f"model: {family}, chosen from column {a.target!r}'s type ({why}); pass --model to choose "
-                  f"another (`dpsynth fit --help` lists them)")
-    how = (f"MCMC fits: {spec.fits_per_release}, each {s.sampler.chains} chain(s) x ({s.sampler.tune} tune + "
-           f"{s.sampler.draws} draws)" if spec.uses_model else "no model fit")
+        why = {
+            "continuous": "decimal numbers: a continuous variable",
+            "count": "whole numbers: a count",
+            "categorical": f"levels {list(s.encoding.levels or ())}: a categorical variable",
+        }[s.encoding.kind]
+        _progress(
+            f"model: {family}, chosen from column {a.target!r}'s type ({why}); pass --model to choose "
+            f"another (`dpsynth fit --help` lists them)"
+        )
+    how = (
+        f"MCMC fits: {spec.fits_per_release}, each {s.sampler.chains} chain(s) x ({s.sampler.tune} tune + "
+        f"{s.sampler.draws} draws)"
+        if spec.uses_model
+        else "no model fit"
+    )
     _progress(f"fitting {family} / {a.mechanism} ({len(data)} records, mechanism {a.mechanism}{eps}; {how}) ...")
     t0 = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
@@ -318,11 +488,14 @@ def _cmd_fit(a: argparse.Namespace) -> int:
 
 def _load(path: str | Path, arg: str = "SYNTH"):
     from .synthesizer import Synthesizer
+    from .synthesizer_files import read_saved
+    from .table_synthesizer import TableSynthesizer
 
     path = Path(path)
     if not path.is_file():
         raise CLIError(f"{arg} file {str(path)!r} does not exist; give the .json written by `dpsynth fit`.")
-    return Synthesizer.load(path)
+    kind = read_saved(path).get("kind")
+    return TableSynthesizer.load(path) if kind == "table" else Synthesizer.load(path)
 
 
 def _cmd_release(a: argparse.Namespace) -> int:
@@ -344,8 +517,7 @@ def _cmd_release(a: argparse.Namespace) -> int:
         _check_columns(src, s.covariates, {c: "a covariate of the synthesizer" for c in s.covariates}, source)
         public = src
     try:
-        df = s.release(a.out, budget=a.budget, seed=a.seed, data=public, force=a.force,
-                       allow_unusable=a.allow_unusable)
+        df = s.release(a.out, budget=a.budget, seed=a.seed, data=public, force=a.force, allow_unusable=a.allow_unusable)
     except DataError as e:
         raise CLIError(" ".join(str(e).split())) from None
     book = Ledger(s.dataset, s.relation)
@@ -366,13 +538,41 @@ def _cmd_ledger(a: argparse.Namespace) -> int:
     book = Ledger(s.dataset, s.relation)
     for r in book.releases():
         eps = f"eps={r['eps']:.4g}" + (f" +size {r['eps_size']:.4g}" if r["eps_size"] else "")
-        print(f"{r['time']}  {r['name']:<12} {r['guarantee']:<4} {eps} spend={r['spend']:.4g} draw={r['draw']} "
-              f"rows={r['rows']}  {r['output']}")
+        print(
+            f"{r['time']}  {r['name']:<12} {r['guarantee']:<4} {eps} spend={r['spend']:.4g} draw={r['draw']} "
+            f"rows={r['rows']}  {r['output']}"
+        )
     print(book.summary())
     return 0
 
 
 # ------------------------------------------------------------------------------------------- report
+
+
+def _cmd_report_table(a: argparse.Namespace, s) -> int:
+    """`dpsynth report` of a whole-table synthesizer."""
+    data = read_table(a.data, "--data", sep=a.sep)
+    source = f"--data {str(a.data)!r}"
+    _check_columns(data, s.columns, {t: "a target of the synthesizer" for t in s.targets}, source)
+    data = data[s.columns].copy()
+    for t in s.targets:
+        enc = s.encodings[t]
+        data[t] = _target_column(data[t], source, None if enc.levels is None else [str(v) for v in enc.levels])
+    released = read_table(a.released, "--released", sep=a.sep)
+    if sorted(map(str, released.columns)) != sorted(s.columns):
+        raise CLIError(
+            f"--released {str(a.released)!r} has columns {list(released.columns)}, but the synthesizer "
+            f"releases {s.columns}; give a file `dpsynth release` wrote from {str(a.synth)!r}."
+        )
+    try:
+        path = s.report(released[s.columns], a.out, original=data, force=a.force)
+    except DataError as e:
+        raise CLIError(" ".join(str(e).split()).replace("`out_dir`", "--out")) from None
+    _progress(
+        f"wrote {path} and its figures, owner-readable only: CONFIDENTIAL (figures computed from the "
+        f"confidential data), for the data holder only, never for publication"
+    )
+    return 0
 
 
 def _cmd_report(a: argparse.Namespace) -> int:
@@ -383,18 +583,26 @@ def _cmd_report(a: argparse.Namespace) -> int:
     except DataError as e:
         raise CLIError(str(e).replace("`out_dir`", "--out")) from None
     s = _load(a.synth)
+    if not hasattr(s, "target"):
+        return _cmd_report_table(a, s)
     cols = s.columns
     data = read_table(a.data, "--data", sep=a.sep)
     source = f"--data {str(a.data)!r}"
-    _check_columns(data, cols, {s.target: "the target of the synthesizer",
-                                **{c: "a covariate of the synthesizer" for c in s.covariates}}, source)
+    _check_columns(
+        data,
+        cols,
+        {s.target: "the target of the synthesizer", **{c: "a covariate of the synthesizer" for c in s.covariates}},
+        source,
+    )
     data = data[cols].copy()
     levels = None if s.encoding.levels is None else [str(v) for v in s.encoding.levels]
     data[s.target] = _target_column(data[s.target], source, levels)
     released = read_table(a.released, "--released", sep=a.sep)
     if sorted(map(str, released.columns)) != sorted(cols):
-        raise CLIError(f"--released {str(a.released)!r} has columns {list(released.columns)}, but the synthesizer "
-                       f"releases {cols}; give a file `dpsynth release` wrote from {str(a.synth)!r}.")
+        raise CLIError(
+            f"--released {str(a.released)!r} has columns {list(released.columns)}, but the synthesizer "
+            f"releases {cols}; give a file `dpsynth release` wrote from {str(a.synth)!r}."
+        )
     try:
         path = s.report(released[cols], a.out, original=data, force=a.force)
     except DataError as e:
@@ -402,8 +610,10 @@ def _cmd_report(a: argparse.Namespace) -> int:
         for name, flag in (("`out_dir`", "--out"), ("`original`", "--data"), ("`released`", "--released")):
             msg = msg.replace(name, flag)
         raise CLIError(msg) from None
-    _progress(f"wrote {path} and its figures, owner-readable only: CONFIDENTIAL (figures computed from the "
-              f"confidential data), for the data holder only, never for publication")
+    _progress(
+        f"wrote {path} and its figures, owner-readable only: CONFIDENTIAL (figures computed from the "
+        f"confidential data), for the data holder only, never for publication"
+    )
     print(path)
     return 0
 
@@ -411,23 +621,31 @@ def _cmd_report(a: argparse.Namespace) -> int:
 # ------------------------------------------------------------------------------------------- parser
 
 
-_CLI_TYPES = {"float": {"type": float, "metavar": "X"}, "int": {"type": int, "metavar": "N"},
-              "str": {"metavar": "WORD"}, "floats": {"type": float, "nargs": "+", "metavar": "X"},
-              "strs": {"nargs": "+", "metavar": "WORD"}, "flag": {"action": "store_true", "default": None},
-              "table": {"metavar": "FILE"}}
+_CLI_TYPES = {
+    "float": {"type": float, "metavar": "X"},
+    "int": {"type": int, "metavar": "N"},
+    "str": {"metavar": "WORD"},
+    "floats": {"type": float, "nargs": "+", "metavar": "X"},
+    "strs": {"nargs": "+", "metavar": "WORD"},
+    "flag": {"action": "store_true", "default": None},
+    "table": {"metavar": "FILE"},
+}
 
 
 def _add_mechanism_flags(f: argparse.ArgumentParser) -> None:
     """One flag per mechanism parameter, generated from the mechanisms' specs."""
     from .mechanisms import catalog
 
-    group = f.add_argument_group("mechanism parameters", "each applies to the mechanisms named in brackets; a "
-                                 "value on the data's scale is given in DATA's unit")
+    group = f.add_argument_group(
+        "mechanism parameters",
+        "each applies to the mechanisms named in brackets; a value on the data's scale is given in DATA's unit",
+    )
     for name, (param, users) in catalog.cli_params().items():
         kw = dict(_CLI_TYPES[param.cli])
         kw.setdefault("default", None)
-        default = "" if param.required or param.default is None or param.cli == "flag" else \
-            f"; default {param.default!r}"
+        default = (
+            "" if param.required or param.default is None or param.cli == "flag" else f"; default {param.default!r}"
+        )
         help_text = f"{param.help}{default} [{', '.join(users)}]".replace("%", "%%")
         group.add_argument("--" + name.replace("_", "-"), dest=f"mp_{name}", help=help_text, **kw)
 
@@ -437,26 +655,57 @@ def _parser() -> argparse.ArgumentParser:
     from .models import FAMILIES
 
     keys = catalog.runnable_keys()
-    p = argparse.ArgumentParser(prog=PROG, description="Differentially private Bayesian synthesis of one "
-                                "confidential column: fit and save, release, show the release ledger, report on a "
-                                "release.")
+    p = argparse.ArgumentParser(
+        prog=PROG,
+        description="Differentially private Bayesian synthesis of one "
+        "confidential column: fit and save, release, show the release ledger, report on a "
+        "release.",
+    )
     sub = p.add_subparsers(dest="command", required=True, metavar="{fit,release,ledger,report}")
 
-    f = sub.add_parser("fit", help="fit a synthesizer on DATA and save it (without the confidential data)",
-                       formatter_class=argparse.RawDescriptionHelpFormatter,
-                       epilog="mechanisms (registry key: guarantee, what it is):\n" + "\n".join(
-                           f"  {s.key:<18} {s.guarantee:<4} {s.description}" for s in catalog.specs() if s.runnable))
+    f = sub.add_parser(
+        "fit",
+        help="fit a synthesizer on DATA and save it (without the confidential data)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="mechanisms (registry key: guarantee, what it is):\n"
+        + "\n".join(f"  {s.key:<18} {s.guarantee:<4} {s.description}" for s in catalog.specs() if s.runnable),
+    )
     f.add_argument("data", metavar="DATA", help="confidential data, .csv or .parquet")
-    f.add_argument("--target", required=True, metavar="COL", help="the confidential column")
+    f.add_argument("--target", metavar="COL", help="the confidential column")
+    f.add_argument(
+        "--targets",
+        nargs="+",
+        metavar="COL",
+        help="several confidential columns, synthesized in this order, each on the covariates and the "
+        "columns before it, and released together as one table (eps split equally)",
+    )
+    f.add_argument(
+        "--levels",
+        action="append",
+        metavar="COL=A,B,...",
+        help="public levels of a categorical column of --targets (repeat for each)",
+    )
     f.add_argument("--covariates", nargs="*", default=[], metavar="COL", help="public covariate columns")
-    f.add_argument("--target-levels", nargs="+", metavar="LEVEL",
-                   help="the public levels of a categorical target (every level; not read from the data)")
-    f.add_argument("--model", metavar="NAME",
-                   help=f"a shipped family ({', '.join(FAMILIES)}) or module:function of a PyMC model function "
-                        f"(default: from the target's type: decimals lognormal, whole numbers negbin, levels "
-                        f"multinomial; the regression form with covariates)")
-    f.add_argument("--mechanism", default="censor_ref", choices=keys, metavar="KEY",
-                   help=f"registry key (default censor_ref, the unit-free censored likelihood): {', '.join(keys)}")
+    f.add_argument(
+        "--target-levels",
+        nargs="+",
+        metavar="LEVEL",
+        help="the public levels of a categorical target (every level; not read from the data)",
+    )
+    f.add_argument(
+        "--model",
+        metavar="NAME",
+        help=f"a shipped family ({', '.join(FAMILIES)}) or module:function of a PyMC model function "
+        f"(default: from the target's type: decimals lognormal, whole numbers negbin, levels "
+        f"multinomial; the regression form with covariates)",
+    )
+    f.add_argument(
+        "--mechanism",
+        default="censor_ref",
+        choices=keys,
+        metavar="KEY",
+        help=f"registry key (default censor_ref, the unit-free censored likelihood): {', '.join(keys)}",
+    )
     f.add_argument("--eps", type=float, help="target epsilon (mechanisms run at a target eps)")
     f.add_argument("--unit", type=float, help="public unit of the target: the model sees DATA / U")
     f.add_argument("--offset", type=float, help="public constant subtracted from each record's log-likelihood")
@@ -466,21 +715,51 @@ def _parser() -> argparse.ArgumentParser:
     f.add_argument("--chains", type=int, help="chains")
     f.add_argument("--cores", type=int, help="chains run in parallel")
     f.add_argument("--ess-min", type=float, help="smallest acceptable bulk ESS (default 100 x chains)")
-    f.add_argument("--censor-warn-share", type=float, default=0.5, metavar="SHARE",
-                   help="warn when a censored fit censors more than this share of records (default 0.5)")
-    f.add_argument("--allow-unconverged", action="store_true",
-                   help="save a fit that failed its convergence checks (its statement says so)")
-    f.add_argument("--neighbours", choices=("remove", "replace"), help="neighbour relation of the statement and the "
-                   "ledger (default: remove without covariates; replace with covariates, whose rows are public)")
-    f.add_argument("--n-release", type=int, metavar="N", help="a released size declared public (one record removed; "
-                   "default: a DP count)")
-    f.add_argument("--size-eps", type=float, default=0.1, metavar="E",
-                   help="eps of the DP count of the released size, charged once (default 0.1)")
-    f.add_argument("--retries", type=int, default=2, metavar="R",
-                   help="refit a fit that fails its convergence checks with twice the draws, at most R times "
-                   "(default 2)")
-    f.add_argument("--keep-draws", type=int, default=10, metavar="K",
-                   help="posterior draws kept in the saved synthesizer, one per release (default 10)")
+    f.add_argument(
+        "--censor-warn-share",
+        type=float,
+        default=0.5,
+        metavar="SHARE",
+        help="warn when a censored fit censors more than this share of records (default 0.5)",
+    )
+    f.add_argument(
+        "--allow-unconverged",
+        action="store_true",
+        help="save a fit that failed its convergence checks (its statement says so)",
+    )
+    f.add_argument(
+        "--neighbours",
+        choices=("remove", "replace"),
+        help="neighbour relation of the statement and the "
+        "ledger (default: remove without covariates; replace with covariates, whose rows are public)",
+    )
+    f.add_argument(
+        "--n-release",
+        type=int,
+        metavar="N",
+        help="a released size declared public (one record removed; default: a DP count)",
+    )
+    f.add_argument(
+        "--size-eps",
+        type=float,
+        default=0.1,
+        metavar="E",
+        help="eps of the DP count of the released size, charged once (default 0.1)",
+    )
+    f.add_argument(
+        "--retries",
+        type=int,
+        default=2,
+        metavar="R",
+        help="refit a fit that fails its convergence checks with twice the draws, at most R times (default 2)",
+    )
+    f.add_argument(
+        "--keep-draws",
+        type=int,
+        default=10,
+        metavar="K",
+        help="posterior draws kept in the saved synthesizer, one per release (default 10)",
+    )
     f.add_argument("--thousands", metavar="SEP", help="thousands separator used in a CSV (e.g. ',')")
     f.add_argument("--sep", metavar="SEP", help="column separator of a CSV (default ','; e.g. ';')")
     f.add_argument("--seed", type=int, help="seed of the fit")
@@ -493,14 +772,21 @@ def _parser() -> argparse.ArgumentParser:
     r = sub.add_parser("release", help="write one synthetic data set and book it in the data set's ledger")
     r.add_argument("synth", metavar="SYNTH.json", help="a synthesizer saved by `dpsynth fit`")
     r.add_argument("--out", required=True, metavar="OUT", help="output file, .csv or .parquet")
-    r.add_argument("--covariates-from", metavar="DATA", help="a public frame of covariates for the synthetic records "
-                   "(its rows set the released size; default: the fitted records')")
+    r.add_argument(
+        "--covariates-from",
+        metavar="DATA",
+        help="a public frame of covariates for the synthetic records "
+        "(its rows set the released size; default: the fitted records')",
+    )
     r.add_argument("--sep", metavar="SEP", help="column separator of --covariates-from (default ',')")
     r.add_argument("--budget", type=float, help="refuse a release that brings the strict-DP spend above this eps")
     r.add_argument("--seed", type=int, help="seed of the release")
     r.add_argument("--force", action="store_true", help="replace an existing --out file")
-    r.add_argument("--allow-unusable", action="store_true", help="release values that fail the usability checks "
-                   "(recorded in the statement and the ledger)")
+    r.add_argument(
+        "--allow-unusable",
+        action="store_true",
+        help="release values that fail the usability checks (recorded in the statement and the ledger)",
+    )
     r.add_argument("--quiet", action="store_true", help="no progress bar (it is shown only on a terminal)")
     r.set_defaults(func=_cmd_release)
 
@@ -508,11 +794,15 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument("synth", metavar="SYNTH.json", help="a saved synthesizer (its data set's ledger is shown)")
     g.set_defaults(func=_cmd_ledger)
 
-    q = sub.add_parser("report", help="write a CONFIDENTIAL page (HTML and PNG figures) that sets a release against "
-                       "the confidential data, for the data holder only")
+    q = sub.add_parser(
+        "report",
+        help="write a CONFIDENTIAL page (HTML and PNG figures) that sets a release against "
+        "the confidential data, for the data holder only",
+    )
     q.add_argument("synth", metavar="SYNTH.json", help="the synthesizer saved by `dpsynth fit`")
-    q.add_argument("--data", required=True, metavar="DATA", help="the confidential data it was fitted on, .csv or "
-                   ".parquet")
+    q.add_argument(
+        "--data", required=True, metavar="DATA", help="the confidential data it was fitted on, .csv or .parquet"
+    )
     q.add_argument("--released", required=True, metavar="OUT", help="a data set `dpsynth release` wrote from it")
     q.add_argument("--out", required=True, metavar="DIR", help="folder of the report (created if its parent exists)")
     q.add_argument("--force", action="store_true", help="replace a report already in --out")

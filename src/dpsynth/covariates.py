@@ -8,6 +8,11 @@ slow it down, or stop it). The constants are computed from public rows only, so 
 privacy; they are part of the saved synthesizer. It then builds the same design for any public
 frame (the fitted records, or other public covariates of synthetic records), and refuses a level it
 has not seen.
+
+A whole-table release (:class:`dpsynth.TableSynthesizer`) also uses confidential columns as
+predictors of the later ones. Their encoding must not be a figure of the data: a categorical one
+takes its public levels, a numeric one a public transform (``log``, ``logit``, ``log1p``) and
+constants that were released under DP (the earlier column's reference, already charged) or none.
 """
 
 from __future__ import annotations
@@ -20,7 +25,15 @@ import pandas as pd
 
 from .validation import DataError
 
-__all__ = ["CovariateDesign", "is_categorical"]
+__all__ = ["CovariateDesign", "is_categorical", "TRANSFORMS"]
+
+#: Public transforms of a numeric column, applied before its centring and scaling.
+TRANSFORMS = {
+    "identity": lambda v: v,
+    "log": np.log,
+    "log1p": np.log1p,
+    "logit": lambda v: np.log(v) - np.log1p(-v),
+}
 
 
 def is_categorical(s: pd.Series) -> bool:
@@ -46,15 +59,22 @@ class CovariateDesign:
         Categorical covariate -> its levels (sorted strings); the first is the reference.
     scaling : dict
         Numeric covariate -> ``(centre, scale)``: the design holds ``(v - centre) / scale``.
+    transforms : dict
+        Numeric covariate -> the name of a public transform (:data:`TRANSFORMS`) applied first.
     """
 
     columns: tuple
     levels: dict = field(default_factory=dict)
     scaling: dict = field(default_factory=dict)
+    transforms: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        bad = {c: f for c, f in self.transforms.items() if f not in TRANSFORMS}
+        if bad:
+            raise DataError(f"unknown covariate transform(s) {bad}; choose among {list(TRANSFORMS)}.")
 
     @classmethod
-    def from_frame(cls, public: pd.DataFrame, columns: Sequence[str], *, standardize: bool = False
-                   ) -> CovariateDesign:
+    def from_frame(cls, public: pd.DataFrame, columns: Sequence[str], *, standardize: bool = False) -> CovariateDesign:
         """Record the categorical covariates of ``public`` and their levels (and, if asked, the numeric ones' scaling).
 
         ``standardize=True`` centres each numeric covariate at its mean and scales it by its
@@ -92,8 +112,10 @@ class CovariateDesign:
                 vals = s.astype(str)
                 unseen = sorted(set(vals) - set(self.levels[c]))
                 if s.isna().any() or unseen:
-                    raise DataError(f"covariate {c!r} has level(s) {unseen or ['<missing>']} not seen at fit time "
-                                    f"(known levels: {self.levels[c]}); the model has no coefficient for them.")
+                    raise DataError(
+                        f"covariate {c!r} has level(s) {unseen or ['<missing>']} not seen at fit time "
+                        f"(known levels: {self.levels[c]}); the model has no coefficient for them."
+                    )
                 cols += [(vals == lev).to_numpy(dtype=float) for lev in self.levels[c][1:]]
             else:
                 if not pd.api.types.is_numeric_dtype(s):
@@ -101,6 +123,13 @@ class CovariateDesign:
                 v = s.to_numpy(dtype=float)
                 if not np.isfinite(v).all():
                     raise DataError(f"covariate {c!r} has missing or infinite values.")
+                if c in self.transforms:
+                    with np.errstate(divide="ignore", invalid="ignore"):
+                        v = TRANSFORMS[self.transforms[c]](v)
+                    if not np.isfinite(v).all():
+                        raise DataError(
+                            f"covariate {c!r} has values outside the domain of its {self.transforms[c]} transform."
+                        )
                 if c in self.scaling:
                     centre, scale = self.scaling[c]
                     v = (v - centre) / scale

@@ -21,18 +21,15 @@ import pytensor.tensor as pt
 from pytensor.graph.replace import vectorize_graph
 
 from .likelihood import BOUND, REFERENCE, WEIGHTS, likelihood_term
-from .mcmc_settings import CORES_ENV, ConvergenceWarning, Diagnostics, SamplerConfig, default_cores
+from .mcmc_settings import CORES_ENV, ConvergenceWarning, Diagnostics, SamplerConfig, default_cores  # noqa: F401
 from .models.base import ModelFamily
 from .privacy import PrivacyReport, RecordBounds, privacy_report, record_bounds
 from .seeds import SeedLike, int_seed
 from .validation import DataError, as_weights, check_eps, check_positive
 
+# SamplerConfig, Diagnostics, ConvergenceWarning, CORES_ENV and default_cores live in
+# ``dpsynth.mcmc_settings`` (imported here for older callers, documented there).
 __all__ = [
-    "SamplerConfig",
-    "Diagnostics",
-    "ConvergenceWarning",
-    "CORES_ENV",
-    "default_cores",
     "CompiledModel",
     "Fit",
     "compile_count",

@@ -69,7 +69,8 @@ if TYPE_CHECKING:  # pragma: no cover
     import os
     from pathlib import Path
 
-    from .fitting import CompiledModel, SamplerConfig
+    from .fitting import CompiledModel
+    from .mcmc_settings import SamplerConfig
 
 __all__ = [
     "Synthesizer",
@@ -176,24 +177,33 @@ class SynthesizerPrivacy:
 
         The released size and any override are added by the release (:meth:`Synthesizer.release`).
         """
-        kind = {"none": "not private", "aDP": "asymptotic DP: a local bound, for this data set only",
-                "DP": "strict DP"}[self.guarantee]
+        kind = {
+            "none": "not private",
+            "aDP": "asymptotic DP: a local bound, for this data set only",
+            "DP": "strict DP",
+        }[self.guarantee]
         other = "replaced" if self.relation == "remove" else "removed"
         other_eps = self.eps_replace if self.relation == "remove" else self.eps_remove
-        s = (f"{self.name} ({kind}): eps = {self.eps:.4g} with {neighbours_phrase(self.relation)} "
-             f"({other_eps:.4g} with one record {other}), for {self.released}")
+        s = (
+            f"{self.name} ({kind}): eps = {self.eps:.4g} with {neighbours_phrase(self.relation)} "
+            f"({other_eps:.4g} with one record {other}), for {self.released}"
+        )
         return s + ("" if self.converged else "; THE FIT FAILED ITS CONVERGENCE CHECKS") + "."
 
     def worth(self) -> str:
         """What holding the synthesizer (its kept draws) is worth under sequential composition."""
         k = self.draws_kept
         if not self.released.endswith("posterior draw"):
-            return (f"it holds {self.released}: sharing it is worth its eps = {self.eps:.4g} with "
-                    f"{neighbours_phrase(self.relation)}, and the figures it holds of the data are confidential. Keep "
-                    f"it confidential.")
-        return (f"it holds {k} posterior draw(s): whoever has it can release each of them, so sharing it is worth up "
-                f"to {k} x {self.eps:.4g} = {k * self.eps:.4g} with {neighbours_phrase(self.relation)} (plus a "
-                f"released size's eps). Keep it confidential.")
+            return (
+                f"it holds {self.released}: sharing it is worth its eps = {self.eps:.4g} with "
+                f"{neighbours_phrase(self.relation)}, and the figures it holds of the data are confidential. Keep "
+                f"it confidential."
+            )
+        return (
+            f"it holds {k} posterior draw(s): whoever has it can release each of them, so sharing it is worth up "
+            f"to {k} x {self.eps:.4g} = {k * self.eps:.4g} with {neighbours_phrase(self.relation)} (plus a "
+            f"released size's eps). Keep it confidential."
+        )
 
     def diagnostics(self) -> str:
         """The figures computed from the data, for the data holder only (never for publication)."""
@@ -203,8 +213,10 @@ class SynthesizerPrivacy:
         if np.isfinite(self.bound):
             s += f", censoring bound M = {self.bound:.4g}, {self.n_censored} of {self.n} records censored"
         if np.isfinite(self.rhat_max):
-            s += (f"; convergence: R-hat max {self.rhat_max:.3f}, bulk ESS min {self.ess_min:.0f}, "
-                  f"{self.divergences} divergence(s)")
+            s += (
+                f"; convergence: R-hat max {self.rhat_max:.3f}, bulk ESS min {self.ess_min:.0f}, "
+                f"{self.divergences} divergence(s)"
+            )
         return s + "."
 
     def to_dict(self) -> dict:
@@ -303,6 +315,10 @@ class Synthesizer:
         Centre and scale numeric covariates by their mean and standard deviation. Default: when
         their rows are public (one record replaced, the default with covariates), since the
         constants then cost nothing; with one record removed they would be figures of the data.
+    design : CovariateDesign, optional
+        A fixed encoding of the covariates (levels, public transforms and constants) instead of
+        one recorded from ``data``; :class:`dpsynth.TableSynthesizer` gives one for the confidential
+        columns it uses as predictors.
 
     Examples
     --------
@@ -341,26 +357,43 @@ class Synthesizer:
         progress: bool = True,
         target_levels: Sequence | None = None,
         standardize: bool | None = None,
+        design: CovariateDesign | None = None,
     ) -> None:
         from .ledger import dataset_id
 
         if isinstance(target, (list, tuple)):
-            raise DataError(f"`target` must be one column name; got {list(target)!r}. To synthesize several "
-                            f"confidential columns together, keeping their joint relations, use the whole-table "
-                            f"release (dpsynth.TableSynthesizer).")
+            raise DataError(
+                f"`target` must be one column name; got {list(target)!r}. To synthesize several "
+                f"confidential columns together, keeping their joint relations, use the whole-table "
+                f"release (dpsynth.TableSynthesizer)."
+            )
         covs = check_table_columns(data, target, covariates)
-        self.encoding = TargetEncoding.from_series(data[target], levels=target_levels,
-                                                   unit=None if unit is None else check_positive(unit, "unit"))
+        self.encoding = TargetEncoding.from_series(
+            data[target], levels=target_levels, unit=None if unit is None else check_positive(unit, "unit")
+        )
         if model is None:
             model = self.encoding.default_model(bool(covs))
-        self._settings(target, covs, model, mechanism, eps, model_params, unit, offset, sampler,
-                       censor_warn_share, allow_unconverged)
+        self._settings(
+            target,
+            covs,
+            model,
+            mechanism,
+            eps,
+            model_params,
+            unit,
+            offset,
+            sampler,
+            censor_warn_share,
+            allow_unconverged,
+        )
         self.relation = check_neighbours(neighbours if neighbours is not None else ("replace" if covs else "remove"))
         self._check_kinds()
         self.n_release = None if n_release is None else positive_count(n_release, "n_release")
         if self.n_release is not None and self.relation == "replace":
-            raise DataError("`n_release` declares a public size under one record removed; with one record replaced the "
-                            "size is n. Give a public frame of covariates at release (data=) for another size.")
+            raise DataError(
+                "`n_release` declares a public size under one record removed; with one record replaced the "
+                "size is n. Give a public frame of covariates at release (data=) for another size."
+            )
         self.size_eps = check_eps(size_eps, "size_eps")
         self.keep_draws = positive_count(keep_draws, "keep_draws")
         self.max_censored_share = check_share(max_censored_share, "max_censored_share")
@@ -371,13 +404,24 @@ class Synthesizer:
         self.columns = list(data.columns)
         self.dtypes = {c: str(data[c].dtype) for c in self.columns}
         self.public = data[covs].reset_index(drop=True).copy()
-        if standardize is None:
-            standardize = self.relation == "replace"
-        elif check_bool(standardize, "standardize") and self.relation == "remove":
-            raise DataError("`standardize=True` with one record removed would centre the covariates at figures of the "
-                            "data; centre them at public constants yourself, or use neighbours='replace' (their rows "
-                            "are then public).")
-        self._design = CovariateDesign.from_frame(self.public, covs, standardize=standardize)
+        if design is not None:
+            if not isinstance(design, CovariateDesign) or tuple(design.columns) != tuple(covs):
+                raise DataError(f"`design` must be a CovariateDesign of the covariates {covs}; got {design!r}.")
+            if standardize is not None:
+                raise DataError("give `design` (a fixed encoding of the covariates) or `standardize`, not both.")
+            self._design = design
+        else:
+            if standardize is None:
+                standardize = self.relation == "replace"
+            elif check_bool(standardize, "standardize") and self.relation == "remove":
+                raise DataError(
+                    "`standardize=True` with one record removed would centre the covariates at figures of "
+                    "the data; centre them at public constants yourself, or use neighbours='replace' "
+                    "(their rows are then public)."
+                )
+            self._design = CovariateDesign.from_frame(self.public, covs, standardize=standardize)
+        #: Set by a whole-table release for its parts: the table, not the part, sets the released size.
+        self._table_part = False
         self._x = self.encoding.to_model(data[target])
         self._X = self._design.matrix(self.public)
         self._run_params = self._resolve_params(mechanism_params)
@@ -390,8 +434,20 @@ class Synthesizer:
         self._simulator = None
 
     # ------------------------------------------------------------------ settings and data
-    def _settings(self, target, covs, model, mechanism, eps, model_params, unit, offset, sampler,
-                  censor_warn_share, allow_unconverged) -> None:
+    def _settings(
+        self,
+        target,
+        covs,
+        model,
+        mechanism,
+        eps,
+        model_params,
+        unit,
+        offset,
+        sampler,
+        censor_warn_share,
+        allow_unconverged,
+    ) -> None:
         from .mcmc_settings import SamplerConfig
 
         self.target, self.covariates = target, covs
@@ -401,8 +457,9 @@ class Synthesizer:
             raise DataError(f"`model` must be a family name or a function; got {model!r}.")
         self.model = model
         if not isinstance(mechanism, str) or mechanisms.lookup_name(mechanism) is None:
-            raise DataError(f"`mechanism` must be one of the registry keys {mechanisms.runnable_keys()}; got "
-                            f"{mechanism!r}.")
+            raise DataError(
+                f"`mechanism` must be one of the registry keys {mechanisms.runnable_keys()}; got {mechanism!r}."
+            )
         self.spec = mechanisms.get(mechanism)
         if not self.spec.runnable:
             raise DataError(f"the {mechanism} mechanism cannot run through the Synthesizer: {self.spec.not_runnable}")
@@ -431,24 +488,32 @@ class Synthesizer:
         """The target's kind must suit the model and the mechanism."""
         kind = self.encoding.kind
         if kind not in self.spec.targets:
-            raise DataError(f"the {self.spec.key} mechanism synthesizes {' or '.join(self.spec.targets)} variables; "
-                            f"target {self.target!r} is {kind}. Choose another mechanism (e.g. censor_ref).")
+            raise DataError(
+                f"the {self.spec.key} mechanism synthesizes {' or '.join(self.spec.targets)} variables; "
+                f"target {self.target!r} is {kind}. Choose another mechanism (e.g. censor_ref)."
+            )
         if isinstance(self.model, str) and self.spec.uses_model:
             fam = FAMILIES[self.model]
             if (kind == "categorical") != bool(fam.categorical):
                 want = self.encoding.default_model(bool(self.covariates))
-                raise DataError(f"the {self.model} model does not synthesize a {kind} target ({self.target!r}); use "
-                                f"model={want!r}, or leave `model` out to take it.")
+                raise DataError(
+                    f"the {self.model} model does not synthesize a {kind} target ({self.target!r}); use "
+                    f"model={want!r}, or leave `model` out to take it."
+                )
 
     def _warn_ignored_covariates(self) -> None:
         """Say what is lost when covariates are given that the mechanism or the model does not use."""
         if not self.covariates:
             return
-        lost = (f"the released file carries the covariates, but the synthetic {self.target!r} does not depend on "
-                f"them: the regression of {self.target!r} on {self.covariates} is lost")
+        lost = (
+            f"the released file carries the covariates, but the synthetic {self.target!r} does not depend on "
+            f"them: the regression of {self.target!r} on {self.covariates} is lost"
+        )
         if self.spec.covariate_use == "none":
-            msg = (f"the {self.spec.key} mechanism synthesizes the marginal of {self.target!r}: {lost}. To keep it, "
-                   f"use a model-based mechanism, e.g. mechanism='censor_ref' with a regression model.")
+            msg = (
+                f"the {self.spec.key} mechanism synthesizes the marginal of {self.target!r}: {lost}. To keep it, "
+                f"use a model-based mechanism, e.g. mechanism='censor_ref' with a regression model."
+            )
         elif self.spec.covariate_use == "cells":
             numeric = [c for c in self.covariates if c not in self.levels]
             cells = self._run_params.get("cells")
@@ -456,14 +521,19 @@ class Synthesizer:
             unused = [c for c in self.covariates if c not in cells]
             if not unused:
                 return
-            msg = (f"the {self.spec.key} mechanism uses covariates only as cells of categorical levels "
-                   f"({cells or 'none'}): the synthetic {self.target!r} does not depend on {unused}"
-                   + (f" (numeric: {numeric})" if numeric else "") + ". To keep that relation, use a model-based "
-                   "mechanism, e.g. mechanism='censor_ref' with a regression model.")
+            msg = (
+                f"the {self.spec.key} mechanism uses covariates only as cells of categorical levels "
+                f"({cells or 'none'}): the synthetic {self.target!r} does not depend on {unused}"
+                + (f" (numeric: {numeric})" if numeric else "")
+                + ". To keep that relation, use a model-based "
+                "mechanism, e.g. mechanism='censor_ref' with a regression model."
+            )
         elif self.spec.uses_model and not self._takes_covariates():
             want = self.encoding.default_model(True)
-            msg = (f"the {self.model} model takes no covariates: {lost}. To keep it, use model={want!r} (or leave "
-                   f"`model` out).")
+            msg = (
+                f"the {self.model} model takes no covariates: {lost}. To keep it, use model={want!r} (or leave "
+                f"`model` out)."
+            )
         else:
             return
         warnings.warn(msg, CovariatesIgnoredWarning, stacklevel=3)
@@ -471,9 +541,11 @@ class Synthesizer:
     def _resolve_params(self, given: Mapping | None) -> dict:
         """The mechanism's checked parameters in the model's unit (and its checks against the data)."""
         given = dict(given or {})
-        self.mechanism_params = {k: v for k, v in given.items()
-                                 if k not in self.spec.params or (self.spec.params[k].cli is not None
-                                                                  and not self.spec.params[k].table)}
+        self.mechanism_params = {
+            k: v
+            for k, v in given.items()
+            if k not in self.spec.params or (self.spec.params[k].cli is not None and not self.spec.params[k].table)
+        }
         converted = {}
         for k, v in given.items():
             p = self.spec.params.get(k)
@@ -483,8 +555,12 @@ class Synthesizer:
                 v = float(v) / self.unit
             converted[k] = v
         K = self.encoding.n_levels
-        fills = {"public_size": self._public_n(), "levels_lower": None if K is None else -0.5,
-                 "levels_upper": None if K is None else K - 0.5, "levels_bins": K}
+        fills = {
+            "public_size": self._public_n(),
+            "levels_lower": None if K is None else -0.5,
+            "levels_upper": None if K is None else K - 0.5,
+            "levels_bins": K,
+        }
         for k, p in self.spec.params.items():  # public values for parameters that may take them
             if p.fill is not None and converted.get(k) is None and fills.get(p.fill) is not None:
                 converted[k] = fills[p.fill]
@@ -506,8 +582,10 @@ class Synthesizer:
         """A frame laid out like the confidential data, as the model's ``(x, covariates)``."""
         missing = [c for c in [self.target, *self.covariates] if c not in frame.columns]
         if missing:
-            raise DataError(f"`{name}` lacks column(s) {missing}; it must be laid out like the confidential data "
-                            f"(columns {[self.target, *self.covariates]}).")
+            raise DataError(
+                f"`{name}` lacks column(s) {missing}; it must be laid out like the confidential data "
+                f"(columns {[self.target, *self.covariates]})."
+            )
         x = self.encoding.to_model(frame[self.target])
         X = self._design.matrix(frame[self.covariates].reset_index(drop=True))
         return x, self._model_covariates(X)
@@ -560,31 +638,51 @@ class Synthesizer:
     def fit(self, seed: SeedLike = None) -> Synthesizer:
         """Run the mechanism on the data; sets :attr:`privacy` and the posterior draws. Returns ``self``."""
         if self._x is None:
-            raise DataError("this synthesizer was loaded without its confidential data; it can sample and release, "
-                            "not fit. Build a new Synthesizer from the data to refit.")
+            raise DataError(
+                "this synthesizer was loaded without its confidential data; it can sample and release, "
+                "not fit. Build a new Synthesizer from the data to refit."
+            )
         uses_model = self.spec.uses_model
         show = _show_progress(self.progress)
         with _bar(show, f"{self.spec.name}: fits", unit="fit") as bar:
             ctx = mechanisms.RunContext(
-                self._x, family=self.family() if uses_model else None,
-                covariates=self._model_covariates(self._X) if uses_model else None, public=self.public,
+                self._x,
+                family=self.family() if uses_model else None,
+                covariates=self._model_covariates(self._X) if uses_model else None,
+                public=self.public,
                 sampler=dataclasses.replace(self.sampler, progress=show),
                 seed_fn=lambda *parts: stream(seed, "synthesizer", *parts),
-                compiled=self._compiled() if uses_model else None, retries=self.retries,
-                on_fit=lambda step: (bar.set_postfix_str(step), bar.update()))
+                compiled=self._compiled() if uses_model else None,
+                retries=self.retries,
+                on_fit=lambda step: (bar.set_postfix_str(step), bar.update()),
+            )
             res = self.spec.run(ctx, dict(self._run_params))
         #: What the fit did besides fitting once (retries of fits that failed their checks).
         self.fit_log = list(ctx.log)
         p = res.privacy
         self._privacy = SynthesizerPrivacy(
-            mechanism=self.mechanism, name=res.name, guarantee=p.guarantee, delta=float(p.delta),
-            eps_remove=float(p.eps), eps_replace=float(p.eps_replace), bound=float(p.bound),
-            n_censored=int(p.n_censored), n=int(self._x.size), rhat_max=float(res.rhat_max),
-            ess_min=float(res.ess_min), divergences=res.divergences, converged=res.converged,
+            mechanism=self.mechanism,
+            name=res.name,
+            guarantee=p.guarantee,
+            delta=float(p.delta),
+            eps_remove=float(p.eps),
+            eps_replace=float(p.eps_replace),
+            bound=float(p.bound),
+            n_censored=int(p.n_censored),
+            n=int(self._x.size),
+            rhat_max=float(res.rhat_max),
+            ess_min=float(res.ess_min),
+            divergences=res.divergences,
+            converged=res.converged,
             released="one released posterior draw" if res.fit is not None else f"the release of {res.name}",
-            relation=self.relation, draws_kept=1 if res.fit is None else min(self.keep_draws, res.fit.n_draws),
-            extra=jsonable({**{k: v for k, v in p.extra.items() if isinstance(v, (int, float, str, bool, np.number))},
-                            "retries": sum(1 for line in ctx.log if "refitted" in line)}),
+            relation=self.relation,
+            draws_kept=1 if res.fit is None else min(self.keep_draws, res.fit.n_draws),
+            extra=jsonable(
+                {
+                    **{k: v for k, v in p.extra.items() if isinstance(v, (int, float, str, bool, np.number))},
+                    "retries": sum(1 for line in ctx.log if "refitted" in line),
+                }
+            ),
         )
         if res.fit is not None:
             S = res.fit.n_draws
@@ -600,6 +698,8 @@ class Synthesizer:
 
     def _released_size(self) -> ReleaseSize | None:
         """The size of a release over the fitted records (None: a public frame must be given at release)."""
+        if self._table_part:
+            return None  # the table sets its size once
         if self.relation == "replace":
             return ReleaseSize(n=int(self._x.size), how="replace")
         if self.covariates:
@@ -615,7 +715,10 @@ class Synthesizer:
                 f"{p.name} censored {p.n_censored} of {p.n} records ({p.censored_share:.0%}, more than "
                 f"censor_warn_share={self.censor_warn_share:g}): the mechanism has mostly discarded the data. A "
                 f"continuous density carries its unit: choose a public `unit=` (or `offset=`) that puts the records' "
-                f"log-likelihoods within +-eps/2, or raise eps.", CensoringWarning, stacklevel=2)
+                f"log-likelihoods within +-eps/2, or raise eps.",
+                CensoringWarning,
+                stacklevel=2,
+            )
 
     # ------------------------------------------------------------------ privacy
     @property
@@ -636,7 +739,8 @@ class Synthesizer:
             raise UnconvergedError(
                 f"the {p.name} fit failed its convergence checks (R-hat max {p.rhat_max:.3f}, bulk ESS min "
                 f"{p.ess_min:.0f}, {p.divergences} divergences): its privacy figure is not reported. Increase "
-                f"draws/tune, or pass allow_unconverged=True to accept it.")
+                f"draws/tune, or pass allow_unconverged=True to accept it."
+            )
         return self._privacy
 
     @property
@@ -665,8 +769,11 @@ class Synthesizer:
         else:
             fam = self.family()
             with np.errstate(over="ignore", under="ignore"):
-                values = fam.simulate({k: np.repeat(v[draw:draw + 1], n, axis=0) for k, v in self.draws.items()},
-                                      rng, self._model_covariates(X))
+                values = fam.simulate(
+                    {k: np.repeat(v[draw : draw + 1], n, axis=0) for k, v in self.draws.items()},
+                    rng,
+                    self._model_covariates(X),
+                )
         values = np.asarray(values, dtype=float)
         out = public[self.covariates].reset_index(drop=True).copy()
         out[self.target] = self.encoding.from_model(values)
@@ -684,8 +791,9 @@ class Synthesizer:
         rng = generator(stream(seed, "draw"))
         return int(rng.choice(free)) if free else int(rng.integers(S))
 
-    def sample_unaccounted(self, seed: SeedLike = None, *, data: pd.DataFrame | None = None,
-                           draw: int | None = None) -> pd.DataFrame:
+    def sample_unaccounted(
+        self, seed: SeedLike = None, *, data: pd.DataFrame | None = None, draw: int | None = None
+    ) -> pd.DataFrame:
         """For research only: one synthetic data set that is NOT booked in any ledger. Do not publish it.
 
         It has one row per fitted record (or per row of ``data``), whatever the neighbour relation,
@@ -698,8 +806,10 @@ class Synthesizer:
             public = pd.DataFrame(index=range(self._x.size))
         base = stream(seed, "sample")
         out = self._synthetic_frame(public, base, self._pick_draw(base, draw))
-        out.attrs = {"privacy_statement": "NOT A RELEASE: drawn for research, not booked in any ledger. "
-                                          + p.statement(), "accounted": False}
+        out.attrs = {
+            "privacy_statement": "NOT A RELEASE: drawn for research, not booked in any ledger. " + p.statement(),
+            "accounted": False,
+        }
         return out
 
     def _public_frame(self, data) -> pd.DataFrame:
@@ -726,7 +836,8 @@ class Synthesizer:
                 "with one record removed, releasing the confidential file's own covariate rows would reveal which "
                 "records it holds (and how many). Give a public frame of covariates for the synthetic records "
                 "(data=... / --covariates-from), or fit with neighbours='replace' (the covariate rows and n are then "
-                "public and eps is the one-record-replaced figure).")
+                "public and eps is the one-record-replaced figure)."
+            )
         if self.covariates:
             return self.public, self._size
         return pd.DataFrame(index=range(self._size.n)), self._size
@@ -736,29 +847,40 @@ class Synthesizer:
         p = self._privacy
         reasons = []
         if np.isfinite(p.bound) and p.censored_share > self.max_censored_share:
-            reasons.append(f"the fit censored {p.censored_share:.0%} of the records (more than max_censored_share="
-                           f"{self.max_censored_share:g}): the mechanism discarded nearly all the data")
+            reasons.append(
+                f"the fit censored {p.censored_share:.0%} of the records (more than max_censored_share="
+                f"{self.max_censored_share:g}): the mechanism discarded nearly all the data"
+            )
         finite = np.isfinite(values)
         if not finite.all():
-            reasons.append(f"{int((~finite).sum())} synthetic value(s) are not finite (a draw far in the tails "
-                           f"overflowed)")
+            reasons.append(
+                f"{int((~finite).sum())} synthetic value(s) are not finite (a draw far in the tails overflowed)"
+            )
         v = values[finite]
         if v.size and isinstance(self.model, str) and self.spec.uses_model:
             try:
-                self.family().check_data(v, None if not self._takes_covariates() else
-                                         np.ones((v.size, self._X.shape[1])))
+                self.family().check_data(
+                    v, None if not self._takes_covariates() else np.ones((v.size, self._X.shape[1]))
+                )
             except DataError as e:
                 why = " ".join(str(e).split())
                 reasons.append(f"synthetic values outside the {self.model} model's support ({why})")
         lo, hi = self._run_params.get("lower"), self._run_params.get("upper")
         if v.size and lo is not None and hi is not None and ((v < lo) | (v > hi)).any():
-            reasons.append(f"synthetic values outside the public bounds [{lo * (self.unit or 1):g}, "
-                           f"{hi * (self.unit or 1):g}]")
+            reasons.append(
+                f"synthetic values outside the public bounds [{lo * (self.unit or 1):g}, {hi * (self.unit or 1):g}]"
+            )
         return reasons
 
     # ------------------------------------------------------------------ releases (booked)
-    def sample(self, seed: SeedLike = None, *, data: pd.DataFrame | None = None, budget: float | None = None,
-               allow_unusable: bool = False) -> pd.DataFrame:
+    def sample(
+        self,
+        seed: SeedLike = None,
+        *,
+        data: pd.DataFrame | None = None,
+        budget: float | None = None,
+        allow_unusable: bool = False,
+    ) -> pd.DataFrame:
         """One released synthetic data set, booked in the data set's ledger, returned in memory.
 
         As :meth:`release` without writing a file. Every record comes from ONE posterior draw
@@ -766,8 +888,16 @@ class Synthesizer:
         """
         return self._release(None, seed=seed, data=data, budget=budget, force=False, allow_unusable=allow_unusable)
 
-    def release(self, path_out: str | os.PathLike, *, seed: SeedLike = None, data: pd.DataFrame | None = None,
-                budget: float | None = None, force: bool = False, allow_unusable: bool = False) -> pd.DataFrame:
+    def release(
+        self,
+        path_out: str | os.PathLike,
+        *,
+        seed: SeedLike = None,
+        data: pd.DataFrame | None = None,
+        budget: float | None = None,
+        force: bool = False,
+        allow_unusable: bool = False,
+    ) -> pd.DataFrame:
         """Release one synthetic data set: book it in the data set's ledger and write it (CSV or Parquet).
 
         Parameters
@@ -793,8 +923,7 @@ class Synthesizer:
         pandas.DataFrame
             The released data; ``attrs["privacy_statement"]`` says what it covers.
         """
-        return self._release(path_out, seed=seed, data=data, budget=budget, force=force,
-                             allow_unusable=allow_unusable)
+        return self._release(path_out, seed=seed, data=data, budget=budget, force=force, allow_unusable=allow_unusable)
 
     def _release(self, path_out, *, seed, data, budget, force, allow_unusable) -> pd.DataFrame:
         from .ledger import Ledger
@@ -806,8 +935,10 @@ class Synthesizer:
         frame, size = self._release_frame(data)
         overrides = [] if p.converged else ["unconverged fit (allow_unconverged)"]
         ident = self.checksum
-        with _bar(_show_progress(self.progress), "release", total=3, unit="step") as bar, \
-                Ledger(self.dataset, self.relation).locked() as book:
+        with (
+            _bar(_show_progress(self.progress), "release", total=3, unit="step") as bar,
+            Ledger(self.dataset, self.relation).locked() as book,
+        ):
             mine = [r for r in book.records() if r["kind"] == "release" and r["synthesizer"] == ident]
             base = stream(seed, "release")
             draw = self._pick_draw(base, None, used={r["draw"] for r in mine})
@@ -822,20 +953,42 @@ class Synthesizer:
                 raise UnusableReleaseError(
                     "release refused: " + "; ".join(reasons) + ". Nothing was written or booked. Fix the fit (a "
                     "larger eps, a public unit or offset, longer chains), or pass allow_unusable=True "
-                    "(--allow-unusable), which the statement and the ledger record.")
+                    "(--allow-unusable), which the statement and the ledger record."
+                )
             overrides += [f"unusable values released: {r}" for r in reasons]
             statement = self._release_statement(size, eps_size, spend, overrides)
-            df.attrs = {"privacy_statement": statement, "mechanism": p.mechanism, "guarantee": p.guarantee,
-                        "relation": p.relation, "eps": p.eps, "eps_size": eps_size, "spend": spend, "rows": len(df),
-                        "size": size.how, "draw": draw, "overrides": overrides, "accounted": True}
+            df.attrs = {
+                "privacy_statement": statement,
+                "mechanism": p.mechanism,
+                "guarantee": p.guarantee,
+                "relation": p.relation,
+                "eps": p.eps,
+                "eps_size": eps_size,
+                "spend": spend,
+                "rows": len(df),
+                "size": size.how,
+                "draw": draw,
+                "overrides": overrides,
+                "accounted": True,
+            }
             if out is not None:
                 write_frame(df, out)
             bar.update()
             try:
-                book.append(mechanism=p.mechanism, name=p.name, guarantee=p.guarantee, eps=p.eps, eps_size=eps_size,
-                            spend=spend, adp_eps=0.0 if p.guarantee == "DP" else eps_draw, draw=draw, rows=len(df),
-                            output=str(out) if out is not None else "<in memory>", synthesizer=ident,
-                            overrides=overrides)
+                book.append(
+                    mechanism=p.mechanism,
+                    name=p.name,
+                    guarantee=p.guarantee,
+                    eps=p.eps,
+                    eps_size=eps_size,
+                    spend=spend,
+                    adp_eps=0.0 if p.guarantee == "DP" else eps_draw,
+                    draw=draw,
+                    rows=len(df),
+                    output=str(out) if out is not None else "<in memory>",
+                    synthesizer=ident,
+                    overrides=overrides,
+                )
             except BaseException:
                 if out is not None and out.exists():
                     out.unlink()  # not booked: not released
@@ -857,8 +1010,15 @@ class Synthesizer:
         return s
 
     # ------------------------------------------------------------------ report (confidential)
-    def report(self, released: pd.DataFrame, out_dir: str | os.PathLike, *, original: pd.DataFrame | None = None,
-               force: bool = False, title: str | None = None) -> Path:
+    def report(
+        self,
+        released: pd.DataFrame,
+        out_dir: str | os.PathLike,
+        *,
+        original: pd.DataFrame | None = None,
+        force: bool = False,
+        title: str | None = None,
+    ) -> Path:
         """Write a CONFIDENTIAL page that sets a release against the confidential data (:mod:`dpsynth.report`).
 
         ``out_dir/report.html`` and its PNG figures show the privacy statement and the diagnostics,
@@ -888,15 +1048,26 @@ class Synthesizer:
         p = self.privacy  # raises for an unfitted synthesizer, or an unconverged fit unless allow_unconverged
         if original is None:
             if self._x is None:
-                raise DataError("this synthesizer was loaded without its confidential data; pass the confidential "
-                                "data explicitly: report(released, out_dir, original=df) (on the command line "
-                                "--data FILE).")
+                raise DataError(
+                    "this synthesizer was loaded without its confidential data; pass the confidential "
+                    "data explicitly: report(released, out_dir, original=df) (on the command line "
+                    "--data FILE)."
+                )
             original = self.public.copy()
             original[self.target] = self.encoding.from_model(self._x)
             original = original[self.columns]
-        return write_report(original, released, target=self.target, covariates=self.covariates,
-                            statement=p.statement(), diagnostics=p.diagnostics(), out_dir=out_dir, title=title,
-                            force=force, levels=self.encoding.levels)
+        return write_report(
+            original,
+            released,
+            target=self.target,
+            covariates=self.covariates,
+            statement=p.statement(),
+            diagnostics=p.diagnostics(),
+            out_dir=out_dir,
+            title=title,
+            force=force,
+            levels=self.encoding.levels,
+        )
 
     # ------------------------------------------------------------------ save / load
     def _content(self) -> dict:
@@ -907,32 +1078,53 @@ class Synthesizer:
             import_function(spec["function"])  # fails now, not at load time, for a lambda or local function
         else:
             spec = {"kind": "family", "family": self.model, "params": jsonable(self.model_params)}
-        public = {c: (self.public[c].astype(str).tolist() if c in self.levels else
-                      self.public[c].to_numpy(dtype=float).tolist()) for c in self.covariates}
+        public = {
+            c: (
+                self.public[c].astype(str).tolist()
+                if c in self.levels
+                else self.public[c].to_numpy(dtype=float).tolist()
+            )
+            for c in self.covariates
+        }
         size = None if self._size is None else dataclasses.asdict(self._size)
-        return jsonable({
-            "confidential": True,
-            "worth": self._privacy.worth(),
-            "model": spec,
-            "settings": {
-                "target": self.target, "covariates": self.covariates, "columns": self.columns, "dtypes": self.dtypes,
-                "mechanism": self.mechanism, "eps": self.eps, "mechanism_params": self.mechanism_params,
-                "unit": self.unit, "offset": self.offset, "sampler": dataclasses.asdict(self.sampler),
-                "censor_warn_share": self.censor_warn_share, "allow_unconverged": self.allow_unconverged,
-                "relation": self.relation, "n_release": self.n_release, "size_eps": self.size_eps,
-                "keep_draws": self.keep_draws, "max_censored_share": self.max_censored_share,
-                "retries": self.retries, "progress": self.progress,
-            },
-            "dataset": self.dataset,
-            "size": size,
-            "target": self.encoding.to_dict(),
-            "levels": self.levels,
-            "scaling": {c: list(v) for c, v in self._design.scaling.items()},
-            "public_covariates": public,
-            "privacy": self._privacy.to_dict(),
-            "draws": None if self.draws is None else {k: v for k, v in self.draws.items()},
-            "release": None if self._release_state is None else self._release_state.to_dict(),
-        })
+        return jsonable(
+            {
+                "confidential": True,
+                "worth": self._privacy.worth(),
+                "model": spec,
+                "settings": {
+                    "target": self.target,
+                    "covariates": self.covariates,
+                    "columns": self.columns,
+                    "dtypes": self.dtypes,
+                    "mechanism": self.mechanism,
+                    "eps": self.eps,
+                    "mechanism_params": self.mechanism_params,
+                    "unit": self.unit,
+                    "offset": self.offset,
+                    "sampler": dataclasses.asdict(self.sampler),
+                    "censor_warn_share": self.censor_warn_share,
+                    "allow_unconverged": self.allow_unconverged,
+                    "relation": self.relation,
+                    "n_release": self.n_release,
+                    "size_eps": self.size_eps,
+                    "keep_draws": self.keep_draws,
+                    "max_censored_share": self.max_censored_share,
+                    "retries": self.retries,
+                    "progress": self.progress,
+                },
+                "dataset": self.dataset,
+                "size": size,
+                "target": self.encoding.to_dict(),
+                "levels": self.levels,
+                "scaling": {c: list(v) for c, v in self._design.scaling.items()},
+                "transforms": dict(self._design.transforms),
+                "public_covariates": public,
+                "privacy": self._privacy.to_dict(),
+                "draws": None if self.draws is None else {k: v for k, v in self.draws.items()},
+                "release": None if self._release_state is None else self._release_state.to_dict(),
+            }
+        )
 
     def save(self, path: str | os.PathLike, *, force: bool = False, include_confidential: bool = False) -> Path:
         """Write the fitted synthesizer to a JSON file (no pickle), owner-readable only, with a SHA-256 of its contents.
@@ -977,13 +1169,31 @@ class Synthesizer:
 
         path = Path(path)
         content = read_saved(path)
+        if content.get("kind") == "table":
+            raise DataError(f"{path} is a whole-table synthesizer; load it with dpsynth.TableSynthesizer.load.")
+        return cls._from_content(content, path)
+
+    @classmethod
+    def _from_content(cls, content: dict, path, public: pd.DataFrame | None = None) -> Synthesizer:
+        """A synthesizer from saved contents (``public``: its covariate rows, when the contents do not hold them)."""
         st = content["settings"]
         spec = content["model"]
         model = spec["family"] if spec["kind"] == "family" else import_function(spec["function"])
         self = cls.__new__(cls)
         self.encoding = TargetEncoding.from_dict(content["target"])
-        self._settings(st["target"], st["covariates"], model, st["mechanism"], st["eps"], spec.get("params"),
-                       st["unit"], st["offset"], st["sampler"], st["censor_warn_share"], st["allow_unconverged"])
+        self._settings(
+            st["target"],
+            st["covariates"],
+            model,
+            st["mechanism"],
+            st["eps"],
+            spec.get("params"),
+            st["unit"],
+            st["offset"],
+            st["sampler"],
+            st["censor_warn_share"],
+            st["allow_unconverged"],
+        )
         self.relation = check_neighbours(st["relation"])
         self.n_release, self.size_eps = st["n_release"], float(st["size_eps"])
         self.keep_draws, self.max_censored_share = int(st["keep_draws"]), float(st["max_censored_share"])
@@ -991,20 +1201,29 @@ class Synthesizer:
         self.dataset = str(content["dataset"])
         self._size = None if content["size"] is None else ReleaseSize(**content["size"])
         self.columns, self.dtypes = st["columns"], st["dtypes"]
-        self._design = CovariateDesign(columns=tuple(self.covariates), levels=content["levels"],
-                                       scaling={c: tuple(v) for c, v in content["scaling"].items()})
-        self.public = pd.DataFrame({c: content["public_covariates"][c] for c in self.covariates},
-                                   columns=self.covariates)
-        for c in self.covariates:
-            if c not in self.levels:
-                self.public[c] = self.public[c].astype(self.dtypes[c])
+        self._design = CovariateDesign(
+            columns=tuple(self.covariates),
+            levels=content["levels"],
+            scaling={c: tuple(v) for c, v in content["scaling"].items()},
+            transforms=dict(content.get("transforms") or {}),
+        )
+        self._table_part = False
+        if public is None:
+            public = pd.DataFrame(
+                {c: content["public_covariates"][c] for c in self.covariates}, columns=self.covariates
+            )
+            for c in self.covariates:
+                if c not in self.levels:
+                    public[c] = public[c].astype(self.dtypes[c])
+        self.public = public[self.covariates].reset_index(drop=True)
         self._x = None
         self._X = self.design(self.public)
         self._run_params = self._resolve_params(st["mechanism_params"])
         self._privacy = SynthesizerPrivacy(**content["privacy"])
         self._rederive(path)
-        self.draws = None if content["draws"] is None else {k: np.asarray(v, dtype=float)
-                                                            for k, v in content["draws"].items()}
+        self.draws = (
+            None if content["draws"] is None else {k: np.asarray(v, dtype=float) for k, v in content["draws"].items()}
+        )
         rel = content.get("release")
         self._release_state = None if rel is None else self.spec.release_type.from_dict(rel)
         self._weights, self._cm, self._simulator = None, None, None
@@ -1018,8 +1237,10 @@ class Synthesizer:
         p, spec = self._privacy, self.spec
         problems = []
         if p.mechanism != spec.key or p.guarantee != spec.guarantee:
-            problems.append(f"its report says {p.mechanism!r} with guarantee {p.guarantee!r}, but the mechanism "
-                            f"{spec.key!r} is {spec.guarantee!r}")
+            problems.append(
+                f"its report says {p.mechanism!r} with guarantee {p.guarantee!r}, but the mechanism "
+                f"{spec.key!r} is {spec.guarantee!r}"
+            )
         if p.relation != self.relation:
             problems.append(f"its report is stated with {p.relation!r}, its settings with {self.relation!r}")
         one_signed = False if (self.offset is not None or callable(self.model)) else FAMILIES[self.model].one_signed
@@ -1027,8 +1248,10 @@ class Synthesizer:
             want = spec.declared_eps(self._run_params, one_signed, p.extra)
             have = (p.eps_remove, p.eps_replace)
             if not np.allclose(have, want, rtol=1e-9, atol=0.0):
-                problems.append(f"its report gives eps = {have[0]:.6g} / {have[1]:.6g} (removed / replaced), but its "
-                                f"settings give {want[0]:.6g} / {want[1]:.6g}")
+                problems.append(
+                    f"its report gives eps = {have[0]:.6g} / {have[1]:.6g} (removed / replaced), but its "
+                    f"settings give {want[0]:.6g} / {want[1]:.6g}"
+                )
         if spec.takes_eps and np.isfinite(p.bound):
             from .mechanisms.contract import censoring_bound
 
@@ -1038,8 +1261,10 @@ class Synthesizer:
             if not p.delta <= p.bound + CENSOR_TOL:
                 problems.append(f"its Delta = {p.delta:.6g} exceeds its censoring bound M = {p.bound:.6g}")
         if problems:
-            raise DataError(f"{path}: refusing to load: " + "; ".join(problems) + ". The file was edited (its "
-                            "checksum recomputed) or is corrupted; use the file `save` wrote.")
+            raise DataError(
+                f"{path}: refusing to load: " + "; ".join(problems) + ". The file was edited (its "
+                "checksum recomputed) or is corrupted; use the file `save` wrote."
+            )
 
     @property
     def checksum(self) -> str:

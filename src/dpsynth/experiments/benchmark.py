@@ -13,7 +13,8 @@ import xarray as xr
 
 from .. import mechanisms as mech
 from ..datasets import beta_data
-from ..fitting import SamplerConfig, compiled_model
+from ..fitting import compiled_model
+from ..mcmc_settings import SamplerConfig
 from ..metrics import ecdf_distances
 from ..models import BetaFamily
 from ..seeds import stream

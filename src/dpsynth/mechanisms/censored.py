@@ -27,7 +27,8 @@ from .lipschitz import LW_PARAMS, lw_weights
 from .unweighted import base_result
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..fitting import CompiledModel, Fit, SamplerConfig
+    from ..fitting import CompiledModel, Fit
+    from ..mcmc_settings import SamplerConfig
 
 __all__ = ["SPECS", "CENSOR_UW", "CENSOR_W", "censored", "check_cap", "censored_fit"]
 

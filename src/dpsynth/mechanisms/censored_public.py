@@ -25,7 +25,8 @@ from .censored import censored_fit
 from .contract import MechanismResult, MechanismSpec, Param, RunContext, censored_eps, censoring_bound
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..fitting import CompiledModel, Fit, SamplerConfig
+    from ..fitting import CompiledModel, Fit
+    from ..mcmc_settings import SamplerConfig
 
 __all__ = ["SPEC", "SPECS", "PublicLipschitzWeights", "public_lipschitz_weights", "censored_public",
            "DownscaleCalibration", "calibrate_downscale"]

@@ -23,10 +23,12 @@ reference is a constant in ``theta``). So one release is ``eps``-DP with one rec
   released here: the data's median on the family's reference scale (``log x`` for a positive
   variable, ``logit x`` in (0, 1), ``log(1 + x)`` for counts) by OpenDP's private-quantile mechanism
   over a public candidate grid that spans many orders of magnitude (no unit to choose), then the
-  median absolute deviation from it the same way, each at ``reference_eps / 2``, composed with the
-  fit and charged with it. A median is what such a mechanism releases best (every candidate far
-  from it scores ``n/2`` ranks away); a quartile of a few hundred records on so wide a grid is often
-  lost in its flat tails;
+  median absolute deviation from it the same way (on ``[0, 5]``), each at ``reference_eps / 2``,
+  composed with the fit and charged with it. The candidates are few (one every 0.25 on the
+  reference scale): the exponential mechanism behind a DP quantile weighs every candidate, and
+  the many far from the median would otherwise win too often on a few hundred records. A median
+  is what such a mechanism releases best (every candidate far from it scores ``n/2`` ranks
+  away); a quartile of a few hundred records on so wide a grid is often lost in its flat tails;
 * its scale is widened by the public factor ``widen`` (a reference narrower than the data puts the
   tails' terms far below it and censors them);
 * ``alpha`` is public, a function of ``eps`` alone (default ``min(1, eps / 4)``): smaller ``alpha``
@@ -44,16 +46,40 @@ from .censored import censored_fit
 from .censored_public import _check_historical
 from .contract import MechanismResult, MechanismSpec, Param, RunContext
 
-__all__ = ["SPEC", "SPECS", "default_alpha", "reference_parameters", "REFERENCE_PROBS", "REFERENCE_CANDIDATES"]
+__all__ = [
+    "SPEC",
+    "SPECS",
+    "default_alpha",
+    "reference_parameters",
+    "REFERENCE_PROBS",
+    "REFERENCE_SPACING",
+    "MAD_UPPER",
+    "MAD_CANDIDATES",
+    "location_candidates",
+]
 
 #: Quantile level of each release of the reference (a median: of the data, then of the deviations from it).
 REFERENCE_PROBS = (0.5,)
-#: Candidates of each DP median release on its public range.
-REFERENCE_CANDIDATES = 2000
+#: Spacing of the candidates of the DP median on the reference scale (a widened reference needs no finer grid).
+REFERENCE_SPACING = 0.25
+#: Public upper end of the median absolute deviation on the reference scale (5 log-units is already absurd).
+MAD_UPPER = 5.0
+#: Candidates of the DP median absolute deviation on [0, MAD_UPPER].
+MAD_CANDIDATES = 201
 #: A normal distribution's standard deviation per median absolute deviation.
 _MAD_SD = 1.482602218505602
 #: Smallest reference scale (a scale of 0, e.g. counts with many ties, would censor every other value).
 _MIN_SCALE = 0.05
+
+
+def location_candidates(lo: float, hi: float) -> int:
+    """Candidates of the DP median on the public range ``[lo, hi]``: one every :data:`REFERENCE_SPACING`.
+
+    Few candidates matter: the exponential mechanism behind OpenDP's quantile puts weight
+    ``exp(-eps |rank - n/2| / 2)`` on each, and the candidates far from the median, at ``n/2``
+    ranks, together outweigh the few near it unless ``n`` is large or they are few.
+    """
+    return int(np.ceil((hi - lo) / REFERENCE_SPACING)) + 1
 
 
 def default_alpha(eps: float) -> float:
@@ -85,8 +111,10 @@ def reference_parameters(ctx: RunContext, params: dict) -> tuple[dict, tuple[flo
     if fam.public_reference() is not None:  # e.g. equal probabilities of public levels: nothing of the data
         return fam.public_reference(), (0.0, 0.0), {"reference_source": "public"}
     if fam.reference_scale is None:
-        raise DataError(f"the {fam.name} model has no reference rule: give `reference` (a dict of its parameters, a "
-                        f"public theta_0) or a public `historical` data set.")
+        raise DataError(
+            f"the {fam.name} model has no reference rule: give `reference` (a dict of its parameters, a "
+            f"public theta_0) or a public `historical` data set."
+        )
     widen = params["widen"]
     if params["historical"] is not None:
         xh, _ = params["historical"]
@@ -100,17 +128,34 @@ def reference_parameters(ctx: RunContext, params: dict) -> tuple[dict, tuple[flo
     half = params["reference_eps"] / 2.0
     # clamped to the public range of the reference scale (a step of this release, not of the data used by the fit)
     t = np.clip(fam.reference_transform(ctx.x), lo, hi)
-    med = dp_quantiles(t, half, lower=lo, upper=hi, probs=REFERENCE_PROBS, n_candidates=REFERENCE_CANDIDATES,
-                       scale="linear")
+    med = dp_quantiles(
+        t, half, lower=lo, upper=hi, probs=REFERENCE_PROBS, n_candidates=location_candidates(lo, hi), scale="linear"
+    )
     loc = float(med.values[0])
     # the deviations from the released median (public once released): a second median, composed
-    mad = dp_quantiles(np.clip(np.abs(t - loc), 0.0, hi - lo), half, lower=0.0, upper=hi - lo, probs=REFERENCE_PROBS,
-                       n_candidates=REFERENCE_CANDIDATES, scale="linear")
+    mad = dp_quantiles(
+        np.clip(np.abs(t - loc), 0.0, MAD_UPPER),
+        half,
+        lower=0.0,
+        upper=MAD_UPPER,
+        probs=REFERENCE_PROBS,
+        n_candidates=MAD_CANDIDATES,
+        scale="linear",
+    )
     scale = _scale(mad.values[0])
     theta0 = fam.reference(loc, widen * scale)
     spent = (float(med.eps_remove) + float(mad.eps_remove), float(med.eps_replace) + float(mad.eps_replace))
-    return theta0, spent, {"reference_source": "dp", "reference_loc": loc, "reference_scale": widen * scale,
-                           "reference_lower": lo, "reference_upper": hi}
+    return (
+        theta0,
+        spent,
+        {
+            "reference_source": "dp",
+            "reference_loc": loc,
+            "reference_scale": widen * scale,
+            "reference_lower": lo,
+            "reference_upper": hi,
+        },
+    )
 
 
 def _run(ctx: RunContext, params: dict) -> MechanismResult:
@@ -119,21 +164,37 @@ def _run(ctx: RunContext, params: dict) -> MechanismResult:
     theta0, composed, info = reference_parameters(ctx, params)
     missing = [k for k in ctx.compiled.param_names if k not in theta0]
     if missing:
-        raise DataError(f"the reference parameter lacks {missing}; give every parameter of the model "
-                        f"({ctx.compiled.param_names}).")
+        raise DataError(
+            f"the reference parameter lacks {missing}; give every parameter of the model ({ctx.compiled.param_names})."
+        )
     shapes = {rv.name: tuple(int(d) for d in rv.type.shape) for rv in ctx.compiled.model.free_RVs}
     try:
         theta0 = {k: np.asarray(theta0[k], dtype=float).reshape((1, *shapes[k])) for k in shapes}
     except ValueError as e:
-        raise DataError(f"the reference parameter has the wrong shape for the model ({e}); the model's "
-                        f"parameters have shapes {shapes}.") from None
+        raise DataError(
+            f"the reference parameter has the wrong shape for the model ({e}); the model's "
+            f"parameters have shapes {shapes}."
+        ) from None
     f0 = np.asarray(ctx.compiled.record_loglik(theta0, ctx.x, ctx.covariates), dtype=float)[0]
     if not np.isfinite(f0).all():
-        raise DataError(f"{int((~np.isfinite(f0)).sum())} record(s) have no density at the reference parameter: "
-                        f"widen it (a larger `widen`, or a reference covering every value of the support).")
-    res = censored_fit(ctx, SPEC, eps, "censor_ref", eps, weights=np.full(ctx.n, alpha), reference=alpha * f0,
-                       composed=composed, alpha=alpha, reference_eps_remove=composed[0],
-                       reference_eps_replace=composed[1], **info)
+        raise DataError(
+            f"{int((~np.isfinite(f0)).sum())} record(s) have no density at the reference parameter: "
+            f"widen it (a larger `widen`, or a reference covering every value of the support)."
+        )
+    res = censored_fit(
+        ctx,
+        SPEC,
+        eps,
+        "censor_ref",
+        eps,
+        weights=np.full(ctx.n, alpha),
+        reference=alpha * f0,
+        composed=composed,
+        alpha=alpha,
+        reference_eps_remove=composed[0],
+        reference_eps_replace=composed[1],
+        **info,
+    )
     return res
 
 
@@ -147,28 +208,52 @@ def _declared(params: dict, one_signed: bool, extra: dict | None = None) -> tupl
         # recomputed from public settings alone: OpenDP's maps of the two median releases
         lo, hi, half = float(extra["reference_lower"]), float(extra["reference_upper"]), params["reference_eps"] / 2
         probs = _check_probs(REFERENCE_PROBS)
-        a, _ = _calibrated(probs, lo, hi, REFERENCE_CANDIDATES, "linear", half)
-        b, _ = _calibrated(probs, 0.0, hi - lo, REFERENCE_CANDIDATES, "linear", half)
+        a, _ = _calibrated(probs, lo, hi, location_candidates(lo, hi), "linear", half)
+        b, _ = _calibrated(probs, 0.0, MAD_UPPER, MAD_CANDIDATES, "linear", half)
         return e + float(a.map(1)) + float(b.map(1)), 2.0 * e + float(a.map(2)) + float(b.map(2))
     return e, 2.0 * e
 
 
 SPEC = MechanismSpec(
-    key="censor_ref", name="Censor_ref", guarantee="DP", colour=PALETTE["blue"], order=95,
+    key="censor_ref",
+    name="Censor_ref",
+    guarantee="DP",
+    colour=PALETTE["blue"],
+    order=95,
     description="censored at eps/2 around each record's term at a public reference theta_0: unit-free",
-    run=_run, takes_eps=True, declared_eps=_declared,
+    run=_run,
+    takes_eps=True,
+    declared_eps=_declared,
     params={
-        "alpha": Param(None, optional(unit_interval), "public weight alpha in (0, 1] of the difference from the "
-                       "reference (default min(1, eps/4), a function of eps alone)"),
-        "reference": Param(None, _check_reference, "a public reference parameter theta_0: a dict of the model's "
-                           "parameters (instead of a DP release)", cli=None),
-        "historical": Param(None, _check_historical, "a public or earlier data set laid out like the confidential "
-                            "data; its median and spread set theta_0", cli="table", table=True),
-        "reference_eps": Param(0.1, positive_number, "eps of the DP release (OpenDP medians) of the data's location "
-                               "and spread that sets theta_0; charged with the release (raise it below ~500 records)"),
+        "alpha": Param(
+            None,
+            optional(unit_interval),
+            "public weight alpha in (0, 1] of the difference from the "
+            "reference (default min(1, eps/4), a function of eps alone)",
+        ),
+        "reference": Param(
+            None,
+            _check_reference,
+            "a public reference parameter theta_0: a dict of the model's parameters (instead of a DP release)",
+            cli=None,
+        ),
+        "historical": Param(
+            None,
+            _check_historical,
+            "a public or earlier data set laid out like the confidential data; its median and spread set theta_0",
+            cli="table",
+            table=True,
+        ),
+        "reference_eps": Param(
+            0.1,
+            positive_number,
+            "eps of the DP release (OpenDP medians) of the data's location "
+            "and spread that sets theta_0; charged with the release (raise it below ~500 records)",
+        ),
         "widen": Param(2.0, positive_number, "public factor widening theta_0's scale beyond the released one"),
     },
-    fits_per_release="1", needs="a target eps (theta_0 from a small DP release, a historical data set, or given)",
+    fits_per_release="1",
+    needs="a target eps (theta_0 from a small DP release, a historical data set, or given)",
     use_when="strict DP with no unit to choose: the default censored mechanism",
 )
 SPECS = (SPEC,)

@@ -36,7 +36,8 @@ from ..validation import DataError
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-    from ..fitting import CompiledModel, Fit, SamplerConfig
+    from ..fitting import CompiledModel, Fit
+    from ..mcmc_settings import SamplerConfig
     from ..models import ModelFamily
 
 __all__ = [

@@ -19,7 +19,8 @@ from .contract import REQUIRED, MechanismResult, MechanismSpec, Param, RunContex
 from .lipschitz import lw_result
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..fitting import CompiledModel, SamplerConfig
+    from ..fitting import CompiledModel
+    from ..mcmc_settings import SamplerConfig
 
 __all__ = ["SPEC", "SPECS", "CW_PARAMS", "cw_result", "count_weighted", "match_cw_radius"]
 

@@ -19,7 +19,8 @@ from .contract import MechanismResult, MechanismSpec, Param, RunContext
 from .unweighted import base_result
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..fitting import CompiledModel, Fit, SamplerConfig
+    from ..fitting import CompiledModel, Fit
+    from ..mcmc_settings import SamplerConfig
 
 __all__ = ["SPECS", "WEIGHTED", "LW", "LW_PARAMS", "lw_weights", "lw_fit", "lipschitz_weighted"]
 

@@ -47,7 +47,8 @@ from .contract import REQUIRED, MechanismResult, MechanismSpec, Param, RunContex
 from .unweighted import base_result
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..fitting import CompiledModel, Fit, SamplerConfig
+    from ..fitting import CompiledModel, Fit
+    from ..mcmc_settings import SamplerConfig
 
 __all__ = [
     "range_log_prob",

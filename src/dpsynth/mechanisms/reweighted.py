@@ -19,7 +19,8 @@ from .count import CW_PARAMS, cw_result
 from .lipschitz import LW_PARAMS, lw_result
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..fitting import CompiledModel, SamplerConfig
+    from ..fitting import CompiledModel
+    from ..mcmc_settings import SamplerConfig
 
 __all__ = ["SPECS", "LW_FINAL", "CW_FINAL", "K_PARAMS", "reweighted"]
 

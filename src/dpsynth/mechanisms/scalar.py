@@ -18,7 +18,8 @@ from .lipschitz import lw_result
 from .unweighted import base_result
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..fitting import CompiledModel, Fit, SamplerConfig
+    from ..fitting import CompiledModel, Fit
+    from ..mcmc_settings import SamplerConfig
 
 __all__ = ["SPEC", "SPECS", "scalar_weighted"]
 

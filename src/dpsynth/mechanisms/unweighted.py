@@ -9,7 +9,8 @@ from ..seeds import SeedLike
 from .contract import MechanismResult, MechanismSpec, RunContext
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..fitting import CompiledModel, SamplerConfig
+    from ..fitting import CompiledModel
+    from ..mcmc_settings import SamplerConfig
 
 __all__ = ["SPEC", "SPECS", "base_result", "unweighted"]
 

@@ -17,7 +17,8 @@ from .contract import MechanismResult, MechanismSpec, RunContext, unique_fits
 from .lipschitz import LW_PARAMS, lw_result
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..fitting import CompiledModel, SamplerConfig
+    from ..fitting import CompiledModel
+    from ..mcmc_settings import SamplerConfig
 
 __all__ = ["SPEC", "SPECS", "weighted_e"]
 

@@ -42,8 +42,11 @@ class NegBinomialRegression(PoissonRegression):
         x = data["x"]
         log_phi_mu = pt.logaddexp(pt.log(phi), eta)
         return (
-            pt.gammaln(x + phi) - pt.gammaln(phi) - data["lgamma_x1"]
-            + phi * (pt.log(phi) - log_phi_mu) + x * (eta - log_phi_mu)
+            pt.gammaln(x + phi)
+            - pt.gammaln(phi)
+            - data["lgamma_x1"]
+            + phi * (pt.log(phi) - log_phi_mu)
+            + x * (eta - log_phi_mu)
         )
 
     def simulate(self, draws: Draws, rng: np.random.Generator, covariates: np.ndarray | None = None) -> np.ndarray:
@@ -62,9 +65,11 @@ class NegBinomialRegression(PoissonRegression):
         """Poisson's reference mean, and the dispersion with ``Var(log(1 + x))`` near ``scale^2``.
 
         ``Var(log(1 + X)) ~ (mu + mu^2 / phi) / (1 + mu)^2``, so ``1/phi = (scale^2 (1 + mu)^2 - mu) / mu^2``,
-        kept in [1e-4, 1e4].
+        kept in [1e-4, 2]: a reference more dispersed than twice a geometric distribution's puts nearly all
+        its mass at 0, and every record above 0 would then sit far above its reference term and be censored
+        (the scale of a few small counts on the log(1 + x) scale, widened, easily asks for that).
         """
         ref = super().reference(loc, scale)
         mu = max(float(np.expm1(loc)), 0.5)
-        inv_phi = float(np.clip((float(scale) ** 2 * (1 + mu) ** 2 - mu) / mu**2, 1e-4, 1e4))
+        inv_phi = float(np.clip((float(scale) ** 2 * (1 + mu) ** 2 - mu) / mu**2, 1e-4, 2.0))
         return {**ref, "inv_phi": np.array([inv_phi])}

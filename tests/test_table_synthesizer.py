@@ -1,0 +1,175 @@
+"""The whole-table release: TableSynthesizer's conditionals, composed guarantee, ledger, save/load."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpsynth import Synthesizer, TableSynthesizer
+from dpsynth.ledger import Ledger
+from dpsynth.synthesizer_files import digest
+from dpsynth.validation import DataError
+
+LEVELS = ["bus", "car", "walk"]  # 'walk' is a public level that never occurs
+
+
+def table(n: int = 400, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    z = rng.normal(size=n)
+    region = rng.choice(["north", "south"], n)
+    income = np.exp(1.0 + 0.4 * z + 0.3 * (region == "south") + rng.normal(0, 0.3, n))
+    visits = rng.poisson(np.exp(0.3 + 0.5 * (np.log(income) - 1.0)))
+    mode = np.where(np.log(income) + 0.3 * visits + rng.normal(0, 0.5, n) > 1.4, "car", "bus")
+    return pd.DataFrame(
+        {
+            "income": income,
+            "visits": visits.astype(np.int64),
+            "mode": pd.Categorical(mode, categories=LEVELS),
+            "z": z,
+            "region": region,
+        }
+    )
+
+
+TARGETS = ["income", "visits", "mode"]
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    return TableSynthesizer(table(), TARGETS, covariates=["z", "region"], eps=3.0, progress=False).fit(seed=1)
+
+
+# ----------------------------------------------------------------------------------- arguments
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"targets": "income"}, "list of column names"),
+        ({"targets": ["income", "income"]}, "twice"),
+        ({"targets": ["income", "z"]}, r"both `targets` and `covariates`"),
+        ({"targets": ["income", "pay"]}, r"\['pay'\] are not in `data`"),
+        ({"covariates": ["z"]}, r"\['region'\] that are neither targets nor covariates"),
+        ({"eps": None}, "`eps` is required"),
+        ({"eps_split": [1.0, 1.0]}, "one eps per target"),
+        ({"eps": 3.0, "eps_split": {"income": 1.0, "visits": 1.0, "mode": 2.0}}, "not the sum"),
+        ({"mechanisms": {"pay": "ph"}}, r"\['pay'\] that are not targets"),
+        ({"mechanisms": {"mode": "laplace"}}, r"`mechanisms`\['mode'\] must be a registry key"),
+    ],
+)
+def test_bad_arguments_name_the_argument(kwargs, match):
+    kw = {"targets": TARGETS, "covariates": ["z", "region"], "eps": 3.0, **kwargs}
+    with pytest.raises(DataError, match=match):
+        TableSynthesizer(table(40), **kw)
+
+
+def test_eps_is_split_equally_or_as_given():
+    t = TableSynthesizer(table(40), TARGETS, covariates=["z", "region"], eps=3.0)
+    assert t.eps_split == {"income": 1.0, "visits": 1.0, "mode": 1.0} and t.eps == 3.0
+    t = TableSynthesizer(
+        table(40), TARGETS, covariates=["z", "region"], eps_split={"income": 2, "visits": 0.5, "mode": 0.5}
+    )
+    assert t.eps == 3.0 and t.relation == "replace"
+    assert TableSynthesizer(table(40)[TARGETS], TARGETS, eps=3.0).relation == "remove"
+
+
+def test_a_table_file_is_not_a_one_column_synthesizer(fitted, tmp_path):
+    path = fitted.save(tmp_path / "t.json")
+    with pytest.raises(DataError, match="whole-table synthesizer; load it with dpsynth.TableSynthesizer.load"):
+        Synthesizer.load(path)
+
+
+# ----------------------------------------------------------------------------------- the release
+
+
+@pytest.mark.slow
+def test_a_three_column_release_composes_books_once_and_keeps_types(fitted):
+    """Acceptance: one continuous, one count, one categorical column with public covariates at eps = 3."""
+    p = fitted.privacy
+    assert p.guarantee == "DP" and p.converged
+    assert p.eps_remove == pytest.approx(sum(q.eps_remove for q in p.parts))
+    assert p.eps_replace == pytest.approx(sum(q.eps_replace for q in p.parts)) and p.eps == p.eps_replace
+    # each part: its mechanism's eps (1 each) plus its DP reference's, stated in the split
+    assert [q.name for q in p.parts] == ["Censor_ref"] * 3
+    assert all(q.eps_remove >= 1.0 for q in p.parts)
+    statement = p.statement()
+    assert f"strict DP eps = {p.eps:.4g} with one record replaced" in statement and "Split: income:" in statement
+    book = Ledger(fitted.dataset, fitted.relation)
+    before = len(book.releases())
+    out = fitted.sample(seed=2)
+    recs = book.releases()
+    assert len(recs) == before + 1  # booked once, with the total
+    assert recs[-1]["spend"] == pytest.approx(p.eps) and recs[-1]["guarantee"] == "DP"
+    draws = recs[-1]["draw"]
+    assert sorted(draws) == sorted(TARGETS) and all(isinstance(v, int) for v in draws.values())  # one per column
+    assert out.attrs["draws"] == draws
+    src = table()
+    assert list(out.columns) == list(src.columns)
+    assert out["income"].dtype == np.float64 and (out["income"] > 0).all()
+    assert out["visits"].dtype == np.int64 and (out["visits"] >= 0).all()
+    assert isinstance(out["mode"].dtype, pd.CategoricalDtype) and list(out["mode"].cat.categories) == LEVELS
+    np.testing.assert_array_equal(out["z"], src["z"])  # public covariates carried through
+    # a second release takes other draws and books its own eps
+    fitted.sample(seed=3)
+    last = Ledger(fitted.dataset, fitted.relation).releases()[-1]
+    assert any(last["draw"][t] != draws[t] for t in TARGETS) and last["spend"] == pytest.approx(p.eps)
+
+
+@pytest.mark.slow
+def test_earlier_columns_enter_later_models_through_public_encodings_only(fitted):
+    visits = fitted.parts["visits"]
+    ref = fitted.parts["income"]._privacy.extra  # noqa: SLF001
+    assert ref["reference_source"] == "dp"
+    # income: its public log transform, centred and scaled by its own DP reference (released, charged), not by the data
+    assert visits._design.transforms["income"] == "log"  # noqa: SLF001
+    assert visits._design.scaling["income"] == (ref["reference_loc"], ref["reference_scale"])  # noqa: SLF001
+    mode = fitted.parts["mode"]
+    assert mode._design.levels.get("visits") is None and mode._design.transforms["visits"] == "log1p"  # noqa: SLF001
+    assert fitted.parts["mode"].encoding.levels == tuple(LEVELS)
+
+
+@pytest.mark.slow
+def test_save_load_release_and_an_edited_part_is_refused(fitted, tmp_path):
+    path = fitted.save(tmp_path / "t.json")
+    assert (path.stat().st_mode & 0o777) == 0o600
+    doc = json.loads(path.read_text())
+    assert doc["content"]["kind"] == "table"
+    for part in doc["content"]["parts"].values():
+        assert part["public_covariates"] == {}  # the earlier (confidential) columns are not saved
+    assert "income" not in json.dumps(doc["content"]["public_covariates"])
+    back = TableSynthesizer.load(path)
+    assert back.privacy.eps == pytest.approx(fitted.privacy.eps)
+    out = back.release(tmp_path / "released.csv", seed=4)
+    assert len(out) == 400 and (tmp_path / "released.csv").is_file()
+    # an adversary edits a part's censoring bound and re-hashes the file: the part's re-derivation refuses it
+    doc["content"]["parts"]["visits"]["privacy"]["bound"] *= 2
+    doc["sha256"] = digest(doc["content"])
+    bad = tmp_path / "edited.json"
+    bad.write_text(json.dumps(doc))
+    with pytest.raises(DataError, match="refusing to load"):
+        TableSynthesizer.load(bad)
+
+
+@pytest.mark.slow
+def test_the_joint_relation_is_kept_where_independent_columns_lose_it():
+    """Acceptance: two columns with a known correlation (0.7 on the log scale): the table keeps it within Monte
+    Carlo error; two one-column synthesizers (each column alone) lose it."""
+    rng = np.random.default_rng(3)
+    n = 600
+    L = rng.multivariate_normal([1.0, 2.0], [[0.25, 0.7 * 0.5 * 0.4], [0.7 * 0.5 * 0.4, 0.16]], size=n)
+    df = pd.DataFrame({"a": np.exp(L[:, 0]), "b": np.exp(L[:, 1])})
+    truth = np.corrcoef(L.T)[0, 1]
+    t = TableSynthesizer(df, ["a", "b"], eps=8.0, n_release=n, progress=False).fit(seed=5)
+    both = t.sample_unaccounted(seed=6)
+    kept = np.corrcoef(np.log(both["a"]), np.log(both["b"]))[0, 1]
+    alone = [
+        Synthesizer(df[[c]], c, eps=4.0, n_release=n, progress=False).fit(seed=7 + k).sample_unaccounted(seed=10 + k)[c]
+        for k, c in enumerate(("a", "b"))
+    ]
+    lost = np.corrcoef(np.log(alone[0]), np.log(alone[1]))[0, 1]
+    se = (1 - truth**2) / np.sqrt(n)  # the sampling sd of a correlation
+    assert abs(kept - truth) < 4 * se + 0.05, (kept, truth)
+    assert abs(lost) < 4 / np.sqrt(n), lost
