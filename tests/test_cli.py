@@ -627,3 +627,6 @@ def test_a_table_through_fit_release_and_ledger(tmp_path, csv, capsys):
     assert main(["ledger", str(syn)]) == 0
     text = capsys.readouterr().out
     assert "Table(Censor_ref, Censor_ref, Censor_ref)" in text and "1 release(s)" in text
+    report = tmp_path / "report"
+    assert main(["report", str(syn), "--data", str(data), "--released", str(out), "--out", str(report)]) == 0
+    assert (report / "report.html").exists() and (report / "figure-2-associations.png").exists()

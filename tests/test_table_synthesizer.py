@@ -173,3 +173,18 @@ def test_the_joint_relation_is_kept_where_independent_columns_lose_it():
     se = (1 - truth**2) / np.sqrt(n)  # the sampling sd of a correlation
     assert abs(kept - truth) < 4 * se + 0.05, (kept, truth)
     assert abs(lost) < 4 / np.sqrt(n), lost
+
+
+def test_the_report_of_a_released_table(fitted, tmp_path):
+    """The data holder's page: the composed statement, each column, the pairs, the regressions, the pMSE."""
+    from dpsynth.table_report import TABLE_FILES
+
+    released = fitted.sample_unaccounted(seed=5)
+    path = fitted.report(released, tmp_path / "rep")
+    assert sorted(p.name for p in path.parent.iterdir()) == sorted(TABLE_FILES)
+    html = path.read_text(encoding="utf-8")
+    assert fitted.privacy.statement().split(":")[0] in html and "income" in html and "Cramér" in html
+    assert fitted.kinds() == {"income": "continuous", "visits": "count", "mode": "categorical", "z": "continuous",
+                              "region": "categorical"}
+    with pytest.raises(DataError, match="lacks the synthesizer's column"):
+        fitted.report(released.drop(columns="mode"), tmp_path / "rep2")

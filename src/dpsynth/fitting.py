@@ -238,7 +238,7 @@ class CompiledModel:
         cores = cfg.cores or min(cfg.chains, default_cores())
         idata = nutpie.sample(
             compiled, draws=cfg.draws, tune=cfg.tune, chains=cfg.chains, cores=cores,
-            seed=int_seed(seed), progress_bar=bool(cfg.progress),
+            seed=int_seed(seed), progress_bar=bool(cfg.progress), target_accept=float(cfg.target_accept),
         )
         post = idata.posterior
         draws = {

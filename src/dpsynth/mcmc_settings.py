@@ -59,6 +59,11 @@ class SamplerConfig:
         Smallest acceptable bulk ESS, finite and >= 0 (default ``100 * chains``).
     progress : bool
         Show the sampler's progress bars (nutpie's: in a terminal or a notebook).
+    target_accept : float
+        The average acceptance probability the step size is adapted to (nutpie's default 0.8); a
+        larger value takes smaller steps, which removes divergent transitions in a curved posterior
+        (a funnel) at the cost of more gradient evaluations. It changes how the posterior is explored,
+        not the posterior.
 
     Raises
     ------
@@ -74,6 +79,7 @@ class SamplerConfig:
     rhat_max: float = 1.01
     ess_min: float | None = None
     progress: bool = False
+    target_accept: float = 0.8
 
     def __post_init__(self) -> None:
         for name in ("draws", "tune", "chains"):
@@ -86,6 +92,11 @@ class SamplerConfig:
                 f"min(chains, cpu count); got {self.cores!r}."
             )
         check_probability(self.draw_quantile, "draw_quantile")
+        if not _is_real(self.target_accept) or not 0.5 <= float(self.target_accept) < 1:
+            raise DataError(
+                f"`target_accept` must be a number in [0.5, 1) (the sampler's target acceptance rate; e.g. 0.8, "
+                f"or 0.95 when a fit has divergent transitions); got {self.target_accept!r}."
+            )
         if not isinstance(self.progress, bool):
             raise DataError(f"`progress` must be True or False; got {self.progress!r}.")
         if not _is_real(self.rhat_max) or not np.isfinite(self.rhat_max) or self.rhat_max < 1:

@@ -651,6 +651,85 @@ class TableSynthesizer:
         return df
 
     # ------------------------------------------------------------------ save / load
+    # ------------------------------------------------------------------ report
+    def kinds(self) -> dict[str, str]:
+        """Each column's kind for the comparisons: the targets' own, ``"categorical"`` or ``"continuous"`` for a
+        public covariate (:func:`dpsynth.covariates.is_categorical` on the data)."""
+        from .covariates import is_categorical
+
+        out = {}
+        for c in self.covariates:
+            cat = c in self._public_design.levels
+            if not cat and self._data is not None:
+                cat = is_categorical(self._data[c])
+            out[c] = "categorical" if cat else "continuous"
+        out.update({t: self.encodings[t].kind for t in self.targets})
+        return {c: out[c] for c in self.columns}
+
+    def report(
+        self,
+        released: pd.DataFrame,
+        out_dir: str | os.PathLike,
+        *,
+        original: pd.DataFrame | None = None,
+        force: bool = False,
+        title: str | None = None,
+    ) -> Path:
+        """Write a CONFIDENTIAL page that sets a released table against the confidential one.
+
+        ``out_dir/report.html`` and its PNG figures show the privacy statement (total and split) and the
+        diagnostics, each column's marginal, the pairwise relations (associations and contingency tables),
+        the regression of each numeric confidential column on the others, and the pMSE.
+
+        Parameters
+        ----------
+        released : pandas.DataFrame
+            A table released by this synthesizer (:meth:`sample`, or the file :meth:`release` wrote).
+        out_dir : path-like
+            The report's folder (created if its parent exists); an existing report is refused unless ``force``.
+        original : pandas.DataFrame, optional
+            The confidential table; by default the data the synthesizer was fitted on. A loaded
+            synthesizer holds no confidential data: pass it here.
+        force : bool
+            Replace an existing report.
+        title : str, optional
+            The page's title.
+
+        Returns
+        -------
+        pathlib.Path
+            The HTML file written.
+        """
+        from .table_report import write_table_report
+
+        p = self.privacy
+        if original is None:
+            if self._data is None:
+                raise DataError(
+                    "this synthesizer was loaded without its confidential data; pass the confidential table "
+                    "explicitly: report(released, out_dir, original=df) (on the command line --data FILE)."
+                )
+            original = self._data
+        for name, f in (("original", original), ("released", released)):
+            if not isinstance(f, pd.DataFrame):
+                raise DataError(f"`{name}` must be a pandas DataFrame; got {type(f).__name__}.")
+            missing = [c for c in self.columns if c not in f.columns]
+            if missing:
+                raise DataError(
+                    f"`{name}` lacks the synthesizer's column(s) {missing}; its columns are {list(f.columns)}."
+                )
+        return write_table_report(
+            original[self.columns],
+            released[self.columns],
+            targets=self.targets,
+            kinds=self.kinds(),
+            statement=p.statement(),
+            diagnostics=p.diagnostics(),
+            out_dir=out_dir,
+            title=title,
+            force=force,
+        )
+
     def _content(self) -> dict:
         from .synthesizer_files import jsonable
 

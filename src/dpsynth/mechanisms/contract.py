@@ -374,6 +374,11 @@ class MechanismSpec:
                                key=self.key, release=release)
 
 
+def _raised_accept(target_accept: float) -> float:
+    """The target acceptance rate of a retry after divergent transitions: 0.8 -> 0.95 -> 0.99."""
+    return 0.99 if target_accept >= 0.95 else 0.95
+
+
 class RunContext:
     """What a mechanism runs on: the data, the model, the sampler, the seeds, and shared fits.
 
@@ -482,8 +487,12 @@ class RunContext:
                     warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
                 break
             longer = dataclasses.replace(cfg, draws=2 * cfg.draws, tune=2 * cfg.tune)
+            smaller = ""
+            if fit.diagnostics.divergences:  # divergences mean steps too long for the posterior's curvature
+                longer = dataclasses.replace(longer, target_accept=_raised_accept(cfg.target_accept))
+                smaller = f" and a target acceptance rate of {longer.target_accept:g} (smaller steps)"
             self.log.append(f"the {'/'.join(map(str, step))} fit failed its checks ({fit.diagnostics.problems()}); "
-                            f"refitted with {longer.draws} draws and {longer.tune} tuning steps per chain")
+                            f"refitted with {longer.draws} draws and {longer.tune} tuning steps per chain{smaller}")
             cfg = longer
         if attempt and fit.diagnostics.ok:
             self.log.append(f"the {'/'.join(map(str, step))} fit passed its checks after {attempt} retr"

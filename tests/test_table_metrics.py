@@ -1,0 +1,113 @@
+"""The measures of a whole-table release: marginals, pairwise associations, contingency tables, regressions."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpsynth.metrics import pmse
+from dpsynth.table_metrics import (
+    analysis_values,
+    association,
+    association_matrix,
+    contingency_tvd,
+    marginal_table,
+    pairwise_table,
+    regression_table,
+    table_features,
+)
+from dpsynth.validation import DataError
+
+KINDS = {"wage": "continuous", "visits": "count", "mode": "categorical", "z": "continuous"}
+
+
+def frame(n: int = 2000, rho: float = 0.7, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    z = rng.normal(size=n)
+    e = rho * z + np.sqrt(1 - rho**2) * rng.normal(size=n)
+    wage = np.exp(2 + 0.5 * e)
+    visits = rng.poisson(np.exp(0.5 + 0.4 * e))
+    mode = np.where(e + rng.normal(0, 0.5, n) > 0, "car", "bus")
+    return pd.DataFrame({"wage": wage, "visits": visits, "mode": mode, "z": z})
+
+
+def test_identical_tables_have_zero_distances():
+    df = frame()
+    m = marginal_table(df, df, KINDS)
+    assert (m["distance"] == 0).all() and list(m["measure"]) == ["max ECDF", "max ECDF", "TVD", "max ECDF"]
+    p = pairwise_table(df, df, KINDS)
+    assert len(p) == 6 and (p["difference"] == 0).all() and (p["contingency_tvd"] == 0).all()
+
+
+def test_association_measures_are_unit_free_and_named():
+    df = frame()
+    assert association(df.wage, df.z, "continuous", "continuous")[0] == "Spearman"
+    assert association(df.wage, df["mode"], "continuous", "categorical")[0] == "eta"
+    assert association(df["mode"], df["mode"], "categorical", "categorical") == ("Cramér's V", pytest.approx(1.0))
+    a = association(df.wage, df.z, "continuous", "continuous")[1]
+    b = association(df.wage * 1000, df.z, "continuous", "continuous")[1]
+    assert a == pytest.approx(b) and 0.6 < a < 0.75
+
+
+def test_independent_columns_lose_the_association():
+    """Shuffling one column keeps its marginal and breaks its relations: the measures see exactly that."""
+    df = frame()
+    shuffled = df.copy()
+    shuffled["wage"] = np.random.default_rng(1).permutation(df["wage"].to_numpy())
+    assert marginal_table(df, shuffled, KINDS).loc["wage", "distance"] == 0
+    p = pairwise_table(df, shuffled, KINDS).set_index(["a", "b"])
+    assert abs(p.loc[("wage", "z"), "difference"]) > 0.5
+    assert p.loc[("wage", "z"), "contingency_tvd"] > 0.2  # about 0.29 for rho = 0.7
+    assert p.loc[("visits", "z"), "difference"] == 0
+    m = association_matrix(shuffled, KINDS)
+    assert np.allclose(m.to_numpy(), m.to_numpy().T, equal_nan=True) and (np.diag(m) == 1).all()
+
+
+def test_contingency_cells_come_from_the_original():
+    df = frame(500)
+    syn = df.copy()
+    syn["wage"] = df["wage"] * 10  # every synthetic wage above the original's top quintile edge
+    assert contingency_tvd(df, syn, "wage", "mode", KINDS) > 0.7
+
+
+def test_regression_table_side_by_side_and_off_scale_values():
+    df = frame()
+    r = regression_table(df, df, "wage", ["z", "mode", "visits"], KINDS)
+    assert list(r.index) == ["intercept", "z", "mode=car", "visits"]
+    assert np.allclose(r["original"], r["synthetic"]) and np.allclose(r["overlap"], 1)
+    syn = df.copy()
+    syn.loc[:9, "wage"] = 0.0  # no log
+    r = regression_table(df, syn, "wage", ["z"], KINDS)
+    assert r.attrs["dropped"] == {"original": 0, "synthetic": 10}
+    assert r.loc["z", "original"] == pytest.approx(0.35, abs=0.05)  # 0.5 * rho on the log scale
+    with pytest.raises(DataError, match="categorical"):
+        regression_table(df, df, "mode", ["z"], KINDS)
+    with pytest.raises(DataError, match="no entry for pay"):
+        regression_table(df, df, "wage", ["pay"], KINDS)
+
+
+def test_features_for_the_pmse():
+    df = frame(400)
+    f = table_features(df, KINDS)
+    assert f.shape == (400, 4)  # wage, visits, mode=car, z
+    assert np.allclose(f[:, 0], np.log(df.wage)) and np.allclose(f[:, 1], np.log1p(df.visits))
+    shuffled = df.sample(frac=1.0, random_state=0).reset_index(drop=True)
+    assert pmse(f, table_features(shuffled, KINDS, like=df)).pmse == pytest.approx(0.0, abs=1e-12)
+    other = frame(400, seed=3)
+    other["wage"] *= 3
+    assert pmse(f, table_features(other, KINDS, like=df)).ratio > 10
+
+
+def test_analysis_scale_is_decided_by_the_original():
+    s = pd.Series([1.0, 2.0, 4.0])
+    assert np.allclose(analysis_values(pd.Series([-1.0, 2.0]), "continuous", like=s), [np.nan, np.log(2)],
+                       equal_nan=True)
+    assert np.allclose(analysis_values(pd.Series([-1.0, 2.0]), "continuous"), [-1.0, 2.0])
+
+
+@pytest.mark.parametrize(("kinds", "match"), [({}, "is empty"), ({"wage": "money"}, "use one of"),
+                                              ({"pay": "continuous"}, "no column 'pay'")])
+def test_bad_kinds_name_the_problem(kinds, match):
+    with pytest.raises(DataError, match=match):
+        marginal_table(frame(50), frame(50), kinds)
