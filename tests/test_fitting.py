@@ -266,3 +266,46 @@ def test_default_cores_follows_the_worker_setting(monkeypatch):
     assert fitting.default_cores() == 1
     monkeypatch.setenv(fitting.CORES_ENV, "zero")  # not a positive integer: ignored
     assert fitting.default_cores() == (os.cpu_count() or 1)
+
+
+# --------------------------------------------------------------------------------------------
+# a public starting point, a larger target acceptance rate
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_unconstrained_start_is_the_sampler_vector(negbin_cm):
+    """sigma_beta and inv_phi are positive: their logs sit at their slices, beta as it is."""
+    v = negbin_cm.unconstrained({"sigma_beta": 2.0, "beta": [0.5], "inv_phi": 0.25})
+    names, slices, _ = negbin_cm._nutpie.shape_info
+    got = {n: v[s] for n, s in zip(names, slices) if s.stop <= v.size}
+    assert got["sigma_beta_log__"] == pytest.approx(np.log(2.0)) and got["inv_phi_log__"] == pytest.approx(np.log(0.25))
+    assert got["beta"] == pytest.approx([0.5])
+    with pytest.raises(fitting.DataError, match="lacks 'inv_phi'"):
+        negbin_cm.unconstrained({"sigma_beta": 2.0, "beta": [0.5]})
+    with pytest.raises(fitting.DataError, match="not finite"):
+        negbin_cm.unconstrained({"sigma_beta": -1.0, "beta": [0.5], "inv_phi": 0.25})
+
+
+@pytest.mark.slow
+def test_chains_start_at_a_public_point(lognormal_cm):
+    """A censored likelihood is flat where every record is censored; chains started at a public value inside
+    the window (the reference) find the data, and a starting point must name every parameter."""
+    x = datasets.lognormal_data(200, 3)
+    cfg = SamplerConfig(draws=300, tune=300)
+    near = {"mu": np.array(float(np.log(x).mean())), "sigma": np.array(float(np.log(x).std()))}
+    assert set(lognormal_cm.param_names) == set(near)
+    ref = lognormal_cm.record_loglik({k: v.reshape(1) for k, v in near.items()}, x)[0]
+    good = lognormal_cm.fit(x, bound=0.5, reference=ref, sampler=cfg, seed=1, init=near)
+    assert abs(float(np.mean(good.draws["mu"])) - near["mu"]) < 0.2 and good.diagnostics.ok
+    with pytest.raises(fitting.DataError, match="lacks"):
+        lognormal_cm.fit(x, bound=0.5, reference=ref, sampler=cfg, seed=1, init={"mu": 1.0})
+
+
+def test_target_accept_is_checked_and_raised_after_divergences():
+    from dpsynth.mechanisms.contract import _raised_accept
+
+    assert SamplerConfig().target_accept == 0.8
+    with pytest.raises(fitting.DataError, match="target_accept"):
+        SamplerConfig(target_accept=1.0)
+    assert [_raised_accept(a) for a in (0.8, 0.95, 0.99)] == [0.95, 0.99, 0.99]

@@ -167,6 +167,29 @@ class CompiledModel:
         values[REFERENCE] = reference
         return values
 
+    def unconstrained(self, values: Mapping[str, np.ndarray]) -> np.ndarray:
+        """A parameter value ``{name: value}`` (every free parameter) as nutpie's unconstrained vector.
+
+        Each value is mapped by its PyMC transform (``log`` of a positive parameter, ...) and placed at
+        its slice of the sampler's vector.
+        """
+        names, slices, _ = self._nutpie.shape_info
+        out = np.zeros(self._nutpie.n_dim)
+        for rv in self.model.free_RVs:
+            if rv.name not in values:
+                raise DataError(f"the starting point lacks {rv.name!r}; give every parameter ({self.param_names}).")
+            value = np.asarray(values[rv.name], dtype=float).reshape(tuple(int(d) for d in rv.type.shape))
+            tr = self.model.rvs_to_transforms.get(rv)
+            vv = self.model.rvs_to_values[rv]
+            if tr is not None:
+                value = np.asarray(tr.forward(value, *rv.owner.inputs).eval(), dtype=float)
+            sl = slices[names.index(vv.name)]
+            out[sl] = value.ravel()
+        if not np.isfinite(out).all():
+            raise DataError("the starting point is not finite on the sampler's scale (a parameter outside its "
+                            "support).")
+        return out
+
     def record_loglik(self, draws: Mapping[str, np.ndarray], x, covariates=None) -> np.ndarray:
         """Record log-likelihoods ``f_{theta_s}(x_i)`` for the given draws, shape ``(S, n)``."""
         xv, cov = self.family.check_data(x, covariates)
@@ -186,6 +209,7 @@ class CompiledModel:
         privacy_weights=None,
         keep_idata: bool = True,
         reference=None,
+        init: Mapping[str, np.ndarray] | None = None,
     ) -> Fit:
         """Sample the (weighted, possibly censored) pseudo posterior on data ``x``.
 
@@ -213,6 +237,12 @@ class CompiledModel:
             Per-record reference ``r_i`` subtracted from each weighted term before the clamp
             (``clamp(alpha_i f - r_i, -M, M)``), e.g. ``alpha_i f_{theta_0}(x_i)`` at a public
             ``theta_0``; default 0.
+        init : mapping, optional
+            A public parameter value ``{name: value}`` (every free parameter, on its own scale) around
+            which the chains start, e.g. the reference ``theta_0`` of a censored fit: a chain started
+            where every record is censored sees a flat likelihood and may never leave the prior.
+            Where the chains start is public and changes how the posterior is explored, not the
+            posterior. Default: nutpie's own start.
 
         Returns
         -------
@@ -236,9 +266,10 @@ class CompiledModel:
             raise DataError(f"`reference` must be {n} finite numbers, one per record; got shape {ref.shape}.")
         compiled = self._nutpie.with_data(**self._data_values(xv, cov, w, M, ref))
         cores = cfg.cores or min(cfg.chains, default_cores())
+        extra = {} if init is None else {"init_mean": self.unconstrained(init)}
         idata = nutpie.sample(
             compiled, draws=cfg.draws, tune=cfg.tune, chains=cfg.chains, cores=cores,
-            seed=int_seed(seed), progress_bar=bool(cfg.progress), target_accept=float(cfg.target_accept),
+            seed=int_seed(seed), progress_bar=bool(cfg.progress), target_accept=float(cfg.target_accept), **extra,
         )
         post = idata.posterior
         draws = {

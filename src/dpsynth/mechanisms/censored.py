@@ -65,10 +65,12 @@ def censored(
 
 
 def censored_fit(ctx: RunContext, spec: MechanismSpec, eps: float, *step, weights=None, before=(), reference=None,
-                 **extra) -> MechanismResult:
-    """Fit the context's data censored at ``M`` (a window of width ``eps``) with ``weights``; the result of ``spec``."""
+                 init=None, **extra) -> MechanismResult:
+    """Fit the context's data censored at ``M`` (a window of width ``eps``) with ``weights``; the result of ``spec``.
+
+    ``init``: a public starting point of the chains (e.g. the reference parameter)."""
     one_signed = bool(ctx.family.one_signed and reference is None)
-    fit = ctx.fit(*step, weights=weights, bound=censoring_bound(eps, one_signed), reference=reference)
+    fit = ctx.fit(*step, weights=weights, bound=censoring_bound(eps, one_signed), reference=reference, init=init)
     check_cap(fit, eps, spec.name)
     return spec.result(fit, fits=unique_fits(before, (fit,)), eps_target=eps, **extra)
 

@@ -189,6 +189,7 @@ def _run(ctx: RunContext, params: dict) -> MechanismResult:
         eps,
         weights=np.full(ctx.n, alpha),
         reference=alpha * f0,
+        init={k: v[0] for k, v in theta0.items()},  # every term is 0 there: the chains start inside the window
         composed=composed,
         alpha=alpha,
         reference_eps_remove=composed[0],

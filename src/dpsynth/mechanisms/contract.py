@@ -462,10 +462,11 @@ class RunContext:
         return self._seed_fn(*parts) if self._seed_fn is not None else stream(self.seed, *parts)
 
     def fit(self, *step, x=None, covariates=None, weights=None, bound: float | None = None,
-            privacy_weights=None, reference=None) -> Fit:
+            privacy_weights=None, reference=None, init=None) -> Fit:
         """Fit the (weighted, censored) pseudo posterior on the context's data, seeded by ``step``.
 
-        ``x`` and ``covariates`` replace the context's data (a historical data set).
+        ``x`` and ``covariates`` replace the context's data (a historical data set); ``init`` is a
+        public starting point of the chains (:meth:`dpsynth.fitting.CompiledModel.fit`).
         """
         import dataclasses
         import warnings
@@ -480,7 +481,7 @@ class RunContext:
                 warnings.simplefilter("always", ConvergenceWarning)
                 fit = self.compiled.fit(self.x if own else x, covariates=self.covariates if own else covariates,
                                         weights=weights, bound=bound, privacy_weights=privacy_weights, sampler=cfg,
-                                        seed=seed, reference=reference)
+                                        seed=seed, reference=reference, init=init)
             last = attempt == self.retries
             if fit.diagnostics.ok or last:
                 for w in caught:  # the warnings of the run that is kept
