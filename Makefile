@@ -213,19 +213,32 @@ peers-lock: $(VENV)/.python-$(PY_VERSION)
 	   cat $(PEERS_LOCK).tmp; } > $(PEERS_LOCK)
 	@rm -f $(PEERS_LOCK).tmp
 
+# Pages executed at once: rendering the shipped results (RESULTS=use) is mostly a kernel's start-up,
+# imports and plotting, one core each, so two run side by side on two cores; computing studies
+# (RESULTS=write or off) runs one notebook at a time, each study using the cores itself.
+NB_JOBS ?= $(if $(filter use,$(RESULTS)),2,1)
+
 notebooks: $(STAMP)
 	@set -e; \
 	nbs="$(NOTEBOOKS)"; \
 	if [ -z "$$nbs" ]; then echo "notebooks: no chapter in _toc.yml has a notebooks/<name>.ipynb yet; nothing to execute"; exit 0; fi; \
 	mkdir -p book; \
-	for nb in $$nbs; do \
-	  name=$$(basename "$$nb" .ipynb); \
+	all=$$SECONDS; \
+	run_one() { \
+	  nb=$$1; name=$$(basename "$$nb" .ipynb); start=$$SECONDS; \
 	  echo "== $$name: papermill $$nb -> book/$$name.ipynb (scale=$(SCALE), results=$(RESULTS))"; \
-	  start=$$SECONDS; \
 	  DPSYNTH_RESULTS="$(RESULTS)" $(VENV)/bin/papermill "$$nb" "book/$$name.ipynb" -p scale "$(SCALE)" \
-	    --kernel python3 --no-progress-bar --stderr-file >(cat >&2) $(PAPERMILL_ARGS); \
+	    --kernel python3 --no-progress-bar --stderr-file /dev/stderr $(PAPERMILL_ARGS) || \
+	    { echo "== $$name: FAILED after $$((SECONDS - start)) s" >&2; return 1; }; \
 	  echo "== $$name: executed in $$((SECONDS - start)) s (load average $$(cut -d' ' -f1-3 /proc/loadavg))"; \
-	done
+	}; \
+	export -f run_one 2>/dev/null || true; \
+	if [ "$(NB_JOBS)" -gt 1 ]; then \
+	  printf '%s\n' $$nbs | SECONDS=0 xargs -P "$(NB_JOBS)" -I{} bash -c 'run_one "$$@"' _ {}; \
+	else \
+	  for nb in $$nbs; do run_one "$$nb"; done; \
+	fi; \
+	echo "== notebooks: $$(echo $$nbs | wc -w) executed in $$((SECONDS - all)) s, $(NB_JOBS) at a time"
 
 # Paper-scale studies, recomputed and written to results/<study>.nc with their provenance.
 results: $(STAMP)
