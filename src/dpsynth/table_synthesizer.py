@@ -212,9 +212,10 @@ class TableSynthesizer:
         :class:`dpsynth.Synthesizer` (the model from the column's type, ``censor_ref``).
     neighbours : {"remove", "replace"}, optional
         Default: ``"replace"`` with covariates (their rows and n are public), ``"remove"`` without.
-    n_release, size_eps, sampler, keep_draws, retries, progress, standardize, censor_warn_share,
-    allow_unconverged, max_censored_share :
+    n_release, size_eps, sampler, keep_draws, retries, progress, standardize : optional
         As for :class:`dpsynth.Synthesizer` (``standardize`` applies to the public covariates).
+    censor_warn_share, allow_unconverged, max_censored_share : optional
+        As for :class:`dpsynth.Synthesizer`.
     """
 
     def __init__(
