@@ -5,6 +5,8 @@
 #   make peers                create/update .venv-peers (SmartNoise MST and AIM) from peers/requirements-peers.lock
 #   make peers-lock           re-resolve peers/requirements-peers.lock from peers/requirements-peers.in
 #   make notebooks            execute the toc's notebooks/<name>.ipynb into book/ (papermill)
+#   make lab                  JupyterLab (.venv-lab) on the chapters' notebooks, in the project's kernel, quick scale
+#   make lab-env | lab-lock   only create .venv-lab | re-resolve lab/requirements-lab.lock
 #   make book                 the book from the shipped paper-scale results (results/*.nc; no MCMC)
 #   make book SCALE=quick     recompute every study at quick scale (minutes), then build the book
 #   make results              recompute the paper scale and rewrite results/*.nc (about 25 min, 2 cores)
@@ -97,7 +99,7 @@ PAPERMILL_ARGS ?=
 PYTEST_ARGS ?=
 JB_ARGS ?=
 
-.PHONY: help which-python venv lock peers peers-lock notebooks book results test test-lowest bench bench-report stan \
+.PHONY: help which-python venv lock peers peers-lock lab lab-env lab-lock notebooks book results test test-lowest bench bench-report stan \
   stan-lock bench-stan clean distclean
 
 help:
@@ -117,6 +119,8 @@ help:
 	@echo "make peers                     create .venv-peers (SmartNoise MST, AIM) from peers/requirements-peers.lock"
 	@echo "make peers-lock                re-resolve peers/requirements-peers.lock (keeps pins where possible)"
 	@echo "make notebooks                 execute the chapters' notebooks/<name>.ipynb into book/"
+	@echo "make lab                       JupyterLab on notebooks/ in the project's kernel (quick scale; LAB_ARGS=...)"
+	@echo "make lab-env | lab-lock        create .venv-lab | re-resolve lab/requirements-lab.lock"
 	@echo "make clean | distclean         remove outputs | also .venv, .venv-* and data/cache"
 
 which-python:
@@ -212,6 +216,49 @@ peers-lock: $(VENV)/.python-$(PY_VERSION)
 	   echo "# Install with: make peers   (uv pip sync installs exactly these lines)"; \
 	   cat $(PEERS_LOCK).tmp; } > $(PEERS_LOCK)
 	@rm -f $(PEERS_LOCK).tmp
+
+# JupyterLab for a class or a reader (`make lab`): the lab runs from its own environment .venv-lab
+# (lab/requirements-lab.lock: JupyterLab and what it needs, nothing of dpsynth's), and the notebooks
+# run in the project's kernel "Python 3 (dpsynth)" of .venv, which JUPYTER_PATH puts first. The
+# chapters' parameter cells default to the quick scale, and DPSYNTH_RESULTS=off makes them compute
+# their studies (minutes each) instead of reading the shipped paper-scale results; set
+# DPSYNTH_RESULTS=use in the environment to open them on the shipped results instead.
+# LAB_ARGS passes options to `jupyter lab` (e.g. LAB_ARGS="--no-browser --port 8890"); as root (a container,
+# this project's CI) the lab needs --allow-root, which is added.
+LAB_VENV ?= .venv-lab
+LAB_PY := $(LAB_VENV)/bin/python
+LAB_STAMP := $(LAB_VENV)/.installed
+LAB_LOCK := lab/requirements-lab.lock
+LAB_LOCK_CMD := uv pip compile lab/requirements-lab.in --universal --python-version 3.11 -o $(LAB_LOCK)
+LAB_ARGS ?=
+LAB_RESULTS ?= $(or $(DPSYNTH_RESULTS),off)
+
+lab-env: $(LAB_STAMP)
+
+$(LAB_STAMP): $(LAB_LOCK) $(LAB_VENV)/.python-$(PY_VERSION) | $(VENV)/.python-$(PY_VERSION)
+	@[ "$$($(UV) --version 2>/dev/null | cut -d' ' -f2)" = "$(UV_VERSION)" ] || \
+	  $(VPY) -m pip install --quiet --disable-pip-version-check uv==$(UV_VERSION)
+	$(UV) pip sync --python $(LAB_PY) $(LAB_LOCK)
+	@printf 'python %s %s\nlock %s\n' "$(PY_VERSION)" "$(PY_EXE)" "$$(sha256sum $(LAB_LOCK) | cut -d' ' -f1)" > $@
+
+lab: $(STAMP) $(LAB_STAMP)
+	@echo "JupyterLab on notebooks/ with the kernel 'Python 3 (dpsynth)' of $(VENV); DPSYNTH_RESULTS=$(LAB_RESULTS) (quick scale by default)"
+	cd notebooks && JUPYTER_PATH=$(abspath $(VENV))/share/jupyter DPSYNTH_RESULTS=$(LAB_RESULTS) \
+	  $(abspath $(LAB_VENV))/bin/jupyter lab --notebook-dir=$(CURDIR)/notebooks $(if $(filter 0,$(shell id -u)),--allow-root) \
+	  $(LAB_ARGS)
+
+lab-lock: $(VENV)/.python-$(PY_VERSION)
+	@[ "$$($(UV) --version 2>/dev/null | cut -d' ' -f2)" = "$(UV_VERSION)" ] || \
+	  $(VPY) -m pip install --quiet --disable-pip-version-check uv==$(UV_VERSION)
+	$(UV) pip compile lab/requirements-lab.in --universal --python-version 3.11 --no-header --quiet $(UV_ARGS) \
+	  -o $(LAB_LOCK).tmp
+	@{ echo "# Exact versions of .venv-lab, the environment of \`make lab\` (JupyterLab only; the notebooks run in"; \
+	   echo "# .venv's kernel). One universal lock for Python 3.11, 3.12 and 3.13. Do not edit by hand. Regenerate with"; \
+	   echo "#    make lab-lock"; \
+	   echo "# which is equivalent to running, from the repository root:"; \
+	   echo "#    .venv/bin/$(LAB_LOCK_CMD)"; \
+	   cat $(LAB_LOCK).tmp; } > $(LAB_LOCK)
+	@rm -f $(LAB_LOCK).tmp
 
 # Pages executed at once: rendering the shipped results (RESULTS=use) is mostly a kernel's start-up,
 # imports and plotting, one core each, so two run side by side on two cores; computing studies
