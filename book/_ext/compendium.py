@@ -16,10 +16,17 @@
 3. Set the numbers that the chapters glue into their prose (``{glue:text}``, class
    ``pasted-text``) in the weight of the text around them; myst-nb's stylesheet makes them
    bold (``static/compendium.css``).
+
+4. Hide the parameter cells of an executed chapter: the ``parameters`` cell of the source
+   notebook and the ``injected-parameters`` cell papermill adds after it are tagged
+   ``remove-cell`` as the page is read (papermill offers no way to tag the cell it injects).
+   The page states its scale and settings in prose; the cells are still in the notebook that
+   the download button gives.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -69,6 +76,31 @@ def _on_page(app, pagename, templatename, context, doctree) -> None:
                 _retarget(button)
 
 
+#: Tags of the cells that set a notebook's parameters (papermill's and the one it injects).
+PARAMETER_TAGS = frozenset({"parameters", "injected-parameters"})
+
+
+def hide_parameter_cells(text: str) -> str:
+    """The notebook JSON ``text`` with ``remove-cell`` added to its parameter cells (unchanged if none)."""
+    try:
+        nb = json.loads(text)
+    except ValueError:
+        return text
+    changed = False
+    for cell in nb.get("cells", []):
+        tags = cell.setdefault("metadata", {}).setdefault("tags", [])
+        if PARAMETER_TAGS.intersection(tags) and "remove-cell" not in tags:
+            tags.append("remove-cell")
+            changed = True
+    return json.dumps(nb, ensure_ascii=False) if changed else text
+
+
+def _on_source_read(app, docname, source) -> None:
+    path = app.env.doc2path(docname)
+    if str(path).endswith(".ipynb"):
+        source[0] = hide_parameter_cells(source[0])
+
+
 def _add_static(app) -> None:
     app.config.html_static_path.append(str(Path(__file__).with_name("static")))
 
@@ -77,5 +109,6 @@ def setup(app) -> dict[str, Any]:
     # After the theme's own handlers (priority 500-501), which add assets and buttons.
     app.connect("html-page-context", _on_page, priority=900)
     app.connect("builder-inited", _add_static)
+    app.connect("source-read", _on_source_read)
     app.add_css_file("compendium.css", priority=900)  # after myst-nb's mystnb.css
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -89,16 +89,16 @@ def _run_w(ctx: RunContext, params: dict) -> MechanismResult:
 
 CENSOR_W = MechanismSpec(
     key="censor_w", name="Censor_w", guarantee="aDP", colour=PALETTE["vermillion"], order=70,
-    description="Lipschitz weights from the same data, censored at eps/2 (as in the papers)",
+    description="Lipschitz weights from the same data, censored at ε/2 (as in the papers)",
     run=_run_w, params=LW_PARAMS, takes_eps=True, declared_eps=censored_eps,
     fits_per_release="2 (unweighted, censored)",
-    needs="a target eps",
-    use_when="as in the papers: Delta <= eps/2 holds, but the weights leak the data, so only aDP",
+    needs="a target ε",
+    use_when="as in the papers: Δ ≤ ε/2 holds, but the weights leak the data, so only aDP",
 )
 CENSOR_UW = MechanismSpec(
     key="censor_uw", name="Censor_uw", guarantee="DP", colour=PALETTE["sky blue"], order=90,
-    description="unweighted, censored at eps/2",
-    run=_run_uw, takes_eps=True, declared_eps=censored_eps, fits_per_release="1", needs="a target eps",
-    use_when="strict DP with no other data; expect many censored records at small eps",
+    description="unweighted, censored at ε/2",
+    run=_run_uw, takes_eps=True, declared_eps=censored_eps, fits_per_release="1", needs="a target ε",
+    use_when="strict DP with no other data; expect many censored records at small ε",
 )
 SPECS = (CENSOR_W, CENSOR_UW)

@@ -259,7 +259,7 @@ def calibrate_downscale(
 
 SPEC = MechanismSpec(
     key="censor_w_public", name="Censor_w-pub", guarantee="DP", colour=PALETTE["reddish purple"], order=80,
-    description="Lipschitz weights from a public (historical) fit, censored at eps/2",
+    description="Lipschitz weights from a public (historical) fit, censored at ε/2",
     run=_run, takes_eps=True, declared_eps=censored_eps,
     params={
         "historical": Param(None, _check_historical, "a public or earlier data set laid out like the confidential "
@@ -273,7 +273,7 @@ SPEC = MechanismSpec(
                            cli="int"),
     },
     fits_per_release="1 per release (+1 once, on the historical data)",
-    needs="a target eps and a historical (public) data set for the weight rule",
+    needs="a target ε and a historical (public) data set for the weight rule",
     use_when="regular releases of a survey with a public or earlier wave: strict DP with weights",
 )
 SPECS = (SPEC,)

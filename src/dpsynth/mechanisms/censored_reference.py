@@ -221,7 +221,7 @@ SPEC = MechanismSpec(
     guarantee="DP",
     colour=PALETTE["blue"],
     order=95,
-    description="censored at eps/2 around each record's term at a public reference theta_0: unit-free",
+    description="censored at ε/2 around each record's term at a public reference θ₀: unit-free",
     run=_run,
     takes_eps=True,
     declared_eps=_declared,
@@ -254,7 +254,7 @@ SPEC = MechanismSpec(
         "widen": Param(2.0, positive_number, "public factor widening theta_0's scale beyond the released one"),
     },
     fits_per_release="1",
-    needs="a target eps (theta_0 from a small DP release, a historical data set, or given)",
+    needs="a target ε (θ₀ from a small DP release, a historical data set, or given)",
     use_when="strict DP with no unit to choose: the default censored mechanism",
 )
 SPECS = (SPEC,)

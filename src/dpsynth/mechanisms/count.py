@@ -144,7 +144,7 @@ SPEC = MechanismSpec(
     key="cw", name="CW", guarantee="aDP", colour=PALETTE["bluish green"], order=30,
     description="count-weighted (re-weighting paper, Algorithm 2)",
     run=cw_result, params=CW_PARAMS, fits_per_release="1 (with match_delta: 2 + up to match_max_iter)",
-    needs="a ball radius (optionally matched to LW's Delta by search)",
+    needs="a ball radius (optionally matched to LW's Δ by search)",
     use_when="when isolation in the data, not the model's fit, should decide the weights",
 )
 SPECS = (SPEC,)

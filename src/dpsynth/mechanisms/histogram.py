@@ -346,7 +346,7 @@ def _run(spec: MechanismSpec, neighbours: str, ctx: RunContext, params: dict) ->
 
 PH = MechanismSpec(
     key="ph", name="PH", guarantee="DP", colour=PALETTE["bluish green"], order=100,
-    description="perturbed histogram, noise calibrated to eps with one record removed",
+    description="perturbed histogram, noise calibrated to ε with one record removed",
     run=lambda ctx, params: _run(PH, "remove", ctx, params),
     params=PH_PARAMS, takes_eps=True, uses_model=False, release_type=HistogramRelease, covariate_use="none",
     declared_eps=lambda p, one_signed, extra=None: (p["eps"], 2.0 * p["eps"]), fits_per_release="0 (no model)",
@@ -355,11 +355,11 @@ PH = MechanismSpec(
 )
 PH_PAPER = MechanismSpec(
     key="ph_paper", name="PH-paper", guarantee="DP", colour=PALETTE["yellow"], order=101,
-    description="perturbed histogram with the papers' Laplace(2/eps): eps/2 with one record removed",
+    description="perturbed histogram with the papers' Laplace(2/ε): ε/2 with one record removed",
     run=lambda ctx, params: _run(PH_PAPER, "replace", ctx, params),
     params=PH_PARAMS, takes_eps=True, uses_model=False, release_type=HistogramRelease, covariate_use="none",
     declared_eps=lambda p, one_signed, extra=None: (p["eps"] / 2.0, p["eps"]), fits_per_release="0", needs="as PH",
-    use_when="the papers' calibration, shown for comparison (eps/2 under removal)",
+    use_when="the papers' calibration, shown for comparison (ε/2 under removal)",
     check_data=_check_within_bounds,
 )
 SPECS = (PH, PH_PAPER)

@@ -77,7 +77,7 @@ WEIGHTED = MechanismSpec(
     description="Lipschitz weights from the unweighted fit (the censoring paper's name for LW)",
     run=lambda ctx, params: lw_result(ctx, params, WEIGHTED), params=LW_PARAMS,
     fits_per_release="2 (unweighted, weighted)", needs="nothing else",
-    use_when="a local, data-dependent guarantee is acceptable and no target eps is set",
+    use_when="a local, data-dependent guarantee is acceptable and no target ε is set",
 )
 LW = MechanismSpec(
     key="lw", name="LW", guarantee="aDP", colour=PALETTE["blue"], order=21,

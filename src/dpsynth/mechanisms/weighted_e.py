@@ -50,8 +50,8 @@ def _run(ctx: RunContext, params: dict) -> MechanismResult:
 
 SPEC = MechanismSpec(
     key="weighted_e", name="Weighted-e", guarantee="aDP", colour=PALETTE["orange"], order=60,
-    description="Weighted, with records whose bound exceeds eps/2 set to weight 0",
+    description="Weighted, with records whose bound exceeds ε/2 set to weight 0",
     run=_run, params=LW_PARAMS, takes_eps=True, fits_per_release="3 (unweighted, LW, truncated)",
-    needs="a target eps", use_when="only to show what zeroing risky records does; it can end above eps/2",
+    needs="a target ε", use_when="only to show what zeroing risky records does; it can end above ε/2",
 )
 SPECS = (SPEC,)

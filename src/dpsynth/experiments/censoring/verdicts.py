@@ -467,8 +467,8 @@ def verdicts(results) -> list[Verdict]:
     good = [v for v, ok in mn["reproduces"].items() if ok and v != "LW (ours)"]  # the milder variants only
     out.append(Verdict(
         "milder_weights_reproduce_counts", "Milder LW weights (closer to 1) reproduce the published Censor_w counts: "
-        f"medians within {100 * mn['tol']:.0f}% of the paper's at eps = 4 and 3 and at least half of the replicates "
-        "with no record censored at eps = 5.",
+        f"medians within {100 * mn['tol']:.0f}% of the paper's at ε = 4 and 3 and at least half of the replicates "
+        "with no record censored at ε = 5.",
         (bool(good) if mn["decidable"] else None),
         ("; ".join(f"{v}: median " + ", ".join(f"{100 * d:+.0f}% at $\\varepsilon$ = {e}" for e, d in rel.items())
                    + f" from the paper's, {100 * mn['zeros_at_5'][v]:.0f}% zeros at $\\varepsilon$ = 5"
