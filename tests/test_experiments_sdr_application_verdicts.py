@@ -19,7 +19,7 @@ V = importlib.import_module("dpsynth.experiments.sdr_application.verdicts")
 KEYS = ["censored_within_bound", "privacy_relations", "weighted_above_target", "weights_spare_censoring",
         "censor_w_beats_censor_uw", "histogram_last", "censor_uw_beats_ph_equal_budget", "mixed_sets_compose_eps",
         "reweighting_keeps_delta", "reweighting_raises_weights", "cw_gains_more", "table2_ranking",
-        "all_fits_converged"]
+        "all_fits_converged", "local_bound_contracts"]
 #: Verdicts that must hold at smoke scale (the lead's notebook test asserts the same).
 SMOKE_KEYS = ["censored_within_bound", "privacy_relations", "mixed_sets_compose_eps", "reweighting_keeps_delta"]
 

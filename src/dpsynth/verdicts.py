@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-__all__ = ["Verdict", "verdicts_markdown"]
+__all__ = ["Verdict", "verdicts_markdown", "CONTRACTION_DEFINITION", "CONTRACTION_MIN_DATASETS", "contraction_verdict"]
 
 
 @dataclass(frozen=True)
@@ -50,3 +50,70 @@ class Verdict:
 def verdicts_markdown(verdicts: Iterable[Verdict]) -> str:
     """A numbered Markdown list of verdicts."""
     return "\n".join(f"{i}. {v.markdown()}" for i, v in enumerate(verdicts, start=1))
+
+
+#: The book's one definition of aDP contraction (the re-weighting paper's Figures 14–17): as n grows, the
+#: distribution of the local bound Delta over data sets concentrates, i.e. its spread (the interquartile
+#: range over data sets) is smaller at the largest n than at the smallest.
+CONTRACTION_DEFINITION = ("the distribution of the local bound Δ over data sets concentrates as n grows: its "
+                          "interquartile range over data sets is smaller at the largest n than at the smallest")
+#: Fewest data sets per sample size for :func:`contraction_verdict` to decide.
+CONTRACTION_MIN_DATASETS = 3
+
+
+def _iqr(v) -> float:
+    import numpy as np
+
+    q75, q25 = np.nanpercentile(np.asarray(v, dtype=float), [75, 25])
+    return float(q75 - q25)
+
+
+def contraction_verdict(deltas: Mapping, *, who: str, key: str = "local_bound_contracts",
+                        min_datasets: int = CONTRACTION_MIN_DATASETS) -> Verdict:
+    """The aDP contraction verdict, the same in every chapter (:data:`CONTRACTION_DEFINITION`).
+
+    Parameters
+    ----------
+    deltas : mapping
+        ``{n: Delta over data sets}``, or ``{group: {n: Delta over data sets}}`` for several data
+        models (the verdict holds if it holds in every group).
+    who : str
+        The mechanism whose local bound is examined (its display name, e.g. ``"LW"``).
+    key : str
+        The verdict's key.
+    min_datasets : int
+        Fewest data sets at a sample size to decide; with fewer, or with one sample size, the
+        verdict is undecided (``holds`` is None) and says why.
+
+    Returns
+    -------
+    Verdict
+        ``numbers``: per group, ``n``, ``iqr`` and ``median`` lists (in increasing n) and ``datasets``.
+    """
+    import numpy as np
+
+    first = next(iter(deltas.values()), None)
+    groups = deltas if isinstance(first, Mapping) else {"": deltas}
+    numbers, parts, decided = {}, [], []
+    for g, by_n in groups.items():
+        ns = sorted(int(n) for n in by_n)
+        arrays = [np.asarray(by_n[n] if n in by_n else by_n[float(n)], dtype=float) for n in ns]
+        counts = [int(np.isfinite(a).sum()) for a in arrays]
+        iqr = [_iqr(a) for a in arrays]
+        med = [float(np.nanmedian(a)) for a in arrays]
+        numbers[g or who] = {"n": ns, "iqr": iqr, "median": med, "datasets": min(counts) if counts else 0}
+        label = f" ({g})" if g else ""
+        if len(ns) < 2 or min(counts, default=0) < min_datasets:
+            why = "one sample size" if len(ns) < 2 else f"{min(counts)} data sets at a sample size"
+            parts.append(f"{who}{label}: {why}, so the spread cannot be compared across n"
+                         + (f" (IQR {iqr[0]:.2f}, median {med[0]:.2f} at n = {ns[0]})" if ns else ""))
+            decided.append(None)
+            continue
+        arrow = " → ".join(f"{x:.2f}" for x in iqr)
+        marr = " → ".join(f"{x:.2f}" for x in med)
+        parts.append(f"{who}{label}: IQR of Δ over data sets {arrow}, median {marr} as n goes "
+                     f"{' → '.join(str(n) for n in ns)} ({min(counts)} data sets per n)")
+        decided.append(iqr[-1] < iqr[0])
+    holds = None if not decided or any(d is None for d in decided) else all(decided)
+    return Verdict(key, f"The local bound contracts as n grows ({CONTRACTION_DEFINITION}).", holds,
+                   "; ".join(parts) + ".", numbers)

@@ -11,9 +11,8 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from ...privacy import CENSOR_TOL
-from ...verdicts import Verdict
-from .tables import _fit_names, _le_lw, _spread, _width, n_main, range_tags, study_of
+from ...verdicts import Verdict, contraction_verdict
+from .tables import _fit_names, _le_lw, _width, n_main, range_tags, study_of
 
 __all__ = ["convergence_summary", "text_numbers", "verdicts"]
 
@@ -180,13 +179,7 @@ def verdicts(results) -> list[Verdict]:
         "distinct draws and would cost that many times the one-draw ε.",
         {"one_draw": one, "mixed": mix}))
 
-    sp = _spread(ds).sel(synthesizer="LW")
-    first, last = float(sp.sel(n_obs=ns[0])), float(sp.sel(n_obs=ns[-1]))
-    R = ds.sizes["replicate"]
-    out.append(Verdict(
-        "bound_contracts", "The local bound of the weighted mechanisms settles as n grows (contraction, the "
-        "argument behind aDP).", None if R < 3 else last < first + CENSOR_TOL,
-        f"spread of LW's Δ over replicates (90th − 10th percentile) {first:.2f} at n = {ns[0]} and {last:.2f} at "
-        f"n = {ns[-1]}" + (" (fewer than 3 replicates: undecided)." if R < 3 else f" ({R} replicates)."),
-        {"spread_first": first, "spread_last": last, "replicates": R}))
+    # the book's one contraction verdict (dpsynth.verdicts.contraction_verdict), on LW's local bound
+    out.append(contraction_verdict({int(n): ds["delta"].sel(n_obs=n, synthesizer="LW").values for n in ns},
+                                   who="LW", key="bound_contracts"))
     return out

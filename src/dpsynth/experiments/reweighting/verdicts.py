@@ -17,7 +17,7 @@ from ...metrics import interval_over_sets
 from ...privacy import CENSOR_TOL, neighbours_phrase
 from ...studies import fit_names, fitted
 from ...synthetic_data import composed_eps
-from ...verdicts import Verdict
+from ...verdicts import Verdict, contraction_verdict
 from .tables import (
     DM_LABEL,
     PAPER_TABLE1,
@@ -103,10 +103,6 @@ def _trend(res, data_model: str, synthesizer: str, column: str) -> list[float]:
         float(t.loc[(DM_LABEL[data_model], registry.label(synthesizer), int(nn)), column])
         for nn in res.contraction.n.values
     ]
-
-
-def _arrow(v) -> str:
-    return " → ".join(f"{x:.2f}" for x in v)
 
 
 
@@ -384,25 +380,10 @@ def verdicts(res) -> list[Verdict]:
         )
     )
 
-    # local to global
-    R = int(c.sizes["replicate"])
-    rel = {dm: _trend(res, dm, "LW", "IQR / median") for dm in dms}
-    med = {dm: _trend(res, dm, "LW", "median Δ") for dm in dms}
-    holds = None if R < 3 or c.sizes["n"] < 2 else bool(all(v[-1] < v[0] for v in rel.values()))
-    out.append(
-        Verdict(
-            "local_bound_contracts",
-            "The local bound contracts onto a global one as n grows (LW's relative spread shrinks).",
-            holds,
-            f"over {R} databases per size, n = {', '.join(str(int(v)) for v in c.n.values)}: LW's IQR/median "
-            + "; ".join(f"{_arrow(rel[dm])} ({DM_LABEL[dm]})" for dm in dms)
-            + ", its median "
-            + "; ".join(f"{_arrow(med[dm])} ({DM_LABEL[dm]})" for dm in dms)
-            + ("" if holds is not None else " — too few databases or sizes to decide")
-            + ("." if R >= 30 else f"; with {R} databases these spreads are rough."),
-            {"iqr_over_median": rel, "median": med},
-        )
-    )
+    # local to global: the book's one contraction verdict (dpsynth.verdicts.contraction_verdict)
+    out.append(contraction_verdict(
+        {DM_LABEL[dm]: {int(nn): c["delta"].sel(data_model=dm, n=nn, synthesizer="LW").values for nn in c.n.values}
+         for dm in dms}, who="LW", key="local_bound_contracts"))
     bad = int((~mf.converged.astype(bool)).sum()) + int((~cf.converged.astype(bool)).sum())
     total = int(mf.converged.size) + int(cf.converged.size)
     out.append(

@@ -13,7 +13,7 @@ import numpy as np
 from ... import plots
 from ...privacy import CENSOR_TOL
 from ...studies import fitted
-from ...verdicts import Verdict
+from ...verdicts import Verdict, contraction_verdict
 from .replicate import PART1_SYNTHESIZERS, PART2_SYNTHESIZERS
 from .tables import (
     PAPER_ORDER,
@@ -111,7 +111,9 @@ def verdicts(results) -> list[Verdict]:
     Keys: ``censored_within_bound``, ``privacy_relations``, ``weighted_above_target``,
     ``weights_spare_censoring``, ``censor_w_beats_censor_uw``, ``histogram_last``,
     ``censor_uw_beats_ph_equal_budget``, ``mixed_sets_compose_eps``, ``reweighting_keeps_delta``,
-    ``reweighting_raises_weights``, ``cw_gains_more``, ``table2_ranking``, ``all_fits_converged``.
+    ``reweighting_raises_weights``, ``cw_gains_more``, ``table2_ranking``, ``all_fits_converged``,
+    ``local_bound_contracts`` (the book's one contraction verdict on LW's bound over the replicates:
+    undecided here, since every replicate has the same size).
     """
     p1, p2 = results.part1, results.part2
     f2 = fitted(p2)
@@ -241,4 +243,6 @@ def verdicts(results) -> list[Verdict]:
         f"{int((~c1).sum() + (~c2).sum())} of {c1.size + c2.size} fits failed"
         + (f" ({', '.join(bad)}): their numbers are marked †" if bad else "") + ".",
         {"failed": int((~c1).sum() + (~c2).sum()), "fits": int(c1.size + c2.size)}))
+    # the book's one contraction verdict: every replicate here has the same size, so it cannot decide
+    out.append(contraction_verdict({int(results.data2.n): s2("delta", "LW")}, who="LW"))
     return out
