@@ -93,6 +93,8 @@ CENSOR_W = MechanismSpec(
     run=_run_w, params=LW_PARAMS, takes_eps=True, declared_eps=censored_eps,
     fits_per_release="2 (unweighted, censored)",
     needs="a target ε",
+    loses="records whose weighted term leaves the window (censoring bias), and a strict guarantee: its weights "
+          "are computed from the data",
     use_when="as in the papers: Δ ≤ ε/2 holds, but the weights leak the data, so only aDP",
 )
 CENSOR_UW = MechanismSpec(
@@ -100,5 +102,6 @@ CENSOR_UW = MechanismSpec(
     description="unweighted, censored at ε/2",
     run=_run_uw, takes_eps=True, declared_eps=censored_eps, fits_per_release="1", needs="a target ε",
     use_when="strict DP with no other data; expect many censored records at small ε",
+    loses="the tails: records whose term leaves [−ε/2, ε/2] are censored, more at small ε and in the wrong unit",
 )
 SPECS = (CENSOR_W, CENSOR_UW)

@@ -275,5 +275,7 @@ SPEC = MechanismSpec(
     fits_per_release="1 per release (+1 once, on the historical data)",
     needs="a target ε and a historical (public) data set for the weight rule",
     use_when="regular releases of a survey with a public or earlier wave: strict DP with weights",
+    loses="records the public weight rule down-weights or censors; utility depends on how like the public wave "
+          "the data are",
 )
 SPECS = (SPEC,)

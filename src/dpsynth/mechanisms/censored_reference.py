@@ -256,5 +256,6 @@ SPEC = MechanismSpec(
     fits_per_release="1",
     needs="a target ε (θ₀ from a small DP release, a historical data set, or given)",
     use_when="strict DP with no unit to choose: the default censored mechanism",
+    loses="precision: the tempered posterior (weight α < 1 at small ε) is wider, and records far from θ₀ are censored",
 )
 SPECS = (SPEC,)

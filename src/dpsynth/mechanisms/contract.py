@@ -230,6 +230,9 @@ class MechanismSpec:
         What it needs besides the model, in words (the decision table's column).
     use_when : str
         When to use it.
+    loses : str
+        What a release loses against the unprotected posterior, in words (the advice of the
+        choosing page's recommendation).
     order : float
         Position in every figure and table (smaller first).
     uses_model : bool
@@ -268,6 +271,7 @@ class MechanismSpec:
     fits_per_release: str = "1"
     needs: str = "nothing else"
     use_when: str = ""
+    loses: str = ""
     order: float = 1000.0
     uses_model: bool = True
     pattern: bool = False

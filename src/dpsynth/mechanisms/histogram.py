@@ -351,7 +351,9 @@ PH = MechanismSpec(
     params=PH_PARAMS, takes_eps=True, uses_model=False, release_type=HistogramRelease, covariate_use="none",
     declared_eps=lambda p, one_signed, extra=None: (p["eps"], 2.0 * p["eps"]), fits_per_release="0 (no model)",
     needs="public bounds [lower, upper] of the variable, a bin rule",
-    use_when="a bounded univariate variable; a strong baseline when n is large", check_data=_check_within_bounds,
+    use_when="a bounded univariate variable; a strong baseline when n is large",
+    loses="every relation with the covariates (a marginal only) and the shape within a bin",
+    check_data=_check_within_bounds,
 )
 PH_PAPER = MechanismSpec(
     key="ph_paper", name="PH-paper", guarantee="DP", colour=PALETTE["yellow"], order=101,
@@ -360,6 +362,7 @@ PH_PAPER = MechanismSpec(
     params=PH_PARAMS, takes_eps=True, uses_model=False, release_type=HistogramRelease, covariate_use="none",
     declared_eps=lambda p, one_signed, extra=None: (p["eps"] / 2.0, p["eps"]), fits_per_release="0", needs="as PH",
     use_when="the papers' calibration, shown for comparison (ε/2 under removal)",
+    loses="as PH, with twice PH's noise at the same ε under removal",
     check_data=_check_within_bounds,
 )
 SPECS = (PH, PH_PAPER)

@@ -619,5 +619,6 @@ SPEC = MechanismSpec(
     fits_per_release="0 (no model)",
     needs="public bounds [lower, upper] of the variable (cells from categorical public covariates)",
     use_when="a maintained non-Bayesian DP baseline of the marginal (per cell of public covariates)",
+    loses="relations with numeric covariates (only the cells of categorical ones are kept)",
 )
 SPECS = (SPEC,)
