@@ -38,8 +38,8 @@ def test_tradeoff_caption_states_source_and_replicates():
     t = tables.tradeoff_table(fake_studies())
     cap = figures.tradeoff_caption(t)
     assert "shipped paper-scale results" in cap
-    assert "4 for “Beta, n = 2000 (censoring study)”" in cap
-    assert "1, of 8 synthetic sets each, for “Poisson, n = 1000 (re-weighting study)”" in cap
+    assert "4 for “Beta, n = 2,000 (censoring study)”" in cap
+    assert "1, of 8 synthetic sets each, for “Poisson, n = 1,000 (re-weighting study)”" in cap
     assert "SDR stand-in" in cap
 
 

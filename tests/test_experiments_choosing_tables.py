@@ -78,9 +78,9 @@ def test_tradeoff_table_rows_guarantees_and_dropped_rows():
     # one panel per generating model; SDR panels carry the stand-in caveat
     studies = list(pd.unique(t["study"]))
     assert len(studies) == 6
-    assert studies[0] == "Beta, n = 2000 (censoring study)"
-    assert any(s.startswith("Poisson, n = 1000") for s in studies)
-    assert any(s.startswith("NB mixture, n = 1000") for s in studies)
+    assert studies[0] == "Beta, n = 2,000 (censoring study)"
+    assert any(s.startswith("Poisson, n = 1,000") for s in studies)
+    assert any(s.startswith("NB mixture, n = 1,000") for s in studies)
     assert sum("SDR stand-in" in s for s in studies) == 2
     # SDR Part 1: a target only for the mechanisms run at one; PH-paper's eps is half of it
     assert np.isnan(_row(t, "censoring synthesizers", "Unweighted")["eps_target"])

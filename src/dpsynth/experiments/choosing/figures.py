@@ -78,9 +78,12 @@ def tradeoff_figure(table: pd.DataFrame):
     panels = list(pd.unique(table["study"]))
     names = registry.order(list(pd.unique(table["synthesizer"])))
     style = _style(names)
-    ncol = min(3, len(panels))
+    # two panels a row at the page's width (6 in at 110 dpi is the 660-pixel column), the legend below
+    ncol = min(2, len(panels))
     nrow = int(np.ceil(len(panels) / ncol))
-    fig, axes = plt.subplots(nrow, ncol, figsize=(2.75 * ncol + 0.3, 2.55 * nrow + 1.9), squeeze=False)
+    legend_rows = int(np.ceil(len(names) / 3))
+    fig, axes = plt.subplots(nrow, ncol, figsize=(2.85 * ncol + 0.3, 2.6 * nrow + 0.8 + 0.22 * legend_rows),
+                             squeeze=False)
     axes = axes.ravel()
     for ax, study in zip(axes, panels):
         sub = table[table["study"] == study]
@@ -108,7 +111,7 @@ def tradeoff_figure(table: pd.DataFrame):
     fig.supylabel("max-ECDF distance (median; lower is better)", fontsize=11)
     handles = [mlines.Line2D([], [], ls="none", marker=style[n]["marker"], color=style[n]["color"],
                              mfc=style[n]["mfc"], mec=style[n]["mec"], ms=7, mew=1.3) for n in names]
-    fig.legend(handles, [style[n]["label"] for n in names], loc="outside lower center", ncol=min(4, len(names)),
+    fig.legend(handles, [style[n]["label"] for n in names], loc="outside lower center", ncol=min(3, len(names)),
                columnspacing=1.0, handletextpad=0.3)
     return fig, axes[:len(panels)]
 

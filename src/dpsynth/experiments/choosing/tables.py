@@ -81,7 +81,7 @@ def odds_table(eps_grid: Sequence[float], priors: Sequence[float] = (0.01, 0.1, 
 
 #: Shipped studies the privacy-utility figure reads, in the order of its panels.
 TRADEOFF_STUDIES: tuple[str, ...] = ("censoring", "range_restriction", "reweighting-synthesizers", "sdr_censoring",
-                                     "sdr_reweighting")
+                                     "sdr_reweighting", "own_data")
 
 #: Reader-facing names of the re-weighting study's generating models.
 _DATA_MODEL_NAMES = {"poisson": "Poisson", "nb_mixture": "NB mixture"}
@@ -149,7 +149,7 @@ def _size(ds: xr.Dataset, *candidates) -> str:
     for c in candidates:
         v = ds.attrs.get(c, p.get(c))
         if v is not None and np.isfinite(float(v)) and float(v) > 0:
-            return f", n = {int(v)}"
+            return f", n = {int(v):,}"
     return ""
 
 
@@ -178,8 +178,9 @@ def _utility(ds: xr.Dataset, name: str) -> xr.DataArray:
 def _cells(name: str, ds: xr.Dataset):
     """(study description, synthesizer, eps target, eps values, max-ECDF values) of one shipped study."""
     nan = float("nan")
-    if name == "censoring":
-        study = f"Beta{_size(ds, 'n')} (censoring study)"
+    if name in ("censoring", "own_data"):
+        study = (f"Beta{_size(ds, 'n')} (censoring study)" if name == "censoring"
+                 else f"CPS 1988 wages{_size(ds, 'n')} (own data)")
         syn, target = ds["synthesizer"].values, ds["eps"].values
         for i in range(ds.sizes["fit"]):
             nm = str(syn[i])
@@ -270,7 +271,7 @@ def _fmt_eps(v: float) -> str:
 #: Short names of the shipped studies, for the page's sentences.
 _SHORT = {"censoring": "censoring study", "range_restriction": "range-restriction study",
           "reweighting-synthesizers": "re-weighting study", "sdr_censoring": "SDR application of the censoring paper",
-          "sdr_reweighting": "SDR application of the re-weighting paper"}
+          "sdr_reweighting": "SDR application of the re-weighting paper", "own_data": "CPS 1988 wages study"}
 
 
 def _name(row) -> str:
