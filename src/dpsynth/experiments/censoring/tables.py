@@ -18,6 +18,7 @@ import xarray as xr
 
 from ... import registry
 from ...studies import select_fits
+from .reference import DEFAULT, HISTORICAL, variant_settings
 from .replicate import MIX_SYNTHS, true_stats
 
 __all__ = [
@@ -40,6 +41,9 @@ __all__ = [
     "release_table",
     "release_summary",
     "convergence_table",
+    "reference_label",
+    "reference_variants",
+    "reference_table",
     "eps_list",
     "text_lists",
 ]
@@ -379,6 +383,70 @@ def convergence_table(results) -> pd.DataFrame:
     return pd.DataFrame.from_dict(rows, orient="index").rename_axis("fits of")
 
 
+
+# ------------------------------------------------------------------------------ the Censor_ref study
+
+
+def reference_label(variant: str) -> str:
+    """Display label of a Censor_ref study variant: the registry label, or Censor_ref's with its setting."""
+    s = variant_settings(variant)
+    if variant in ("Censor_uw", "Censor_w-pub", DEFAULT):
+        return registry.label(variant)
+    if variant == HISTORICAL:
+        return "Censor_ref, historical θ₀"
+    if s["alpha"] is not None:
+        return f"Censor_ref, α = {s['alpha']:g}"
+    return f"Censor_ref, widen {s['widen']:g}"
+
+
+def reference_variants(reference: xr.Dataset, kind: str = "all") -> list[str]:
+    """The variants of the Censor_ref study present in ``reference``, in study order.
+
+    ``kind``: ``"all"``; ``"main"`` (Censor_uw, Censor_w-pub, Censor_ref and Censor_ref with the
+    historical reference); ``"alpha"`` (Censor_ref with the default and each fixed alpha);
+    ``"widen"`` (Censor_ref with the default widening 2 and the others).
+    """
+    have = [str(v) for v in reference["variant"].values]
+    if kind == "all":
+        return have
+    if kind == "main":
+        return [v for v in have if v in ("Censor_uw", "Censor_w-pub", DEFAULT, HISTORICAL)]
+    if kind == "alpha":
+        return [v for v in have if v == DEFAULT or (variant_settings(v)["synthesizer"] == "Censor_ref"
+                                                    and variant_settings(v)["alpha"] is not None)]
+    if kind == "widen":
+        return [v for v in have if v == DEFAULT or v.startswith("Censor_ref, widen ")]
+    raise ValueError(f"`kind` must be 'all', 'main', 'alpha' or 'widen'; got {kind!r}.")
+
+
+def reference_table(results, kind: str = "all") -> pd.DataFrame:
+    """The Censor_ref study: medians over the replicates per eps (descending) and variant.
+
+    Columns: the alpha used, the declared eps of one released draw with one record removed and
+    replaced (the reference's release included), the median share of records censored, the
+    median max-ECDF of one synthetic data set, the median posterior mean of ``phi`` (the mean of
+    x) minus the true mean (bias), the median posterior sd of ``phi`` (width) and the share of
+    converged fits.
+    """
+    ref = results.reference if hasattr(results, "reference") else results
+    rows = {}
+    for eps in sorted((float(e) for e in ref["eps"].values), reverse=True):
+        for v in reference_variants(ref, kind):
+            c = ref.sel(eps=eps, variant=v)
+
+            def med(var, c=c):
+                v = np.asarray(c[var].values, dtype=float)
+                # alpha is NaN off Censor_ref
+                return float(np.median(v[~np.isnan(v)])) if (~np.isnan(v)).any() else np.nan
+
+            rows[(f"{eps:g}", reference_label(v))] = {
+                "α": med("alpha"), "ε removed": med("eps_remove"), "ε replaced": med("eps_replace"),
+                "% censored": 100 * med("share_censored"), "max-ECDF": med("max_ecdf"),
+                "bias of φ": float(np.median(c["phi_mean"].values - c["true_mean"].values)),
+                "sd of φ": med("phi_sd"), "converged": float(np.mean(c["converged"].values.astype(bool)))}
+    df = pd.DataFrame.from_dict(rows, orient="index")
+    df.index = pd.MultiIndex.from_tuples(df.index, names=["ε", "variant"])
+    return df
 
 
 # ------------------------------------------------------------------ lists the Markdown quotes (glue:md)
