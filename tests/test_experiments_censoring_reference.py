@@ -59,3 +59,14 @@ def test_reference_replicate_at_smoke_scale():
     for v in ("Censor_uw", "Censor_w-pub", ref.HISTORICAL):  # no unseeded DP release in these
         for k in ("delta", "n_censored", "phi_mean", "max_ecdf"):
             assert float(alone[k].sel(eps=1.0, variant=v)) == float(out[k].sel(eps=1.0, variant=v)), (v, k)
+
+
+def test_results_list_their_studies():
+    from censoring_fake import fake_results
+
+    res = fake_results(1)
+    assert list(res.studies()) == ["censoring", "censoring-figure1", "censoring-calibration", "censoring-release",
+                                   "censoring-reference"]
+    assert res.studies()["censoring-reference"] is res.reference
+    res.reference = None
+    assert "censoring-reference" not in res.studies()

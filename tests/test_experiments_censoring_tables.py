@@ -127,3 +127,13 @@ def test_reference_table(res):
                                                                     "Censor_ref, widen 4"]
     with pytest.raises(ValueError, match="kind"):
         T.reference_table(res, "other")
+
+
+def test_reference_captions_and_convergence_row(res):
+    for kind in ("table", "figure"):
+        c = T.reference_caption(res, kind)
+        assert "3 replicate(s) of n = 300" in c and "one record removed" in c and "$\\varepsilon_0$ = 0.1" in c
+    with pytest.raises(ValueError, match="kind"):
+        T.reference_caption(res, "other")
+    row = T.convergence_table(res).loc["Censor_ref study"]
+    assert row["fits"] == 3 * 2 * res.reference.sizes["variant"] and row["failed"] == 0

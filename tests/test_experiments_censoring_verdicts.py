@@ -180,3 +180,11 @@ def test_reference_numbers_are_glued(res):
     for k in ("censoring-ref-low-uw-censored", "censoring-ref-high-alpha-0.25-sd", "censoring-ref-low-widen-1-bias",
               "censoring-ref-eps-low", "censoring-ref-sd-ratio"):
         assert k in keys, k
+
+
+def test_reference_numbers_say_whether_each_verdict_holds():
+    holds = V.reference_numbers(fake_results(2))["holds"]
+    assert holds["ref_censors_fewer"] == "holds" and len(holds) == 7
+    res = dataclasses.replace(fake_results(1), reference=fake_reference(2, ref_censors=0.3, widens=(4.0,)))
+    holds = V.reference_numbers(res)["holds"]
+    assert holds["ref_censors_fewer"] == "does not hold" and holds["ref_widen_1_biased"] == "is undecided"

@@ -59,6 +59,14 @@ class CensoringResults:
     release: xr.Dataset
     reference: xr.Dataset | None = None
 
+    def studies(self) -> dict[str, xr.Dataset]:
+        """Study name -> the Dataset it gave (the main study unsplit is ``study`` and ``downscale``)."""
+        out = {"censoring": self.study, "censoring-figure1": self.figure1, "censoring-calibration": self.calibration,
+               "censoring-release": self.release}
+        if self.reference is not None:
+            out["censoring-reference"] = self.reference
+        return out
+
 
 def run(params: CensoringParams, *, cache_dir: str | os.PathLike | None = None, workers: int | None = 1,
         scheduler: str | None = None, progress: bool = True) -> CensoringResults:

@@ -44,6 +44,7 @@ __all__ = [
     "reference_label",
     "reference_variants",
     "reference_table",
+    "reference_caption",
     "eps_list",
     "text_lists",
 ]
@@ -352,7 +353,8 @@ def convergence_table(results) -> pd.DataFrame:
     A fit fails when R-hat or bulk ESS misses its threshold or any divergence occurred. Rows: each
     synthesizer of the Monte Carlo study, its historical fits, the downscaled fits, the
     illustration, the release workflow's calibration (its bisection fits are counted through the
-    study driver's ``convergence_warnings``, one per failed fit) and the release months.
+    study driver's ``convergence_warnings``, one per failed fit), the release months and the Censor_ref
+    study (every variant's fit; Censor_w-pub's historical fits are not stored there).
     """
     study, down, rel = results.study, results.downscale, results.release
     rows = {}
@@ -380,6 +382,9 @@ def convergence_table(results) -> pd.DataFrame:
     ok = np.concatenate([rel["converged"].values.ravel(), rel["converged_unweighted"].values.ravel()])
     div = np.concatenate([rel["divergences"].values.ravel(), rel["divergences_unweighted"].values.ravel()])
     rows["release months"] = _conv_row(ok, div, rel["rhat"].values, rel["ess"].values)
+    ref = getattr(results, "reference", None)
+    if ref is not None:
+        rows["Censor_ref study"] = _conv_row(*(ref[k].values for k in ("converged", "divergences", "rhat", "ess")))
     return pd.DataFrame.from_dict(rows, orient="index").rename_axis("fits of")
 
 
@@ -447,6 +452,29 @@ def reference_table(results, kind: str = "all") -> pd.DataFrame:
     df = pd.DataFrame.from_dict(rows, orient="index")
     df.index = pd.MultiIndex.from_tuples(df.index, names=["ε", "variant"])
     return df
+
+
+def reference_caption(results, kind: str) -> str:
+    """Caption of the Censor_ref study's table (``kind="table"``) or figure (``"figure"``), with this run's sizes."""
+    p, ref = results.params, results.reference
+    run = (f"{ref.sizes.get('replicate', 1)} replicate(s) of n = {p.n}; $\\theta_0$ released at $\\varepsilon_0$ = "
+           f"{p.ref_eps:g} unless historical")
+    variants = ("Censor_uw (DP) and Censor_w-pub (DP) as in the main study; each Censor_ref variant changes one "
+                "default: $\\theta_0$ from a historical data set, $\\alpha$ fixed, or $\\theta_0$'s scale widened 1 or "
+                "4 times instead of 2.")
+    if kind == "table":
+        return (f"The Censor_ref study ({run}): medians over the replicates, per $\\varepsilon$ (one record removed, "
+                "before the reference's release) and variant, of the $\\alpha$ used, the declared $\\varepsilon$ of "
+                "one released draw with one record removed and replaced (the reference's release included), the "
+                "share of records censored, the max-ECDF of one synthetic data set, the bias and sd of the posterior "
+                "of $\\phi$ (the mean of $x$, true value 1/7) and the share of converged fits. " + variants)
+    if kind == "figure":
+        return (f"The Censor_ref study ({run}) against $\\varepsilon$ (one record removed, before the reference's "
+                "release): medians over the replicates of the share of records censored (symmetric log axis), the "
+                "max-ECDF of one synthetic data set, and the bias and sd of the posterior of $\\phi$ (the mean of "
+                "$x$). Censor_uw, Censor_w-pub and Censor_ref in their colours; the historical $\\theta_0$ dashed, "
+                "fixed $\\alpha$ dotted, other widenings dash-dotted. " + variants)
+    raise ValueError(f"`kind` must be 'table' or 'figure'; got {kind!r}.")
 
 
 # ------------------------------------------------------------------ lists the Markdown quotes (glue:md)

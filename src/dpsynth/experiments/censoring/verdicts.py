@@ -409,7 +409,8 @@ def reference_numbers(results) -> dict:
         ``phi`` at that eps; ``default_max_censored`` (the default's largest median share over the
         grid), ``sd_ratio`` (at the smallest eps, the median sd of ``phi`` at the smallest fixed
         alpha over that at the largest; NaN without two) and ``converged`` (share of converged
-        Censor_ref fits).
+        Censor_ref fits); ``holds``: per reference verdict (:func:`reference_verdicts`) whether it
+        holds, as the prose says it (``"holds"``, ``"does not hold"``, ``"is undecided"``).
     """
     ref = results.reference
     med = _ref_medians(ref)
@@ -423,7 +424,9 @@ def reference_numbers(results) -> dict:
             "ref_eps": float(np.median(ref["reference_eps_remove"].sel(variant=DEFAULT).values)),
             "low": {k: v[lo] for k, v in med.items()}, "high": {k: v[hi] for k, v in med.items()},
             "default_max_censored": max(v["censored"] for v in med["ref"].values()), "sd_ratio": sd_ratio,
-            "converged": float(conv.mean())}
+            "converged": float(conv.mean()),
+            "holds": {v.key: {True: "holds", False: "does not hold", None: "is undecided"}[v.holds]
+                      for v in reference_verdicts(results)}}
 
 
 def reference_verdicts(results) -> list[Verdict]:
