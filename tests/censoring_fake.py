@@ -100,4 +100,59 @@ def fake_results(replicates: int = 3, *, break_bound: bool = False) -> Censoring
                       "trace_delta": ("step", [2.1, 1.1, 1.55, 1.45]), "converged": True, "divergences": 0,
                       "rhat": 1.0, "ess": 400.0, "convergence_warnings": 2}).expand_dims(replicate=[0])
     params = Params.preset("smoke", replicates=replicates, eps_grid=EPS, mix_eps=4.0)
-    return CensoringResults(params=params, study=study, downscale=down, figure1=fig1, calibration=cal, release=release)
+    return CensoringResults(params=params, study=study, downscale=down, figure1=fig1, calibration=cal, release=release,
+                            reference=fake_reference(replicates))
+
+
+#: eps of the fake Censor_ref study (a grid of two).
+REF_EPS = (4.0, 1.0)
+
+
+def fake_reference(replicates: int = 3, *, alphas=(1.0, 0.5, 0.25), widens=(1.0, 4.0), ref_censors=None,
+                   over_bound: bool = False) -> xr.Dataset:
+    """A Censor_ref study with known orderings (no MCMC), laid out like ``reference_replicate``'s output.
+
+    Censor_uw censors 40% at eps = 1 and 10% at eps = 4, Censor_w-pub half as much, Censor_ref (and its
+    historical twin) 2% (or ``ref_censors``), a smaller fixed alpha censors fewer records and widens the
+    posterior; widen 1 censors 5% and biases the mean by -0.03. ``over_bound`` puts one fit above eps/2.
+    """
+    from dpsynth.experiments.censoring.reference import variant_settings, variants
+    from dpsynth.mechanisms.censored_reference import default_alpha
+
+    names = variants(alphas, widens)
+    truth = true_stats()["mean"]
+    reps = []
+    for r in range(replicates):
+        rows = []
+        for eps in REF_EPS:
+            low = eps == 1.0
+            for v in names:
+                s = variant_settings(v)
+                a = s["alpha"] if s["alpha"] is not None else default_alpha(eps)
+                share = {"Censor_uw": 0.4 if low else 0.1, "Censor_w-pub": 0.2 if low else 0.05}.get(
+                    v, ref_censors if ref_censors is not None else 0.02)
+                sd = 0.004
+                bias = 0.1 * share
+                if s["synthesizer"] == "Censor_ref":
+                    if s["alpha"] is not None:
+                        share, sd = 0.03 * s["alpha"], 0.004 / np.sqrt(s["alpha"])
+                    if s["widen"] == 1.0:
+                        share, bias = 0.05, -0.03
+                dp = s["reference"] == "dp"
+                rows.append({"eps": eps, "variant": v, "delta": eps / 2 * (0.9 if s["alpha"] == 0.25 else 1.0),
+                             "eps_remove": eps + 0.1 * dp, "eps_replace": 2 * eps + 0.2 * dp,
+                             "reference_eps_remove": 0.1 * dp,
+                             "alpha": a if s["synthesizer"] == "Censor_ref" else np.nan,
+                             "widen": s["widen"] if s["widen"] is not None else np.nan,
+                             "n_censored": 2000 * share + r, "share_censored": share + r / 2000,
+                             "phi_mean": truth + bias + 0.001 * r, "phi_sd": sd * (1 + 0.01 * r), "lam_mean": 3.5,
+                             "lam_sd": 0.1, "converged": True, "rhat": 1.0, "ess": 400.0, "divergences": 0,
+                             "max_ecdf": 0.02 + share * 0.5 + 0.001 * r, "avg_ecdf": 0.005, "mean": truth,
+                             "median": 0.07, "q15": 0.01, "q90": 0.4})
+        if over_bound and r == 0:
+            rows[0]["delta"] = 5.0
+        ds = rows_to_dataset(rows, ["eps", "variant"]).reindex(variant=names)
+        ds["true_mean"] = truth
+        ds["data_fingerprint"] = np.int64(r)
+        reps.append(ds)
+    return xr.concat(reps, dim=pd.Index(range(replicates), name="replicate"))

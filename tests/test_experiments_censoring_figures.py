@@ -72,3 +72,27 @@ def test_downscale_utility_figure_layout():
     with pytest.raises(ValueError, match="stats"):
         F.downscale_utility_figure(RES, stats=("nope",))
     plt.close(axes[0, 0].figure)
+
+
+def test_reference_figure_one_line_per_variant_and_legible():
+    axes = F.reference_figure(RES)
+    fig = axes[0].figure
+    names = [str(v) for v in RES.reference["variant"].values]
+    assert len(axes) == 4 and fig.get_figwidth() <= 9.5 and book.smallest_text_px(fig) >= book.MIN_TEXT_PX
+    for a in axes:
+        assert len(a.get_lines()) >= len(names)
+    # the censored share (in %) of Censor_uw at the fake's eps 1 and 4: 40% and 10%
+    uw = next(ln for ln in axes[0].get_lines() if ln.get_label() == registry.label("Censor_uw"))
+    np.testing.assert_allclose(uw.get_ydata(), [40.05, 10.05], rtol=1e-6)
+    assert list(uw.get_xdata()) == [1.0, 4.0]
+    # registry colours for the registered synthesizers; every variant distinct by line style and marker (no colour)
+    assert uw.get_color() == registry.color("Censor_uw")
+    styles = {(ln.get_linestyle(), ln.get_marker()) for ln in axes[0].get_lines() if not ln.get_label().startswith("_")}
+    assert len(styles) == len(names)
+    plt.close(fig)
+
+
+def test_reference_figure_subset_of_variants():
+    axes = F.reference_figure(RES, variants=["Censor_uw", "Censor_ref"])
+    assert {ln.get_label() for ln in axes[1].get_lines()} == {registry.label("Censor_uw"), registry.label("Censor_ref")}
+    plt.close(axes[0].figure)

@@ -37,3 +37,26 @@ def test_validation_names_the_field(field, value):
 def test_unknown_field():
     with pytest.raises(DataError, match="unknown"):
         Params.preset("quick", R=3)
+
+
+def test_reference_fields_stay_out_of_the_other_studies():
+    p = Params.paper()
+    d = p.study_dict()
+    assert not any(k.startswith("ref_") for k in d)  # the four shipped studies' parameters did not change
+    r = p.reference_dict()
+    assert set(r) == {"n", "draws", "tune", "chains", "lambda_min", "lambda_alpha", "ref_eps_grid", "ref_alphas",
+                      "ref_widens", "ref_eps"}
+    assert r["ref_eps_grid"] == [5.0, 4.0, 3.0, 2.0, 1.0] and p.ref_replicates == 20
+    back = Params.from_mapping(r)
+    assert back.n == p.n and tuple(back.ref_alphas) == p.ref_alphas
+    assert Params.smoke().reference_dict()["ref_eps_grid"] == [3.0]
+
+
+@pytest.mark.parametrize("field, value", [
+    ("ref_replicates", 0), ("ref_eps_grid", ()), ("ref_eps_grid", (1.0, 1.0)), ("ref_eps_grid", (1.0, -2.0)),
+    ("ref_alphas", (0.5, 1.5)), ("ref_alphas", (0.0,)), ("ref_widens", (0.0,)), ("ref_widens", (2.0,)),
+    ("ref_eps", 0.0),
+])
+def test_reference_validation_names_the_field(field, value):
+    with pytest.raises(DataError, match=field):
+        Params.preset("quick", **{field: value})

@@ -121,8 +121,9 @@ def test_smoke_run_end_to_end(tmp_path):
     res = cen.run(cen.Params.smoke(), cache_dir=tmp_path, progress=False)
     v = {x.key: x for x in cen.verdicts(res)}
     for key in ("censored_within_bound", "mixing_multiplies_eps", "counts_rise_as_eps_falls",
-                "censoring_flattens_posterior"):
+                "censoring_flattens_posterior", "ref_within_bound"):
         assert v[key].holds is True, key
     assert v["censor_uw_counts_match_paper"].holds is None  # n = 300, not the paper's 2000
     assert "convergence_warnings" in res.calibration and res.release.sizes["replicate"] == 1
-    assert sorted(p.name.split("-")[0] for p in tmp_path.glob("censoring*.nc")) == ["censoring"] * 4
+    assert res.reference.sizes["replicate"] == 1 and list(res.reference["eps"].values) == [3.0]
+    assert sorted(p.name.split("-")[0] for p in tmp_path.glob("censoring*.nc")) == ["censoring"] * 5

@@ -105,3 +105,35 @@ def test_text_lists_say_when_the_paper_has_no_common_eps(res):
     lists = T.text_lists(numbers)
     assert lists["tally"].startswith("none") and lists["milder_paper"].startswith("not given")
     assert lists["discrepancy_censor_w"] == "no common $\\varepsilon$"
+
+
+def test_reference_table(res):
+    t = T.reference_table(res)
+    assert list(t.index.get_level_values("ε").unique()) == ["4", "1"]  # descending
+    assert t.shape[0] == 2 * res.reference.sizes["variant"]
+    assert list(t.columns) == ["α", "ε removed", "ε replaced", "% censored", "max-ECDF", "bias of φ", "sd of φ",
+                               "converged"]
+    row = t.loc[("1", "Censor_uw (DP)")]
+    assert row["% censored"] == pytest.approx(40.05) and np.isnan(row["α"]) and row["ε removed"] == 1.0
+    row = t.loc[("1", "Censor_ref (DP)")]
+    assert row["α"] == 0.25 and row["ε removed"] == pytest.approx(1.1) and row["ε replaced"] == pytest.approx(2.2)
+    assert t.loc[("4", "Censor_ref, historical θ₀"), "ε removed"] == 4.0
+    assert t.loc[("4", "Censor_ref, widen 1"), "bias of φ"] == pytest.approx(-0.029)
+    assert list(T.reference_table(res, "alpha").loc["4"].index) == ["Censor_ref (DP)", "Censor_ref, α = 1",
+                                                                    "Censor_ref, α = 0.5", "Censor_ref, α = 0.25"]
+    assert list(T.reference_table(res, "main").loc["1"].index) == ["Censor_uw (DP)", "Censor_w-pub (DP)",
+                                                                   "Censor_ref (DP)", "Censor_ref, historical θ₀"]
+    assert list(T.reference_table(res, "widen").loc["1"].index) == ["Censor_ref (DP)", "Censor_ref, widen 1",
+                                                                    "Censor_ref, widen 4"]
+    with pytest.raises(ValueError, match="kind"):
+        T.reference_table(res, "other")
+
+
+def test_reference_captions_and_convergence_row(res):
+    for kind in ("table", "figure"):
+        c = T.reference_caption(res, kind)
+        assert "3 replicate(s) of n = 300" in c and "one record removed" in c and "$\\varepsilon_0$ = 0.1" in c
+    with pytest.raises(ValueError, match="kind"):
+        T.reference_caption(res, "other")
+    row = T.convergence_table(res).loc["Censor_ref study"]
+    assert row["fits"] == 3 * 2 * res.reference.sizes["variant"] and row["failed"] == 0

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 
 import numpy as np
 import pytest
-from censoring_fake import fake_results
+from censoring_fake import fake_reference, fake_results
 
 from dpsynth import book
+from dpsynth.experiments.censoring import reference as ref_mod
 from dpsynth.experiments.censoring import verdicts
 
 # the module (the package attribute ``censoring.verdicts`` is the function it re-exports)
@@ -129,3 +131,60 @@ def test_milder_verdict_decides_at_the_papers_design(res, monkeypatch):
     n = V.milder_numbers(r2)
     assert n["decidable"] and n["reproduces"] == {"a": True, "b": False}  # b: no zeros at eps = 5
     assert n["relative_difference"]["a"]["4"] == pytest.approx(400 / 425 - 1)
+
+
+def _ref_verdicts(reference):
+    return {x.key: x for x in V.reference_verdicts(dataclasses.replace(fake_results(1), reference=reference))}
+
+
+def test_reference_verdicts_on_known_orderings(res):
+    v = {x.key: x for x in verdicts(res)}
+    for key in ("ref_within_bound", "ref_censors_fewer", "ref_more_useful", "ref_default_alpha_censors_little",
+                "ref_alpha_trades_censoring_for_width", "ref_historical_like_dp", "ref_widen_1_biased"):
+        assert v[key].holds is True, key
+    assert v["ref_censors_fewer"].numbers["fewer"] == {4.0: True, 1.0: True}
+    assert v["ref_within_bound"].numbers["charge_error"] < 1e-9
+
+
+def test_reference_verdicts_can_fail():
+    bad = _ref_verdicts(fake_reference(2, ref_censors=0.3))  # Censor_ref censoring 30%: more than Censor_w-pub
+    assert bad["ref_censors_fewer"].holds is False and bad["ref_more_useful"].holds is False
+    assert bad["ref_default_alpha_censors_little"].holds is False
+    assert bad["ref_historical_like_dp"].holds is True  # both references censor 30%
+    assert _ref_verdicts(fake_reference(2, over_bound=True))["ref_within_bound"].holds is False
+    ref = fake_reference(2)
+    ref["phi_sd"].loc[{"variant": "Censor_ref, alpha = 0.25"}] = 0.001  # narrower than at alpha = 1
+    assert _ref_verdicts(ref)["ref_alpha_trades_censoring_for_width"].holds is False
+    ref = fake_reference(2)
+    ref["share_censored"].loc[{"variant": ref_mod.HISTORICAL}] = 0.2
+    assert _ref_verdicts(ref)["ref_historical_like_dp"].holds is False
+    ref = fake_reference(2)
+    ref["eps_remove"].loc[{"variant": "Censor_ref"}] = ref["eps"]  # the reference not charged
+    assert _ref_verdicts(ref)["ref_within_bound"].holds is False
+
+
+def test_reference_verdicts_undecided_without_their_variants():
+    v = _ref_verdicts(fake_reference(2, alphas=(0.5,), widens=(4.0,)))
+    assert v["ref_alpha_trades_censoring_for_width"].holds is None and v["ref_widen_1_biased"].holds is None
+    assert v["ref_censors_fewer"].holds is True
+
+
+def test_reference_numbers_are_glued(res):
+    n = V.reference_numbers(res)
+    assert (n["eps_low"], n["eps_high"], n["ref_eps"]) == (1.0, 4.0, pytest.approx(0.1))
+    assert n["low"]["uw"]["censored"] == pytest.approx(0.4005)
+    assert n["high"]["alpha-0.25"]["sd"] > n["high"]["ref"]["sd"]
+    assert n["sd_ratio"] == pytest.approx(2.0) and n["converged"] == 1.0
+    assert n["default_max_censored"] == pytest.approx(0.0205)
+    keys = book.glue_values("censoring-ref", n)
+    for k in ("censoring-ref-low-uw-censored", "censoring-ref-high-alpha-0.25-sd", "censoring-ref-low-widen-1-bias",
+              "censoring-ref-eps-low", "censoring-ref-sd-ratio"):
+        assert k in keys, k
+
+
+def test_reference_numbers_say_whether_each_verdict_holds():
+    holds = V.reference_numbers(fake_results(2))["holds"]
+    assert holds["ref_censors_fewer"] == "holds" and len(holds) == 7
+    res = dataclasses.replace(fake_results(1), reference=fake_reference(2, ref_censors=0.3, widens=(4.0,)))
+    holds = V.reference_numbers(res)["holds"]
+    assert holds["ref_censors_fewer"] == "does not hold" and holds["ref_widen_1_biased"] == "is undecided"

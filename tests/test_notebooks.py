@@ -22,7 +22,7 @@ REPO = Path(__file__).resolve().parents[1]
 CHAPTERS: dict[str, tuple[str, ...]] = {
     "tutorial": (),
     "censoring": ("censored_within_bound", "counts_rise_as_eps_falls", "mixing_multiplies_eps",
-                  "censoring_flattens_posterior"),
+                  "censoring_flattens_posterior", "ref_within_bound"),
     "reweighting": ("reweighting_never_raises_delta", "weights_in_unit_interval", "one_signed_window",
                     "lw_lowers_delta"),
     "range_restriction": ("accounting_consistent", "lw_below_unweighted", "averaged_within_lw",

@@ -2,8 +2,9 @@
 
 ``run(Params.quick())`` runs (or loads from the cache) every study of the chapter through
 :func:`dpsynth.studies.run_study`: the Monte Carlo study, the one-data-set illustration of the
-censored posterior, the release workflow's calibration on a historical data set and the later
-releases. :func:`verdicts` checks the chapter's claims on the results.
+censored posterior, the release workflow's calibration on a historical data set, the later
+releases and the Censor_ref study (``censoring-reference``, :mod:`.reference`). :func:`verdicts`
+checks the chapter's claims on the results.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import xarray as xr
 from ... import paths
 from ...seeds import int_seed, stream
 from ...studies import run_study
+from . import reference as _ref
 from . import replicate as _rep  # the submodule; ``censoring.replicate`` stays the module
 from .params import CensoringParams
 from .verdicts import verdicts  # the function: ``censoring.verdicts`` is it, not the module
@@ -44,6 +46,9 @@ class CensoringResults:
         The historical fit, calibrated ``c`` and public LW rule (one replicate).
     release : xarray.Dataset
         The later releases over ``(replicate, synthesizer, scaling)``; ``replicate`` is the month.
+    reference : xarray.Dataset or None
+        The Censor_ref study over ``(replicate, eps, variant)``
+        (:func:`~dpsynth.experiments.censoring.reference.reference_replicate`).
     """
 
     params: CensoringParams
@@ -52,6 +57,15 @@ class CensoringResults:
     figure1: xr.Dataset
     calibration: xr.Dataset
     release: xr.Dataset
+    reference: xr.Dataset | None = None
+
+    def studies(self) -> dict[str, xr.Dataset]:
+        """Study name -> the Dataset it gave (the main study unsplit is ``study`` and ``downscale``)."""
+        out = {"censoring": self.study, "censoring-figure1": self.figure1, "censoring-calibration": self.calibration,
+               "censoring-release": self.release}
+        if self.reference is not None:
+            out["censoring-reference"] = self.reference
+        return out
 
 
 def run(params: CensoringParams, *, cache_dir: str | os.PathLike | None = None, workers: int | None = 1,
@@ -79,4 +93,8 @@ def run(params: CensoringParams, *, cache_dir: str | os.PathLike | None = None, 
                     seed=int_seed(stream(params.seed, "calibration")), **common)
     rel = run_study("censoring-release", _rep.release_replicate, _rep.release_params(cal, params),
                     replicates=params.release_months, seed=int_seed(stream(params.seed, "release", "months")), **common)
-    return CensoringResults(params=params, study=study, downscale=down, figure1=fig1, calibration=cal, release=rel)
+    # its own parameter dict (reference_dict), so the four studies above kept theirs
+    ref = run_study("censoring-reference", _ref.reference_replicate, params.reference_dict(),
+                    replicates=params.ref_replicates, seed=int_seed(stream(params.seed, "reference")), **common)
+    return CensoringResults(params=params, study=study, downscale=down, figure1=fig1, calibration=cal, release=rel,
+                            reference=ref)

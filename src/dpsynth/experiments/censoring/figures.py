@@ -12,11 +12,14 @@ import numpy as np
 from scipy import stats
 
 from ... import plots, registry
+from ...palette import PALETTE
+from .reference import DEFAULT, HISTORICAL, variant_settings
 from .replicate import DOWNSCALE_SYNTHS, MIX_SYNTHS, true_stats
-from .tables import _eps_grid, _shown, values
+from .tables import _eps_grid, _shown, reference_label, values
 
 __all__ = ["posterior_figure", "bounds_figure", "threshold_figure", "ecdf_figure", "mixing_figure",
-           "percentile_figure", "downscale_figure", "downscale_utility_figure", "STAT_LABELS"]
+           "percentile_figure", "downscale_figure", "downscale_utility_figure", "reference_style", "reference_figure",
+           "STAT_LABELS"]
 
 #: Axis labels of the utility statistics.
 STAT_LABELS = {"max_ecdf": "max-ECDF", "avg_ecdf": "avg-ECDF", "mean": "mean", "median": "median",
@@ -208,4 +211,71 @@ def downscale_utility_figure(results, axes=None, *, stats=("max_ecdf", "mean")):
             line = truth.get(stat)
             plots.violins(axes[i, j], vals, ylabel=STAT_LABELS[stat], hline=line,
                           hline_label="Beta(0.5, 3)" if line is not None and i == 0 else None, title=where)
+    return axes
+
+
+#: Okabe-Ito colours of Censor_ref's fixed-alpha variants, largest alpha first (Censor_ref keeps its registry blue).
+_ALPHA_COLOURS = (PALETTE["orange"], PALETTE["bluish green"], PALETTE["vermillion"], PALETTE["yellow"])
+_ALPHA_MARKERS = ("^", "v", "<", ">")
+
+
+def reference_style(variant: str, variants) -> dict:
+    """Colour, line style and marker of a variant of the Censor_ref study (distinct without colour too).
+
+    Censor_uw, Censor_w-pub and Censor_ref keep their registry colours (solid lines, circles,
+    diamonds, squares); the historical reference is Censor_ref's blue dashed; each fixed alpha an
+    Okabe-Ito colour, dotted, with its own triangle; each widening a grey, dash-dotted, with its own cross.
+    """
+    s = variant_settings(variant)
+    if variant in ("Censor_uw", "Censor_w-pub", DEFAULT):
+        return {"color": registry.color(variant), "ls": "-", "marker": {"Censor_uw": "o", "Censor_w-pub": "D"}.get(
+            variant, "s")}
+    if variant == HISTORICAL:
+        return {"color": registry.color(DEFAULT), "ls": "--", "marker": "P"}
+    if s["alpha"] is not None:
+        fixed = [v for v in variants if variant_settings(v)["alpha"] is not None]
+        i = fixed.index(variant) % len(_ALPHA_COLOURS)
+        return {"color": _ALPHA_COLOURS[i], "ls": ":", "marker": _ALPHA_MARKERS[i]}
+    widths = [v for v in variants if v.startswith("Censor_ref, widen ")]
+    i = widths.index(variant)
+    return {"color": (PALETTE["grey"], PALETTE["dark grey"], PALETTE["black"])[i % 3], "ls": "-.",
+            "marker": ("x", "+", "*")[i % 3]}
+
+
+def reference_figure(results, axes=None, *, variants=None):
+    """The Censor_ref study against eps: median share censored, max-ECDF, bias and sd of the posterior mean ``phi``.
+
+    One line per variant (``variants``: default every variant of the study), medians over the
+    replicates; eps with one record removed, before the reference's small release.
+    """
+    ref = results.reference
+    names = [str(v) for v in ref["variant"].values] if variants is None else list(variants)
+    grid = sorted(float(e) for e in ref["eps"].values)
+    if axes is None:
+        plots.use_style()
+        _, axes = plt.subplots(2, 2, figsize=(_MAX_W, 8.6), sharex=True, squeeze=False)
+    axes = np.asarray(axes).ravel()
+    truth = float(np.asarray(ref["true_mean"].values).ravel()[0])
+    panels = (("share_censored", "records censored (%)", 100.0, None),
+              ("max_ecdf", "max-ECDF of one synthetic set", 1.0, None),
+              ("phi_mean", "bias of the posterior mean of $\\phi$", 1.0, truth),
+              ("phi_sd", "posterior sd of $\\phi$", 1.0, None))
+    for a, (var, lab, mult, minus) in zip(axes, panels):
+        for v in names:
+            y = [mult * float(np.median(ref[var].sel(eps=e, variant=v).values - (minus or 0.0))) for e in grid]
+            st = reference_style(v, names)
+            a.plot(grid, y, label=reference_label(v), color=st["color"], ls=st["ls"], marker=st["marker"], lw=1.6,
+                   ms=6)
+        a.set_ylabel(lab)
+        if var == "phi_mean":
+            a.axhline(0.0, color="black", lw=0.8)
+        if var == "share_censored":
+            a.set_yscale("symlog", linthresh=1.0)
+    for a in axes[-2:]:
+        a.set_xlabel("$\\varepsilon$ (one record removed)")
+        a.set_xticks(grid)
+    fig = axes[0].figure
+    handles, labels = axes[0].get_legend_handles_labels()
+    # below the panels (constrained layout makes room for an "outside" legend)
+    fig.legend(handles, labels, loc="outside lower center", ncol=3, frameon=False)
     return axes

@@ -18,6 +18,7 @@ import xarray as xr
 
 from ... import registry
 from ...studies import select_fits
+from .reference import DEFAULT, HISTORICAL, variant_settings
 from .replicate import MIX_SYNTHS, true_stats
 
 __all__ = [
@@ -40,6 +41,10 @@ __all__ = [
     "release_table",
     "release_summary",
     "convergence_table",
+    "reference_label",
+    "reference_variants",
+    "reference_table",
+    "reference_caption",
     "eps_list",
     "text_lists",
 ]
@@ -348,7 +353,8 @@ def convergence_table(results) -> pd.DataFrame:
     A fit fails when R-hat or bulk ESS misses its threshold or any divergence occurred. Rows: each
     synthesizer of the Monte Carlo study, its historical fits, the downscaled fits, the
     illustration, the release workflow's calibration (its bisection fits are counted through the
-    study driver's ``convergence_warnings``, one per failed fit) and the release months.
+    study driver's ``convergence_warnings``, one per failed fit), the release months and the Censor_ref
+    study (every variant's fit; Censor_w-pub's historical fits are not stored there).
     """
     study, down, rel = results.study, results.downscale, results.release
     rows = {}
@@ -376,9 +382,99 @@ def convergence_table(results) -> pd.DataFrame:
     ok = np.concatenate([rel["converged"].values.ravel(), rel["converged_unweighted"].values.ravel()])
     div = np.concatenate([rel["divergences"].values.ravel(), rel["divergences_unweighted"].values.ravel()])
     rows["release months"] = _conv_row(ok, div, rel["rhat"].values, rel["ess"].values)
+    ref = getattr(results, "reference", None)
+    if ref is not None:
+        rows["Censor_ref study"] = _conv_row(*(ref[k].values for k in ("converged", "divergences", "rhat", "ess")))
     return pd.DataFrame.from_dict(rows, orient="index").rename_axis("fits of")
 
 
+
+# ------------------------------------------------------------------------------ the Censor_ref study
+
+
+def reference_label(variant: str) -> str:
+    """Display label of a Censor_ref study variant: the registry label, or Censor_ref's with its setting."""
+    s = variant_settings(variant)
+    if variant in ("Censor_uw", "Censor_w-pub", DEFAULT):
+        return registry.label(variant)
+    if variant == HISTORICAL:
+        return "Censor_ref, historical θ₀"
+    if s["alpha"] is not None:
+        return f"Censor_ref, α = {s['alpha']:g}"
+    return f"Censor_ref, widen {s['widen']:g}"
+
+
+def reference_variants(reference: xr.Dataset, kind: str = "all") -> list[str]:
+    """The variants of the Censor_ref study present in ``reference``, in study order.
+
+    ``kind``: ``"all"``; ``"main"`` (Censor_uw, Censor_w-pub, Censor_ref and Censor_ref with the
+    historical reference); ``"alpha"`` (Censor_ref with the default and each fixed alpha);
+    ``"widen"`` (Censor_ref with the default widening 2 and the others).
+    """
+    have = [str(v) for v in reference["variant"].values]
+    if kind == "all":
+        return have
+    if kind == "main":
+        return [v for v in have if v in ("Censor_uw", "Censor_w-pub", DEFAULT, HISTORICAL)]
+    if kind == "alpha":
+        return [v for v in have if v == DEFAULT or (variant_settings(v)["synthesizer"] == "Censor_ref"
+                                                    and variant_settings(v)["alpha"] is not None)]
+    if kind == "widen":
+        return [v for v in have if v == DEFAULT or v.startswith("Censor_ref, widen ")]
+    raise ValueError(f"`kind` must be 'all', 'main', 'alpha' or 'widen'; got {kind!r}.")
+
+
+def reference_table(results, kind: str = "all") -> pd.DataFrame:
+    """The Censor_ref study: medians over the replicates per eps (descending) and variant.
+
+    Columns: the alpha used, the declared eps of one released draw with one record removed and
+    replaced (the reference's release included), the median share of records censored, the
+    median max-ECDF of one synthetic data set, the median posterior mean of ``phi`` (the mean of
+    x) minus the true mean (bias), the median posterior sd of ``phi`` (width) and the share of
+    converged fits.
+    """
+    ref = results.reference if hasattr(results, "reference") else results
+    rows = {}
+    for eps in sorted((float(e) for e in ref["eps"].values), reverse=True):
+        for v in reference_variants(ref, kind):
+            c = ref.sel(eps=eps, variant=v)
+
+            def med(var, c=c):
+                v = np.asarray(c[var].values, dtype=float)
+                # alpha is NaN off Censor_ref
+                return float(np.median(v[~np.isnan(v)])) if (~np.isnan(v)).any() else np.nan
+
+            rows[(f"{eps:g}", reference_label(v))] = {
+                "α": med("alpha"), "ε removed": med("eps_remove"), "ε replaced": med("eps_replace"),
+                "% censored": 100 * med("share_censored"), "max-ECDF": med("max_ecdf"),
+                "bias of φ": float(np.median(c["phi_mean"].values - c["true_mean"].values)),
+                "sd of φ": med("phi_sd"), "converged": float(np.mean(c["converged"].values.astype(bool)))}
+    df = pd.DataFrame.from_dict(rows, orient="index")
+    df.index = pd.MultiIndex.from_tuples(df.index, names=["ε", "variant"])
+    return df
+
+
+def reference_caption(results, kind: str) -> str:
+    """Caption of the Censor_ref study's table (``kind="table"``) or figure (``"figure"``), with this run's sizes."""
+    p, ref = results.params, results.reference
+    run = (f"{ref.sizes.get('replicate', 1)} replicate(s) of n = {p.n}; $\\theta_0$ released at $\\varepsilon_0$ = "
+           f"{p.ref_eps:g} unless historical")
+    variants = ("Censor_uw (DP) and Censor_w-pub (DP) as in the main study; each Censor_ref variant changes one "
+                "default: $\\theta_0$ from a historical data set, $\\alpha$ fixed, or $\\theta_0$'s scale widened 1 or "
+                "4 times instead of 2.")
+    if kind == "table":
+        return (f"The Censor_ref study ({run}): medians over the replicates, per $\\varepsilon$ (one record removed, "
+                "before the reference's release) and variant, of the $\\alpha$ used, the declared $\\varepsilon$ of "
+                "one released draw with one record removed and replaced (the reference's release included), the "
+                "share of records censored, the max-ECDF of one synthetic data set, the bias and sd of the posterior "
+                "of $\\phi$ (the mean of $x$, true value 1/7) and the share of converged fits. " + variants)
+    if kind == "figure":
+        return (f"The Censor_ref study ({run}) against $\\varepsilon$ (one record removed, before the reference's "
+                "release): medians over the replicates of the share of records censored (symmetric log axis), the "
+                "max-ECDF of one synthetic data set, and the bias and sd of the posterior of $\\phi$ (the mean of "
+                "$x$). Censor_uw, Censor_w-pub and Censor_ref in their colours; the historical $\\theta_0$ dashed, "
+                "fixed $\\alpha$ dotted, other widenings dash-dotted. " + variants)
+    raise ValueError(f"`kind` must be 'table' or 'figure'; got {kind!r}.")
 
 
 # ------------------------------------------------------------------ lists the Markdown quotes (glue:md)

@@ -16,6 +16,7 @@ from ... import registry
 from ...mechanisms.histogram import bin_count
 from ...privacy import CENSOR_TOL
 from ...verdicts import Verdict
+from .reference import DEFAULT, HISTORICAL, variant_settings
 from .replicate import MIX_SYNTHS, true_stats
 from .tables import (
     _ALT,
@@ -47,6 +48,10 @@ __all__ = [
     "discrepancy_numbers",
     "weighted_e_numbers",
     "text_numbers",
+    "REFERENCE_SHORT",
+    "reference_short",
+    "reference_numbers",
+    "reference_verdicts",
     "verdicts",
 ]
 
@@ -350,6 +355,174 @@ def _weighted_e_verdict(results) -> Verdict:
         holds, ev, num)
 
 
+# ------------------------------------------------------------------------------ the Censor_ref study
+
+#: Short glue names of the Censor_ref study's fixed variants (the alpha and widen variants are named from their value).
+REFERENCE_SHORT = {"Censor_uw": "uw", "Censor_w-pub": "pub", DEFAULT: "ref", HISTORICAL: "hist"}
+#: The Censor_ref default's median share of censored records must stay under this at every eps.
+REFERENCE_SHARE_LIMIT = 0.05
+#: Historical and DP references "censor alike" when their median shares differ by at most this.
+REFERENCE_SAME_SHARE = 0.01
+
+
+def reference_short(variant: str) -> str:
+    """The glue name of a variant: ``uw``, ``pub``, ``ref``, ``hist``, ``alpha-<a>`` or ``widen-<w>``."""
+    if variant in REFERENCE_SHORT:
+        return REFERENCE_SHORT[variant]
+    s = variant_settings(variant)
+    return f"alpha-{s['alpha']:g}" if s["alpha"] is not None else f"widen-{s['widen']:g}"
+
+
+def _ref_grid(ref) -> list[float]:
+    return sorted((float(e) for e in ref["eps"].values), reverse=True)
+
+
+def _ref_medians(ref) -> dict:
+    """Per variant (short name) and eps (descending): median share and count censored, max-ECDF, bias and sd of phi."""
+    out = {}
+    for v in (str(x) for x in ref["variant"].values):
+        c = ref.sel(variant=v)
+        out[reference_short(v)] = {e: {
+            "censored": float(np.median(c["share_censored"].sel(eps=e).values)),
+            "n_censored": float(np.median(c["n_censored"].sel(eps=e).values)),
+            "max_ecdf": float(np.median(c["max_ecdf"].sel(eps=e).values)),
+            "bias": float(np.median(c["phi_mean"].sel(eps=e).values - c["true_mean"].values)),
+            "sd": float(np.median(c["phi_sd"].sel(eps=e).values)),
+        } for e in _ref_grid(ref)}
+    return out
+
+
+def _fixed_alphas(med: dict) -> list[str]:
+    """Short names of the fixed-alpha variants, largest alpha first."""
+    return sorted((k for k in med if k.startswith("alpha-")), key=lambda k: float(k[6:]), reverse=True)
+
+
+def reference_numbers(results) -> dict:
+    """The numbers the chapter's Censor_ref section quotes (glued under ``censoring-ref``).
+
+    Returns
+    -------
+    dict
+        ``eps_low`` and ``eps_high`` (the grid's ends), ``ref_eps`` (the median eps the default's
+        DP reference cost, one record removed), ``low`` and ``high``: per variant (short name,
+        :func:`reference_short`) the median share and count censored, max-ECDF, bias and sd of
+        ``phi`` at that eps; ``default_max_censored`` (the default's largest median share over the
+        grid), ``sd_ratio`` (at the smallest eps, the median sd of ``phi`` at the smallest fixed
+        alpha over that at the largest; NaN without two) and ``converged`` (share of converged
+        Censor_ref fits); ``holds``: per reference verdict (:func:`reference_verdicts`) whether it
+        holds, as the prose says it (``"holds"``, ``"does not hold"``, ``"is undecided"``).
+    """
+    ref = results.reference
+    med = _ref_medians(ref)
+    grid = _ref_grid(ref)
+    lo, hi = grid[-1], grid[0]
+    fixed = _fixed_alphas(med)
+    sd_ratio = med[fixed[-1]][lo]["sd"] / med[fixed[0]][lo]["sd"] if len(fixed) > 1 else np.nan
+    is_ref = [variant_settings(str(v))["synthesizer"] == "Censor_ref" for v in ref["variant"].values]
+    conv = ref["converged"].isel(variant=np.flatnonzero(is_ref)).values.astype(bool)
+    return {"eps_low": lo, "eps_high": hi,
+            "ref_eps": float(np.median(ref["reference_eps_remove"].sel(variant=DEFAULT).values)),
+            "low": {k: v[lo] for k, v in med.items()}, "high": {k: v[hi] for k, v in med.items()},
+            "default_max_censored": max(v["censored"] for v in med["ref"].values()), "sd_ratio": sd_ratio,
+            "converged": float(conv.mean()),
+            "holds": {v.key: {True: "holds", False: "does not hold", None: "is undecided"}[v.holds]
+                      for v in reference_verdicts(results)}}
+
+
+def reference_verdicts(results) -> list[Verdict]:
+    """The Censor_ref section's claims.
+
+    Keys: ``ref_within_bound``, ``ref_censors_fewer``, ``ref_more_useful``,
+    ``ref_default_alpha_censors_little``, ``ref_alpha_trades_censoring_for_width`` (undecided with
+    fewer than two fixed alphas), ``ref_historical_like_dp`` and ``ref_widen_1_biased`` (undecided
+    without their variants).
+    """
+    ref = results.reference
+    med = _ref_medians(ref)
+    grid = _ref_grid(ref)
+    r = ref.sizes.get("replicate", 1)
+    eq = "$\\varepsilon$ ="
+    out = []
+
+    excess = float((ref["delta"] - ref["eps"] / 2).max())
+    charged = float(np.abs(ref["eps_remove"] - ref["eps"] - ref["reference_eps_remove"]).max())
+    dp = [v for v in map(str, ref["variant"].values) if variant_settings(v)["reference"] == "dp"]
+    cost = ref["reference_eps_remove"].sel(variant=dp).values
+    out.append(Verdict(
+        "ref_within_bound", "Every Censor_ref fit stays at or under eps/2, and its declared eps charges the reference.",
+        excess <= CENSOR_TOL and charged < 1e-9 and bool(np.all(cost > 0)),
+        f"largest $\\Delta - \\varepsilon/2$ over {r} replicate(s), every variant and $\\varepsilon$: {excess:.3g}; "
+        f"a DP reference adds a median {float(np.median(cost)):.3g} to $\\varepsilon$ (one record removed).",
+        {"worst_excess": excess, "charge_error": charged}))
+
+    fewer = {e: med["ref"][e]["n_censored"] < min(med["uw"][e]["n_censored"], med["pub"][e]["n_censored"])
+             for e in grid}
+    out.append(Verdict(
+        "ref_censors_fewer", "Censor_ref censors fewer records than Censor_uw and Censor_w-pub at every eps.",
+        all(fewer.values()), "median records censored (Censor_uw, Censor_w-pub, Censor_ref): " + "; ".join(
+            f"{med['uw'][e]['n_censored']:g}, {med['pub'][e]['n_censored']:g}, {med['ref'][e]['n_censored']:g} at "
+            f"{eq} {e:g}" for e in grid) + ".", {"fewer": fewer}))
+
+    useful = {e: med["ref"][e]["max_ecdf"] < min(med["uw"][e]["max_ecdf"], med["pub"][e]["max_ecdf"]) for e in grid}
+    out.append(Verdict(
+        "ref_more_useful", "Censor_ref's synthetic data are closer to the data (median max-ECDF) than Censor_uw's "
+        "and Censor_w-pub's at every eps.", all(useful.values()),
+        "median max-ECDF (Censor_uw, Censor_w-pub, Censor_ref): " + "; ".join(
+            f"{med['uw'][e]['max_ecdf']:.3f}, {med['pub'][e]['max_ecdf']:.3f}, {med['ref'][e]['max_ecdf']:.3f} at "
+            f"{eq} {e:g}" for e in grid) + ".", {"more_useful": useful}))
+
+    share = {e: med["ref"][e]["censored"] for e in grid}
+    out.append(Verdict(
+        "ref_default_alpha_censors_little", "With the default alpha = min(1, eps/4), Censor_ref censors under "
+        f"{100 * REFERENCE_SHARE_LIMIT:.0f}% of the records at every eps (median).",
+        all(v < REFERENCE_SHARE_LIMIT for v in share.values()),
+        "median share censored: " + ", ".join(f"{100 * v:.1f}% at {eq} {e:g}" for e, v in share.items()) + ".",
+        {"share": share}))
+
+    fixed = _fixed_alphas(med)
+    trade: dict = {}
+    if len(fixed) > 1:
+        trade = {e: all(med[a][e]["censored"] >= med[b][e]["censored"] and med[a][e]["sd"] < med[b][e]["sd"]
+                        for a, b in zip(fixed, fixed[1:])) for e in grid}
+        holds = all(trade.values())
+        ev = "; ".join(f"at {eq} {e:g}: " + ", ".join(
+            f"α = {k[6:]} {100 * med[k][e]['censored']:.1f}% censored, sd {med[k][e]['sd']:.4f}" for k in fixed)
+            for e in grid) + "."
+    else:
+        holds, ev = None, "undecided: fewer than two fixed values of α."
+    out.append(Verdict(
+        "ref_alpha_trades_censoring_for_width", "A smaller alpha censors no more records but widens the posterior "
+        "of the mean (median sd of phi), at every eps.", holds, ev, {"trade": trade}))
+
+    diff: dict = {}
+    if "hist" in med:
+        diff = {e: med["hist"][e]["censored"] - med["ref"][e]["censored"] for e in grid}
+        holds = all(abs(v) <= REFERENCE_SAME_SHARE for v in diff.values())
+        ev = ("median share censored with a historical θ₀ minus with a DP θ₀: "
+              + ", ".join(f"{100 * v:+.1f} points at {eq} {e:g}" for e, v in diff.items()) + "; median max-ECDF "
+              + ", ".join(f"{med['hist'][e]['max_ecdf']:.3f} against {med['ref'][e]['max_ecdf']:.3f}" for e in grid)
+              + ".")
+    else:
+        holds, ev = None, "undecided: no historical variant."
+    out.append(Verdict(
+        "ref_historical_like_dp", "theta_0 from a historical data set and from the small DP release censor alike "
+        f"(median shares within {100 * REFERENCE_SAME_SHARE:.0f} percentage point at every eps).", holds, ev,
+        {"difference": diff}))
+
+    worse: dict = {}
+    if "widen-1" in med:
+        worse = {e: abs(med["widen-1"][e]["bias"]) > abs(med["ref"][e]["bias"]) for e in grid}
+        holds = all(worse.values())
+        ev = "median bias of the posterior mean of φ without widening against widen 2: " + ", ".join(
+            f"{med['widen-1'][e]['bias']:+.4f} against {med['ref'][e]['bias']:+.4f} at {eq} {e:g}" for e in grid) + "."
+    else:
+        holds, ev = None, "undecided: no variant without widening."
+    out.append(Verdict(
+        "ref_widen_1_biased", "An unwidened reference (widen 1) biases the mean more than the default widening 2, at "
+        "every eps.", holds, ev, {"worse": worse}))
+    return out
+
+
 def verdicts(results) -> list[Verdict]:
     """The chapter's claims checked on ``results`` (see the chapter's "What this shows").
 
@@ -488,4 +661,6 @@ def verdicts(results) -> list[Verdict]:
          + ", ".join(f"{100 * v:+.0f}% at $\\varepsilon$ = {e}" for e, v in rel_err.items())
          if decidable else f"undecided: this run has n = {p.n}, the paper n = 2000."),
         {"relative_difference": rel_err}))
+    if getattr(results, "reference", None) is not None:
+        out += reference_verdicts(results)
     return out

@@ -1,0 +1,153 @@
+"""The Censor_ref study of the censoring chapter (``censoring-reference``): a unit-free window.
+
+:func:`reference_replicate` draws the chapter's confidential data set (``x ~ Beta(0.5, 3)``, the
+same ``_data``, family and priors as :func:`dpsynth.experiments.censoring.replicate.replicate`)
+and a historical data set from the same distribution on its own stream (as Censor_w-pub's is
+drawn there), and at each eps of ``ref_eps_grid`` fits the variants of :func:`variants`:
+
+* **Censor_uw** and **Censor_w-pub** (the chapter's strict-DP censored synthesizers);
+* **Censor_ref** (:mod:`dpsynth.mechanisms.censored_reference`) with its defaults: ``theta_0``
+  from a DP release of the median and MAD of ``logit x`` (``ref_eps``, composed with the fit),
+  scale widened 2 times, ``alpha = min(1, eps/4)``;
+* Censor_ref with ``theta_0`` from the historical data set instead (nothing charged);
+* Censor_ref with each fixed ``alpha`` of ``ref_alphas``, and with each widening of ``ref_widens``.
+
+Every fit's random streams are addressed by its cell ``(variant, eps)``, never by its position in
+the grid, so a cell recomputed alone repeats the shipped one (up to OpenDP's own randomness in the
+reference's release, which is not seeded).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import xarray as xr
+
+from ...fitting import compiled_model
+from ...mechanisms import RunContext
+from ...mechanisms import run as run_mechanism
+from ...seeds import stream
+from ...studies import data_fingerprint, rows_to_dataset
+from ...synthetic_data import synthesize
+from .params import CensoringParams
+from .replicate import _check_cap, _data, _family, _fit_cols, _utility, true_stats
+
+__all__ = ["DEFAULT", "HISTORICAL", "variants", "variant_settings", "reference_replicate"]
+
+#: Censor_ref with every default (DP reference, widen 2, alpha = min(1, eps/4)).
+DEFAULT = "Censor_ref"
+#: Censor_ref with theta_0 from the historical data set.
+HISTORICAL = "Censor_ref, historical theta_0"
+
+
+def _num(v: float) -> str:
+    return f"{float(v):g}"
+
+
+def variants(ref_alphas=(1.0, 0.5, 0.25), ref_widens=(1.0, 4.0)) -> list[str]:
+    """Variant names in display order: Censor_uw, Censor_w-pub, Censor_ref, then its alternatives."""
+    return ["Censor_uw", "Censor_w-pub", DEFAULT, HISTORICAL, *(f"Censor_ref, alpha = {_num(a)}" for a in ref_alphas),
+            *(f"Censor_ref, widen {_num(w)}" for w in ref_widens)]
+
+
+def variant_settings(name: str) -> dict:
+    """What a variant is: ``synthesizer`` (registry name), ``reference`` source, ``alpha`` rule and ``widen``.
+
+    ``alpha`` is ``None`` for the default rule ``min(1, eps/4)``; ``reference`` is ``"dp"``,
+    ``"historical"`` or ``None`` (Censor_uw, Censor_w-pub).
+    """
+    if name in ("Censor_uw", "Censor_w-pub"):
+        return {"synthesizer": name, "reference": None, "alpha": None, "widen": None}
+    out = {"synthesizer": "Censor_ref", "reference": "dp", "alpha": None, "widen": 2.0}
+    if name == HISTORICAL:
+        out["reference"] = "historical"
+    elif name.startswith("Censor_ref, alpha = "):
+        out["alpha"] = float(name.rsplit(" ", 1)[1])
+    elif name.startswith("Censor_ref, widen "):
+        out["widen"] = float(name.rsplit(" ", 1)[1])
+    elif name != DEFAULT:
+        raise KeyError(f"unknown variant {name!r}.")
+    return out
+
+
+def _posterior(fit) -> dict:
+    """Posterior mean and sd of the Beta model's mean ``phi`` (the implied mean of x) and concentration ``lam``."""
+    out = {}
+    for k in ("phi", "lam"):
+        d = np.asarray(fit.draws[k], dtype=float).ravel()
+        out[f"{k}_mean"], out[f"{k}_sd"] = float(d.mean()), float(d.std(ddof=1))
+    return out
+
+
+def reference_replicate(r: int, seed: np.random.SeedSequence, params: Mapping) -> xr.Dataset:
+    """One replicate of the Censor_ref study.
+
+    Parameters
+    ----------
+    r : int
+        Replicate index (the seed already addresses it).
+    seed : numpy.random.SeedSequence
+        This replicate's stream.
+    params : mapping
+        :meth:`CensoringParams.reference_dict` output.
+
+    Returns
+    -------
+    xarray.Dataset
+        Variables over ``(eps, variant)``: ``delta``, ``eps_remove`` and ``eps_replace`` (the
+        declared epsilon of one released draw, with the reference's release included),
+        ``reference_eps_remove``, ``alpha`` (the value used), ``widen``, ``n_censored`` and
+        ``share_censored``, the posterior mean and sd of ``phi`` (the mean of x) and ``lam``,
+        convergence (``converged``, ``rhat``, ``ess``, ``divergences``) and the utilities of one
+        synthetic data set (``max_ecdf``, ``avg_ecdf``, ``mean``, ``median``, ``q15``, ``q90``);
+        scalars ``true_mean`` and ``data_fingerprint``.
+
+    Raises
+    ------
+    AssertionError
+        If a fit reports ``Delta > eps / 2``.
+    """
+    p = CensoringParams.from_mapping(params)
+    x = _data(p.n, stream(seed, "data"))
+    # the historical data set is drawn as Censor_w-pub's is in the main study
+    x_hist = _data(p.n, stream(seed, "historical", "data"))
+    fam = _family(p)
+    cm = compiled_model(fam, x)
+    # Censor_uw and Censor_w-pub share one context (the historical fit once, its seed free of eps); their fits'
+    # steps name the eps, so each cell has its own stream
+    base = RunContext(x, family=fam, sampler=p.sampler, seed_fn=lambda *parts: stream(seed, "fit", *parts),
+                      compiled=cm)
+    names = variants(p.ref_alphas, p.ref_widens)
+    rows = []
+    for eps in (float(e) for e in p.ref_eps_grid):
+        for name in names:
+            s = variant_settings(name)
+            if s["synthesizer"] == "Censor_uw":
+                res = run_mechanism("censor_uw", base, eps=eps)
+            elif s["synthesizer"] == "Censor_w-pub":
+                res = run_mechanism("censor_w_public", base, eps=eps, historical=(x_hist, None))
+            else:
+                ctx = RunContext(x, family=fam, sampler=p.sampler, compiled=cm,
+                                 seed_fn=lambda *parts, _v=name: stream(seed, "fit", _v, *parts))
+                kw = {"alpha": s["alpha"], "widen": s["widen"], "reference_eps": float(p.ref_eps)}
+                if s["reference"] == "historical":
+                    kw["historical"] = (x_hist, None)
+                res = run_mechanism("censor_ref", ctx, eps=eps, **kw)
+            _check_cap(res, eps)
+            pr = res.privacy
+            fc = _fit_cols(res.fit)
+            rows.append({
+                "eps": eps, "variant": name, "delta": pr.delta, "eps_remove": pr.eps, "eps_replace": pr.eps_replace,
+                "reference_eps_remove": float(pr.composed[0]),
+                "alpha": float(res.extra["alpha"]) if s["synthesizer"] == "Censor_ref" else np.nan,
+                "widen": s["widen"] if s["widen"] is not None else np.nan,
+                "n_censored": float(pr.n_censored), "share_censored": float(pr.n_censored) / p.n,
+                **_posterior(res.fit),
+                **{k: fc[k] for k in ("converged", "rhat", "ess", "divergences")},
+                **_utility(x, synthesize(res.fit, stream(seed, "syn", name, eps))),
+            })
+    out = rows_to_dataset(rows, ["eps", "variant"]).reindex(variant=names)
+    out["true_mean"] = true_stats()["mean"]
+    out["data_fingerprint"] = data_fingerprint(x, x_hist)
+    return out
