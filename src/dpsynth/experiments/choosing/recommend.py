@@ -53,6 +53,30 @@ def _fit_rows(ds: xr.Dataset, study: str, *, regression: bool) -> list[dict]:
     return rows
 
 
+def _variant_rows(ds: xr.Dataset, study: str) -> list[dict]:
+    """Candidates of a study stored over ``(eps, variant)``: the variants that are registry names (their defaults)."""
+    rows = []
+    for v in ds["variant"].values:
+        name = str(v)
+        try:
+            if registry.guarantee(name) != "DP":
+                continue
+        except KeyError:  # a named variant of a mechanism ("Censor_ref, alpha = 1"), not its default
+            continue
+        for e in ds["eps"].values:
+            f = ds.sel(variant=v, eps=e)
+            rows.append({"study": study, "mechanism": name, "eps": float(e), "marginal": _med(f["max_ecdf"]),
+                         "regression": float("nan"),
+                         "converged": float(np.mean(np.asarray(f["converged"].values, bool)))})
+    return rows
+
+
+def _rows(name: str, ds: xr.Dataset, *, regression: bool) -> list[dict]:
+    if "variant" in ds.dims:
+        return _variant_rows(ds, name)
+    return _fit_rows(ds, name, regression=regression)
+
+
 @dataclass(frozen=True)
 class Situation:
     """One row group of the recommendation: what the agency releases, and where the book measured it.
@@ -68,24 +92,25 @@ class Situation:
     rows : callable
         ``rows(study_name, dataset) -> list of dict`` (keys ``study``, ``mechanism``, ``eps``,
         ``marginal``, ``regression``, ``converged``): the strictly DP candidates of that study.
-    describe : str
-        The study in words, for the table's "measured on" column.
+    describe : dict
+        Study name -> the study in words, for the table's "measured on" column.
     """
 
     label: str
     studies: tuple[str, ...]
     choose_by: str
     rows: Callable[[str, xr.Dataset], list]
-    describe: str
+    describe: Mapping[str, str]
 
 
+_BETA = "Beta(0.5, 3), n = 2,000 (censoring chapter)"
 SITUATIONS: tuple[Situation, ...] = (
-    Situation("one bounded variable, marginal only", ("censoring",), "marginal",
-              lambda name, ds: _fit_rows(ds, name, regression=False),
-              "Beta(0.5, 3), n = 2000 (censoring chapter)"),
+    Situation("one bounded variable, marginal only", ("censoring-reference", "censoring"), "marginal",
+              lambda name, ds: _rows(name, ds, regression=False),
+              {"censoring": _BETA, "censoring-reference": _BETA + ", Censor_ref study"}),
     Situation("one variable, regression on public covariates", ("own_data",), "regression",
-              lambda name, ds: _fit_rows(ds, name, regression=True),
-              "CPS 1988 wages, n = 28,155 (own data chapter)"),
+              lambda name, ds: _rows(name, ds, regression=True),
+              {"own_data": "CPS 1988 wages, n = 28,155 (own data chapter)"}),
 )
 #: Every study the recommendation reads.
 RECOMMENDATION_STUDIES: tuple[str, ...] = tuple(dict.fromkeys(s for sit in SITUATIONS for s in sit.studies))
@@ -118,7 +143,9 @@ def recommendation_table(studies: Mapping[str, xr.Dataset], eps_grid=EPS_GRID,
         for e in eps_grid:
             at = cand[np.isclose(cand["eps"].astype(float), e)] if len(cand) else cand
             row = {"situation": sit.label, "ε": float(e), "mechanism": "—", "guarantee": "", "marginal": np.nan,
-                   "regression": np.nan, "it loses": "", "runner-up": "", "measured on": sit.describe, "why": ""}
+                   "regression": np.nan, "it loses": "", "runner-up": "",
+                   "measured on": "; ".join(dict.fromkeys(sit.describe[n] for n in sit.studies if n in studies)),
+                   "why": ""}
             if not any(n in studies for n in sit.studies):
                 row["why"] = "no shipped study measures this situation"
             elif at.empty:
@@ -131,9 +158,11 @@ def recommendation_table(studies: Mapping[str, xr.Dataset], eps_grid=EPS_GRID,
                 best = at.iloc[0]
                 spec = registry.spec(best["mechanism"])
                 row.update({"mechanism": spec.name, "guarantee": "DP", "marginal": best["marginal"],
-                            "regression": best["regression"], "it loses": spec.loses})
-                if len(at) > 1:
-                    nxt = at.iloc[1]
+                            "regression": best["regression"], "it loses": spec.loses,
+                            "measured on": sit.describe[best["study"]]})
+                others = at[at["mechanism"] != best["mechanism"]]
+                if len(others):
+                    nxt = others.iloc[0]
                     row["runner-up"] = f"{registry.spec(nxt['mechanism']).name} ({nxt[key]:.3f})"
             out.append(row)
     return pd.DataFrame(out).set_index(["situation", "ε"])
