@@ -158,7 +158,7 @@ def files_figure(results):
                 syn = d["share_synthetic"].sel(eps=e, mode_level=levels).mean("replicate").values
                 ax.bar(x - 0.4 + width * (j + 1.5), syn, width=width, color=colour, alpha=0.45 + 0.5 * j / max(
                     len(eps) - 1, 1), edgecolor="black", hatch="//", label=f"synthetic, ε = {e:g}")
-            ax.set_xticks(x, levels, fontsize=8)
+            ax.set_xticks(x, levels, fontsize=8.5)
             ax.set_ylabel("share of records")
         else:
             lv = ds["level"].values
@@ -171,7 +171,7 @@ def files_figure(results):
             ax.set_xlabel("quantile level")
             ax.set_ylabel(f"quantile of {str(static(d['target']).values)}")
         ax.set_title(_FILE_TITLES.get(f, f), fontsize=10)
-        ax.legend(fontsize=8, frameon=False)
+        ax.legend(fontsize=8.5, frameon=False)
         # the coefficients, in the original's standard errors
         ax = axes[1][k]
         have = np.isfinite(static(d["coef_original"]).values)
@@ -185,7 +185,7 @@ def files_figure(results):
             off = (j - (len(eps) - 1) / 2) * 0.3
             ax.plot(z, y + off, "o", ms=4.5, color=colour, markerfacecolor=colour if j else "white",
                     label=f"synthetic, ε = {e:g}")
-        ax.set_yticks(y, terms, fontsize=8)
+        ax.set_yticks(y, terms, fontsize=8.5)
         ax.invert_yaxis()
         ax.set_xlabel("synthetic − original\n(original's standard errors)")
     handles, labels = axes[1][0].get_legend_handles_labels()

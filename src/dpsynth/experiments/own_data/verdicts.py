@@ -281,7 +281,7 @@ def new_verdicts(results) -> list:
         conv, fits = int(ds["converged"].sum()), int(ds["converged"].size)
         out.append(Verdict("defaults_converge", "A newcomer's default fits converge on all three real files",
                            conv == fits, f"{conv} of {fits} default fits passed R-hat, ESS and divergence checks "
-                           f"({int((ds['retries'] > 0).sum())} after a retry).", {"converged": conv, "fits": fits}))
+                           f"({int((ds['retries'] > 0).sum())} needed a retry).", {"converged": conv, "fits": fits}))
         e = ds["eps"].broadcast_like(ds["eps_remove"])
         gap = np.abs(ds["eps_remove"] - e - ds["reference_eps_remove"])
         ok = bool((gap < 1e-9).all() and (ds["reference_eps_remove"] >= 0).all()
