@@ -167,6 +167,7 @@ def test_unitfree_numbers():
     assert n["uw"]["eps1"]["dollars"]["share"] == pytest.approx(28000.0 / N)
     assert n["ref"]["censored_spread"] == pytest.approx(4.0) and n["uw"]["censored_spread"] == pytest.approx(27800.0)
     assert (n["n"], n["runs"], n["eps"]) == (N, 3, "1 and 5")
+    assert n["ref"]["remove_eps5"] == pytest.approx(5.1) and n["uw"]["remove_eps1"] == pytest.approx(1.0)
 
 
 @pytest.mark.parametrize("kw, key, holds", [

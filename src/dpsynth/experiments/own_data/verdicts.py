@@ -239,8 +239,9 @@ def unit_spread(u, mechanism: str, var: str, floor: float) -> dict:
 
 def unitfree_numbers(results) -> dict:
     """The unit-free study's numbers: per mechanism (``ref``, ``uw``), eps and unit, the mean censored count
-    (``censored``), share (``share``) and ``max_ecdf``; per mechanism the largest spread across units of the
-    censored count and max-ECDF over eps (``censored_spread``, ``ecdf_spread``); ``n`` and ``runs``."""
+    (``censored``), share (``share``) and ``max_ecdf``; per mechanism the statement's eps with one record removed
+    (``remove_eps5``: median over units and runs) and the largest spread across units of the censored count and
+    max-ECDF over eps (``censored_spread``, ``ecdf_spread``); ``n``, ``runs`` and ``eps``."""
     from .tables import unitfree_of
 
     u = unitfree_of(results)
@@ -256,6 +257,8 @@ def unitfree_numbers(results) -> dict:
                                             "share": float(m["n_censored"].sel(mechanism=mech, eps=e, unit=unit)) / n,
                                             "max_ecdf": float(m["max_ecdf"].sel(mechanism=mech, eps=e, unit=unit))}
                                 for unit in u["unit"].values}
+        for e in u["eps"].values:
+            row[f"remove_{_eps_key(e)}"] = float(u["eps_remove"].sel(mechanism=mech, eps=e).median())
         row["censored_spread"] = max(unit_spread(u, str(mech), "n_censored", 1.0)["spread"])
         row["ecdf_spread"] = max(unit_spread(u, str(mech), "max_ecdf", 1e-3)["spread"])
         out[short] = row
