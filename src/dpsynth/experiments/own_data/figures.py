@@ -159,6 +159,7 @@ def files_figure(results):
                 ax.bar(x - 0.4 + width * (j + 1.5), syn, width=width, color=colour, alpha=0.45 + 0.5 * j / max(
                     len(eps) - 1, 1), edgecolor="black", hatch="//", label=f"synthetic, ε = {e:g}")
             ax.set_xticks(x, levels, fontsize=8.5)
+            ax.set_ylim(0, 1.45 * float(np.nanmax(orig.values)))  # room for the legend above the bars
             ax.set_ylabel("share of records")
         else:
             lv = ds["level"].values
