@@ -123,3 +123,109 @@ def fake_units(replicates: int = 2, *, dollars=0.95, thousands=0.02, offset=0.02
 def fake_results(**kw) -> OwnDataResults:
     units_kw = {k: kw.pop(k) for k in ("dollars", "thousands", "offset") if k in kw}
     return OwnDataResults(params=Params.quick(), study=fake_study(**kw), units=fake_units(**units_kw))
+
+
+# ------------------------------------------------------------------------------------------------
+# the files and unit-free studies
+# ------------------------------------------------------------------------------------------------
+
+FILE_KINDS = {"cps1988": "continuous", "nmes1988": "count", "fishing": "categorical"}
+FILE_TERMS = {"cps1988": ["intercept", "education", "experience"], "nmes1988": ["intercept", "chronic", "age"],
+              "fishing": ["pier: intercept", "pier: income", "boat: intercept", "boat: income"]}
+FILE_N = {"cps1988": 28155, "nmes1988": 4406, "fishing": 1182}
+FILE_SECONDS = {"cps1988": 40.0, "nmes1988": 7.0, "fishing": 35.0}
+SHARES = np.array([0.1, 0.15, 0.35, 0.4])
+
+
+def fake_files(replicates: int = 3, *, eps=(1.0, 5.0), unconverged=(), coef_shift=1.0, reference_eps=0.1,
+               size_eps=0.0) -> xr.Dataset:
+    """The files study built by the replicate's own assembler from chosen measures (no MCMC).
+
+    ``unconverged`` lists (file, eps, replicate) cells whose fit failed its checks; the synthetic
+    coefficients are the original's plus ``coef_shift / eps`` original standard errors; the
+    marginal distance is ``0.02 / eps`` (max-ECDF or TVD) and the pMSE ratio ``1 + 1 / eps``.
+    """
+    from dpsynth.experiments.own_data.files import CURVE_LEVELS, _files_dataset
+
+    reps = []
+    levels = np.array(CURVE_LEVELS)
+    files = list(FILE_KINDS)
+    for r in range(replicates):
+        frames = {}
+        originals = {}
+        cells = {}
+        for f in files:
+            kind = FILE_KINDS[f]
+            if kind == "categorical":
+                frames[f] = pd.DataFrame({"mode": pd.Categorical(["beach"], categories=["beach", "pier", "boat",
+                                                                                           "charter"])})
+            else:
+                frames[f] = pd.DataFrame({"y": [1.0]})
+            frames[f] = frames[f].reindex(range(FILE_N[f])).ffill()
+            terms = FILE_TERMS[f]
+            co = np.arange(1.0, len(terms) + 1)
+            se = np.full(len(terms), 0.1)
+            base = {"terms": terms, "coef_original": co, "se_original": se, "dropped": []}
+            for e in eps:
+                shift = coef_shift / e
+                m = dict(base, coef_synthetic=co + shift * se, overlap=np.full(len(terms), 1 - shift / 4),
+                         pmse=0.001, pmse_null=0.001 / (1 + 1 / e), pmse_ratio=1 + 1 / e)
+                if kind == "categorical":
+                    m.update(share_original=SHARES, share_synthetic=SHARES + np.array([0.02, -0.02, 0, 0]) / e,
+                             tvd=0.02 / e)
+                else:
+                    curve = np.exp(levels) if kind == "continuous" else np.floor(10 * levels)
+                    m.update(max_ecdf=0.02 / e, avg_ecdf=1e-4 / e, curve_original=curve,
+                             curve_synthetic=curve * (1 + 0.1 / e), n_off_scale=0)
+                originals[f] = m
+                cells[(f, float(e))] = {
+                    "converged": (f, e, r) not in unconverged, "retries": 1.0 if (f, e, r) in unconverged else 0.0,
+                    "rhat_max": 1.002, "ess_min": 400.0 + r, "divergences": 0.0, "n_censored": 10.0 / e + r,
+                    "censored_share": (10.0 / e + r) / FILE_N[f], "eps_remove": e + (reference_eps if
+                                                                                      kind != "categorical" else 0),
+                    "eps_replace": 2 * e + 2 * (reference_eps if kind != "categorical" else 0),
+                    "reference_eps_remove": reference_eps if kind != "categorical" else 0.0, "size_eps": size_eps,
+                    "fit_seconds": FILE_SECONDS[f] + r, "release_seconds": FILE_SECONDS[f] + r + 0.5,
+                    "relation": "replace", "measures": m, "mechanism": "Censor_ref", "model": "m"}
+        reps.append(_files_dataset(files, [float(e) for e in eps], cells, originals, frames))
+    return xr.concat(reps, dim=pd.Index(range(replicates), name="replicate"))
+
+
+def fake_unitfree(replicates: int = 3, *, ref_censored=(20.0, 20.0, 20.0), uw_censored=(28000.0, 300.0, 28100.0),
+                  noise=2.0, eps=(1.0, 5.0)) -> xr.Dataset:
+    """The unit-free study with chosen mean censored counts per unit (dollars, thousands, cents) and mechanism.
+
+    Run ``r`` adds ``noise * (r - 1)`` records; the max-ECDF is ``count / N`` (at least 0.01).
+    """
+    units = ("dollars", "thousands", "cents")
+    reps = []
+    for r in range(replicates):
+        rows = []
+        for mech, counts in (("Censor_ref", ref_censored), ("Censor_uw", uw_censored)):
+            for unit, c in zip(units, counts):
+                for e in eps:
+                    n_c = c + noise * (r - 1)
+                    rows.append({"unit": unit, "mechanism": mech, "eps": e, "n_censored": n_c,
+                                 "median": 520.0 if n_c < N / 2 else 1.0, "max_ecdf": max(n_c / N, 0.01),
+                                 "converged": True, "rhat_max": 1.0, "ess_min": 500.0, "divergences": 0.0,
+                                 "n_nonfinite": 0.0, "eps_remove": e + (0.1 if mech == "Censor_ref" else 0.0),
+                                 "eps_replace": 2 * e, "fit_seconds": 5.0})
+        ds = pd.DataFrame(rows).set_index(["unit", "mechanism", "eps"]).to_xarray().reindex(unit=list(units))
+        ds["converged"] = ds["converged"].astype(bool)
+        ds["median_data"] = 522.32
+        ds["data_fingerprint"] = np.int64(2)
+        ds.attrs.update({"n": N})
+        reps.append(ds)
+    return xr.concat(reps, dim=pd.Index(range(replicates), name="replicate"))
+
+
+def fake_all(**kw) -> OwnDataResults:
+    """The four studies: the older two from :func:`fake_results`, the files and unit-free studies faked."""
+    files_kw = {k: kw.pop(k) for k in ("unconverged_files", "coef_shift") if k in kw}
+    uf_kw = {k: kw.pop(k) for k in ("ref_censored", "uw_censored", "noise") if k in kw}
+    if "unconverged_files" in files_kw:
+        files_kw["unconverged"] = files_kw.pop("unconverged_files")
+    res = fake_results(**kw)
+    res.files = fake_files(**files_kw)
+    res.unitfree = fake_unitfree(**uf_kw)
+    return res

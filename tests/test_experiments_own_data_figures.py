@@ -115,3 +115,37 @@ def test_units_figure(mechanisms):
     # the share in dollars is the tall bar
     assert heights[0].min() > 0.9 and heights[1].max() < 0.05
     assert book.smallest_text_px(fig) >= book.MIN_TEXT_PX
+
+
+def test_files_figure_draws_each_file_s_report_from_the_numbers():
+    from own_data_fake import FILE_TERMS, fake_files
+
+    ds = fake_files()
+    fig = F.files_figure(ds)
+    axes = fig.axes
+    assert len(axes) == 6
+    titles = [ax.get_title() for ax in axes[:3]]
+    assert titles[0].startswith("CPS 1988") and titles[2].startswith("Fishing")
+    # top: the original's quantile curve (black) and one synthetic curve per eps, on a log axis for the wage
+    lines = axes[0].get_lines()
+    assert len(lines) == 3 and axes[0].get_yscale() == "log" and axes[1].get_yscale() == "linear"
+    np.testing.assert_allclose(lines[0].get_ydata(), ds["curve_original"].isel(replicate=0).sel(file="cps1988"))
+    # the categorical file: a bar per level for the original and each eps
+    assert len(axes[2].patches) == 4 * 3
+    # bottom: every coefficient but the intercepts, in the original's standard errors (shift 1 / eps)
+    assert [t.get_text() for t in axes[4].get_yticklabels()] == FILE_TERMS["nmes1988"][1:]
+    z = [ln.get_xdata() for ln in axes[3].get_lines() if ln.get_marker() == "o"]
+    np.testing.assert_allclose(z[0], 1.0) and np.testing.assert_allclose(z[1], 0.2)
+    assert book.smallest_text_px(fig) >= book.MIN_TEXT_PX
+
+
+def test_unitfree_figure():
+    from own_data_fake import fake_unitfree
+
+    fig = F.unitfree_figure(fake_unitfree())
+    axes = fig.axes
+    assert [ax.get_title() for ax in axes[:2]] == [registry.label("Censor_uw"), registry.label("Censor_ref")]
+    # top left: Censor_uw's share censored, bars per unit and eps
+    heights = sorted(round(p.get_height(), 4) for p in axes[0].patches)
+    assert heights == sorted([round(c / 28155, 4) for c in (28000.0, 300.0, 28100.0)] * 2)
+    assert book.smallest_text_px(fig) >= book.MIN_TEXT_PX

@@ -58,7 +58,18 @@ def test_mechanism_and_cell_vocabulary():
     ({"mechanisms": ("unweighted",)}, "`mechanisms`"),
     ({"units_mechanisms": ("ph",)}, "`units_mechanisms`"),
     ({"units_mechanisms": ()}, "`units_mechanisms`"),
-    ({"unit": "cents"}, "`unit`"),
+    ({"unit": "pence"}, "`unit`"),
+    ({"files": ()}, "`files`"),
+    ({"files": ("cps1988", "cps1988")}, "`files`"),
+    ({"files": ("adult",)}, "`files`"),
+    ({"files_eps": ()}, "`files_eps`"),
+    ({"files_eps": (0.0,)}, "`files_eps`"),
+    ({"unitfree_eps": (5.0, 5.0)}, "`unitfree_eps`"),
+    ({"unitfree_units": ("dollars", "pence")}, "`unitfree_units`"),
+    ({"unitfree_units": ()}, "`unitfree_units`"),
+    ({"unitfree_mechanisms": ("censor_w",)}, "`unitfree_mechanisms`"),
+    ({"unitfree_mechanisms": ()}, "`unitfree_mechanisms`"),
+    ({"new_replicates": 0}, "`new_replicates`"),
     ({"lower": 0.0}, "bounds"),
     ({"lower": -10.0}, "bounds"),
     ({"lower": 100.0, "upper": 100.0}, "bounds"),
@@ -118,9 +129,53 @@ def test_from_mapping_round_trip(scale):
 def test_check_overrides_of_the_shipped_file_are_valid_params():
     from dpsynth import shipped
 
-    for name in ("own_data", "own_data-units"):
+    for name in ("own_data", "own_data-units", "own_data-files", "own_data-unitfree"):
         over = shipped.SHIPPED_STUDIES[name].check_overrides
         assert over, name
         q = OwnDataParams.from_mapping({**Params.paper().study_dict(), **over})
         for k, v in over.items():
             assert list(getattr(q, k)) == list(v)
+
+
+#: The parameters the two older studies were shipped with (results/own_data.nc, own_data-units.nc): their keys
+#: must not change, or run_study would refuse the shipped files.
+LEGACY_KEYS = {"beta_sd", "chains", "draws", "eps", "lower", "mechanisms", "n", "n_candidates", "ph_bins",
+               "quantile_cells", "sigma_prior_scale", "tune", "unit", "units_eps", "units_mechanisms", "upper"}
+
+
+@pytest.mark.parametrize("scale", ["smoke", "quick", "paper"])
+def test_the_older_studies_get_their_shipped_keys_and_the_new_ones_only_theirs(scale):
+    p = Params.preset(scale)
+    assert set(p.legacy_dict()) == LEGACY_KEYS
+    assert set(p.files_dict()) == {"draws", "tune", "chains", "files", "files_eps", "n"}
+    assert set(p.unitfree_dict()) == {"draws", "tune", "chains", "beta_sd", "sigma_prior_scale", "n",
+                                      "unitfree_units", "unitfree_eps", "unitfree_mechanisms"}
+    # each rebuilds the parameters it holds
+    q = OwnDataParams.from_mapping(p.files_dict())
+    assert (tuple(q.files), tuple(q.files_eps), q.n) == (p.files, p.files_eps, p.n)
+
+
+def test_legacy_keys_are_those_of_the_shipped_files():
+    import json
+
+    import xarray as xr
+
+    from dpsynth import result_files
+
+    for name in ("own_data", "own_data-units"):
+        path = result_files.shipped_path(name)
+        if not path.exists():
+            pytest.skip(f"{name}.nc is not shipped here")
+        with xr.open_dataset(path, engine="h5netcdf") as ds:
+            shipped = json.loads(ds.attrs["params"])
+        assert shipped == Params.paper().legacy_dict(), name
+
+
+def test_new_studies_presets():
+    smoke, quick, paper = Params.smoke(), Params.quick(), Params.paper()
+    assert paper.files == ("cps1988", "nmes1988", "fishing") and paper.files_eps == (1.0, 5.0)
+    assert paper.unitfree_units == ("dollars", "thousands", "cents") and paper.unitfree_eps == (1.0, 5.0)
+    assert paper.unitfree_mechanisms == ("censor_ref", "censor_uw") and paper.new_replicates == 3
+    for p in (smoke, quick):
+        assert len(p.files_eps) == 1 and len(p.unitfree_eps) == 1 and p.new_replicates == 1
+    assert smoke.n == 400

@@ -148,3 +148,55 @@ def test_units_table():
     assert row["synthetic median ($)"] == pytest.approx(150.5) and row["max-ECDF"] == pytest.approx(0.705)
     assert row["converged"] == "1/2"
     assert tab.loc[(registry.label("Censor_w"), 10.0, "thousands"), "converged"] == "2/2"
+
+
+# --------------------------------------------------------------------------------------------
+# the files and unit-free studies
+# --------------------------------------------------------------------------------------------
+
+
+def test_files_table_counts_and_means_come_from_the_study():
+    from own_data_fake import FILE_N, fake_files
+
+    ds = fake_files(unconverged=[("nmes1988", 1.0, 2)])
+    tab = T.files_table(ds)
+    assert list(tab.index) == [(f, e) for f in ("cps1988", "nmes1988", "fishing") for e in (1.0, 5.0)]
+    assert tab.loc[("nmes1988", 1.0), "converged"] == "2/3" and tab.loc[("nmes1988", 1.0), "needed a retry"] == 1
+    assert tab.loc[("nmes1988", 5.0), "converged"] == "3/3"
+    assert tab.loc[("cps1988", 1.0), "records"] == FILE_N["cps1988"]
+    # the categorical file shows its TVD, the numeric ones their max-ECDF (both 0.02 / eps in the fake)
+    assert tab.loc[("fishing", 5.0), "max-ECDF / TVD"] == pytest.approx(0.004)
+    assert tab.loc[("cps1988", 1.0), "max-ECDF / TVD"] == pytest.approx(0.02)
+    # the statement includes the reference (numeric targets), the median release time over runs
+    assert tab.loc[("cps1988", 5.0), "ε (one removed)"] == pytest.approx(5.1)
+    assert tab.loc[("fishing", 5.0), "ε (one removed)"] == pytest.approx(5.0)
+    assert tab.loc[("nmes1988", 1.0), "time per release (s)"] == pytest.approx(7.0 + 1 + 0.5)
+    assert tab.loc[("cps1988", 1.0), "coef. error (SEs)"] == pytest.approx(1.0)
+    assert tab.loc[("cps1988", 5.0), "pMSE ratio"] == pytest.approx(1.2)
+
+
+def test_files_marginal_tables():
+    from own_data_fake import SHARES, fake_files
+
+    ds = fake_files()
+    q = T.files_quantile_table(ds)
+    assert list(q.index.get_level_values(0).unique()) == ["cps1988", "nmes1988"]  # numeric targets only
+    assert q.loc[("cps1988", "original"), "50th pct"] == pytest.approx(np.exp(0.5))
+    assert q.loc[("cps1988", "synthetic, ε=1"), "50th pct"] == pytest.approx(np.exp(0.5) * 1.1)
+    s = T.files_share_table(ds)
+    assert list(s.index) == [("fishing", "original"), ("fishing", "synthetic, ε=1"), ("fishing", "synthetic, ε=5")]
+    np.testing.assert_allclose(s.loc[("fishing", "original")].to_numpy(), SHARES)
+    assert s.loc[("fishing", "synthetic, ε=1"), "beach"] == pytest.approx(0.12)
+
+
+def test_unitfree_table():
+    from own_data_fake import fake_unitfree
+
+    u = fake_unitfree(ref_censored=(20.0, 25.0, 30.0))
+    tab = T.unitfree_table(u)
+    col = f"records censored (of {N:,})"
+    assert tab.loc[(_label("Censor_ref"), 5.0, "cents"), col] == pytest.approx(30.0)
+    assert tab.loc[(_label("Censor_uw"), 1.0, "dollars"), col] == pytest.approx(28000.0)
+    assert tab.loc[(_label("Censor_ref"), 1.0, "thousands"), "sd (censored)"] == pytest.approx(2.0)
+    assert tab.loc[(_label("Censor_ref"), 1.0, "thousands"), "converged"] == "3/3"
+    assert list(tab.index.get_level_values(2)[:3]) == ["dollars", "thousands", "cents"]

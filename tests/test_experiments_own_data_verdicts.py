@@ -123,3 +123,85 @@ def test_a_model_closer_to_the_marginal_breaks_marginal_favours_model_free():
     v = _by_key(verdicts(res))["marginal_favours_model_free"]
     assert v.holds is False and v.numbers == {"wins": 0, "eps": len(EPS)}
     assert _by_key(verdicts(fake_results()))["marginal_favours_model_free"].numbers["wins"] == len(EPS)
+
+
+# --------------------------------------------------------------------------------------------
+# the files and unit-free studies
+# --------------------------------------------------------------------------------------------
+
+
+def test_files_numbers_are_the_study_s():
+    from own_data_fake import FILE_N, fake_files
+
+    n = V.files_numbers(fake_files(unconverged=[("fishing", 5.0, 0)]))
+    assert n["all"] == {"fits": 18, "converged": 17, "retried": 1, "runs": 3, "eps": "1 and 5"}
+    assert n["cps1988"]["n"] == FILE_N["cps1988"] and n["fishing"]["converged"] == 5
+    assert n["nmes1988"]["seconds"] == pytest.approx(8.5)  # median over eps and runs of 7 + r + 0.5
+    assert n["fishing"]["marginal"] == pytest.approx((0.02 + 0.004) / 2)  # the TVD
+    assert n["cps1988"]["eps1"]["remove"] == pytest.approx(1.1)
+    assert n["cps1988"]["eps5"]["replace"] == pytest.approx(10.2)
+    assert n["fishing"]["eps5"]["reference"] == 0.0
+    keys = book.glue_values("own", {"files": n})
+    assert "own-files-nmes1988-eps5-remove" in keys and "own-files-all-converged" in keys
+
+
+def test_unit_spread_against_monte_carlo_error():
+    from own_data_fake import fake_unitfree
+
+    u = fake_unitfree(ref_censored=(20.0, 22.0, 20.0), noise=2.0)  # sd 2 over 3 runs: tolerance 3 sqrt(2/3) 2 = 4.9
+    s = V.unit_spread(u, "Censor_ref", "n_censored", 1.0)
+    assert s["spread"] == pytest.approx([2.0, 2.0]) and s["tolerance"] == pytest.approx([3 * np.sqrt(2 / 3) * 2] * 2)
+    assert not s["moves"]
+    s = V.unit_spread(fake_unitfree(ref_censored=(20.0, 40.0, 20.0)), "Censor_ref", "n_censored", 1.0)
+    assert s["moves"] and s["worst"] == pytest.approx(20.0 / (3 * np.sqrt(2 / 3) * 2))
+    # no spread across runs: the floor decides
+    s = V.unit_spread(fake_unitfree(noise=0.0), "Censor_ref", "n_censored", 1.0)
+    assert s["tolerance"] == [1.0, 1.0] and not s["moves"]
+
+
+def test_unitfree_numbers():
+    from own_data_fake import fake_unitfree
+
+    n = V.unitfree_numbers(fake_unitfree(ref_censored=(20.0, 24.0, 21.0)))
+    assert n["ref"]["eps5"]["thousands"]["censored"] == pytest.approx(24.0)
+    assert n["uw"]["eps1"]["dollars"]["share"] == pytest.approx(28000.0 / N)
+    assert n["ref"]["censored_spread"] == pytest.approx(4.0) and n["uw"]["censored_spread"] == pytest.approx(27800.0)
+    assert (n["n"], n["runs"], n["eps"]) == (N, 3, "1 and 5")
+    assert n["ref"]["remove_eps5"] == pytest.approx(5.1) and n["uw"]["remove_eps1"] == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("kw, key, holds", [
+    ({}, "defaults_converge", True),
+    ({"unconverged_files": [("cps1988", 1.0, 1)]}, "defaults_converge", False),
+    ({}, "statement_charges_reference", True),
+    ({}, "censor_ref_unit_free", True),
+    ({"ref_censored": (20.0, 60.0, 20.0)}, "censor_ref_unit_free", False),
+    ({}, "censor_uw_moves_with_unit", True),
+    ({"uw_censored": (300.0, 301.0, 300.0)}, "censor_uw_moves_with_unit", False),
+])
+def test_new_verdicts_hold_and_fail(kw, key, holds):
+    from own_data_fake import fake_all
+
+    vs = _by_key(verdicts(fake_all(**kw)))
+    assert vs[key].holds is holds, vs[key].evidence
+    assert KEYS <= set(vs)
+
+
+def test_a_statement_without_the_reference_fails():
+    from own_data_fake import fake_files
+
+    ds = fake_files()
+    ds["eps_remove"] = ds["eps_remove"] - ds["reference_eps_remove"]  # the reference's cost left out
+    vs = _by_key(V.new_verdicts(OwnDataResults(params=None, study=None, units=None, files=ds, unitfree=None)))
+    assert vs["statement_charges_reference"].holds is False
+    assert "censor_ref_unit_free" not in vs
+
+
+def test_text_numbers_include_the_new_studies_when_present():
+    from own_data_fake import fake_all
+
+    keys = book.glue_values("own", V.text_numbers(fake_all()))
+    for key in ("own-files-cps1988-seconds", "own-files-fishing-marginal", "own-unitfree-ref-eps5-cents-censored",
+                "own-unitfree-uw-censored-spread"):
+        assert key in keys, key
+    assert not any(k.startswith("own-files") for k in book.glue_values("own", V.text_numbers(fake_results())))

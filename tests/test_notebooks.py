@@ -29,7 +29,8 @@ CHAPTERS: dict[str, tuple[str, ...]] = {
                           "whole_term_within_lw", "literal_b_exceeds_by_range_term"),
     "sdr_application": ("censored_within_bound", "privacy_relations", "mixed_sets_compose_eps",
                         "reweighting_keeps_delta"),
-    "own_data": ("censored_within_bound", "privacy_relations", "unit_changes_censoring", "offset_is_a_unit"),
+    "own_data": ("censored_within_bound", "privacy_relations", "unit_changes_censoring", "offset_is_a_unit",
+                 "statement_charges_reference", "censor_uw_moves_with_unit"),
     "choosing": (),
     "reproduce": (),
 }

@@ -63,10 +63,18 @@ def test_wages_are_positive_and_finite(dollars):
 
 def test_thousands_are_dollars_over_1000_exactly(dollars):
     thousands = cps1988("thousands")
-    assert UNITS == {"dollars": 1.0, "thousands": 1000.0}
+    assert UNITS == {"dollars": 1.0, "thousands": 1000.0, "cents": 0.01}
     np.testing.assert_array_equal(thousands["wage"].to_numpy(), dollars["wage"].to_numpy() / 1000.0)
     pd.testing.assert_frame_equal(thousands.drop(columns="wage"), dollars.drop(columns="wage"))
     pd.testing.assert_frame_equal(cps1988("dollars"), dollars)
+
+
+def test_cents_are_dollars_times_100_exactly(dollars):
+    cents = cps1988("cents")
+    np.testing.assert_array_equal(cents["wage"].to_numpy(), dollars["wage"].to_numpy() * 100.0)
+    pd.testing.assert_frame_equal(cents.drop(columns="wage"), dollars.drop(columns="wage"))
+    # a wage in cents is a wage in dollars times the public unit, to rounding
+    np.testing.assert_allclose(cents["wage"].to_numpy() * UNITS["cents"], dollars["wage"].to_numpy(), rtol=1e-15)
 
 
 def test_each_call_returns_a_fresh_frame(dollars):
@@ -75,7 +83,7 @@ def test_each_call_returns_a_fresh_frame(dollars):
     assert cps1988().loc[0, "wage"] == dollars.loc[0, "wage"] > 0
 
 
-@pytest.mark.parametrize("unit", ["cents", "Dollars", "", None, 1000.0])
+@pytest.mark.parametrize("unit", ["cent", "Dollars", "", None, 1000.0])
 def test_bad_unit_is_a_data_error_naming_unit(unit):
     with pytest.raises(DataError, match="`unit`"):
         cps1988(unit)

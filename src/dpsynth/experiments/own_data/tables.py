@@ -17,7 +17,8 @@ from ... import registry
 from .replicate import QUANTILES
 
 __all__ = ["study_of", "units_of", "fit_frame", "privacy_table", "utility_table", "coefficient_table",
-           "units_table", "QUANTILE_COLUMNS"]
+           "units_table", "QUANTILE_COLUMNS", "files_of", "unitfree_of", "static", "files_table",
+           "files_quantile_table", "files_share_table", "unitfree_table"]
 
 #: The quantile variables, in order.
 QUANTILE_COLUMNS = tuple(f"q{int(round(100 * a))}" for a in QUANTILES)
@@ -144,3 +145,114 @@ def units_table(results) -> pd.DataFrame:
     out = out.rename(columns={"censored": f"records censored (of {int(u.attrs.get('n', 0)):,})",
                               "median": "synthetic median ($)", "max_ecdf": "max-ECDF", "eps": "ε"})
     return out.set_index(["mechanism", "ε", "setting"])
+
+
+# ------------------------------------------------------------------------------------------------
+# the three real files with default settings (study ``own_data-files``)
+# ------------------------------------------------------------------------------------------------
+
+
+def files_of(results) -> xr.Dataset:
+    """The files Dataset of ``results`` (or ``results`` itself)."""
+    return results.files if hasattr(results, "files") else results
+
+
+def unitfree_of(results) -> xr.Dataset:
+    """The unit-free Dataset of ``results`` (or ``results`` itself)."""
+    return results.unitfree if hasattr(results, "unitfree") else results
+
+
+def static(da: xr.DataArray) -> xr.DataArray:
+    """A variable of the original data, the same in every run: its first replicate (run_study stacks every variable)."""
+    return da.isel(replicate=0) if "replicate" in da.dims else da
+
+
+def files_table(results) -> pd.DataFrame:
+    """Per real file and eps: the default fit's checks, privacy, time per release and the report's measures.
+
+    Counts over runs (converged, needed a retry); the worst R-hat, smallest bulk ESS and total
+    divergences; the mean share censored; the statement's epsilon with one record removed and
+    replaced (median; with the DP reference's cost); the median time per release (fit with its
+    retries and the reference, and one synthetic data set); and the mean over runs of the
+    marginal's distance (max-ECDF of a numeric target, total variation distance of the categorical
+    one), the pMSE ratio to its null expectation, the root mean squared coefficient difference in
+    the original's standard errors (intercepts excluded) and the mean interval overlap.
+    """
+    ds = files_of(results)
+    runs = int(ds.sizes["replicate"])
+    rows = []
+    for f in ds["file"].values:
+        d = ds.sel(file=f)
+        kind = str(d["kind"].values)
+        for e in ds["eps"].values:
+            c = d.sel(eps=e)
+            conv = int(c["converged"].sum())
+            marginal = c["tvd"] if kind == "categorical" else c["max_ecdf"]
+            rows.append({
+                "file": str(f), "ε": float(e), "target": f"{str(d['target'].values)} ({kind})",
+                "records": int(static(d["n_records"]).values),
+                "converged": f"{conv}/{runs}", "needed a retry": int((c["retries"] > 0).sum()),
+                "R-hat max": float(c["rhat_max"].max()), "ESS min": float(c["ess_min"].min()),
+                "divergences": int(c["divergences"].sum()),
+                "share censored": float(c["censored_share"].mean()),
+                "ε (one removed)": float(c["eps_remove"].median()),
+                "ε (one replaced)": float(c["eps_replace"].median()),
+                "time per release (s)": float(c["release_seconds"].median()),
+                "max-ECDF / TVD": float(marginal.mean()),
+                "pMSE ratio": float(c["pmse_ratio"].mean()),
+                "coef. error (SEs)": float(c["coef_rms_z"].mean()),
+                "interval overlap": float(c["coef_overlap"].mean()),
+            })
+    return pd.DataFrame(rows).set_index(["file", "ε"])
+
+
+def files_quantile_table(results) -> pd.DataFrame:
+    """Quantiles of each numeric target: the original beside the synthetic data at each eps (mean over runs)."""
+    ds = files_of(results)
+    numeric = [str(f) for f, k in zip(ds["file"].values, ds["kind"].values) if str(k) != "categorical"]
+    rows = []
+    qs = [v for v in ds.data_vars if v.startswith("q") and v.endswith("_data")]
+    for f in numeric:
+        d = ds.sel(file=f)
+        rows.append({"file": f, "data": "original", **{f"{q[1:-5]}th pct": float(static(d[q])) for q in qs}})
+        for e in ds["eps"].values:
+            rows.append({"file": f, "data": f"synthetic, ε={float(e):g}",
+                         **{f"{q[1:-5]}th pct": float(d.sel(eps=e)[q[:-5]].mean()) for q in qs}})
+    return pd.DataFrame(rows).set_index(["file", "data"])
+
+
+def files_share_table(results) -> pd.DataFrame:
+    """Level shares of each categorical target: the original beside the synthetic data at each eps (mean over runs)."""
+    ds = files_of(results)
+    cat = [str(f) for f, k in zip(ds["file"].values, ds["kind"].values) if str(k) == "categorical"]
+    rows = []
+    for f in cat:
+        d = ds.sel(file=f)
+        orig = static(d["share_original"])
+        levels = [str(v) for v, s in zip(ds["mode_level"].values, orig.values) if np.isfinite(s)]
+        rows.append({"file": f, "data": "original", **{lev: float(orig.sel(mode_level=lev)) for lev in levels}})
+        for e in ds["eps"].values:
+            s = d["share_synthetic"].sel(eps=e).mean("replicate")
+            rows.append({"file": f, "data": f"synthetic, ε={float(e):g}",
+                         **{lev: float(s.sel(mode_level=lev)) for lev in levels}})
+    return pd.DataFrame(rows).set_index(["file", "data"])
+
+
+def unitfree_table(results) -> pd.DataFrame:
+    """Unit-free study: records censored, synthetic median and max-ECDF per mechanism, eps and unit (mean ± sd)."""
+    u = unitfree_of(results)
+    frame = u[["n_censored", "median", "max_ecdf", "converged"]].to_dataframe().reset_index()
+    g = frame.groupby(["mechanism", "eps", "unit"], sort=False)
+    out = g.agg(censored=("n_censored", "mean"), censored_sd=("n_censored", "std"), median=("median", "mean"),
+                max_ecdf=("max_ecdf", "mean"), max_ecdf_sd=("max_ecdf", "std"), converged=("converged", "sum"),
+                runs=("converged", "size")).reset_index()
+    out["converged"] = out["converged"].astype(int).astype(str) + "/" + out["runs"].astype(str)
+    rank = {m: i for i, m in enumerate(registry.order([str(m) for m in u["mechanism"].values]))}
+    order = {s: i for i, s in enumerate(u["unit"].values)}
+    out = out.assign(_m=out["mechanism"].map(rank), _s=out["unit"].map(order)).sort_values(["_m", "eps", "_s"])
+    out = out.drop(columns=["_m", "_s", "runs"])
+    out["mechanism"] = out["mechanism"].map(registry.label)
+    out = out.rename(columns={"censored": f"records censored (of {int(u.attrs.get('n', 0)):,})",
+                              "censored_sd": "sd (censored)", "median": "synthetic median ($)",
+                              "max_ecdf": "max-ECDF", "max_ecdf_sd": "sd (max-ECDF)", "eps": "ε"})
+    return out.set_index(["mechanism", "ε", "unit"])

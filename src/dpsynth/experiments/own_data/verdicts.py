@@ -12,7 +12,8 @@ import numpy as np
 from ... import registry
 from .tables import coefficient_table, fit_frame, privacy_table, study_of, units_of
 
-__all__ = ["units_numbers", "fit_time_numbers", "text_numbers", "verdicts"]
+__all__ = ["units_numbers", "fit_time_numbers", "text_numbers", "verdicts", "files_numbers", "unit_spread",
+           "unitfree_numbers", "new_verdicts"]
 
 
 def units_numbers(results) -> dict:
@@ -61,13 +62,19 @@ def fit_time_numbers(results) -> dict:
 
 
 def text_numbers(results) -> dict:
-    """Every number the chapter's Markdown quotes: ``units`` (:func:`units_numbers`) and ``fit_time``
-    (:func:`fit_time_numbers`).
+    """Every number the chapter's Markdown quotes: ``units`` (:func:`units_numbers`), ``fit_time``
+    (:func:`fit_time_numbers`) and, when the results hold them, ``files`` (:func:`files_numbers`) and
+    ``unitfree`` (:func:`unitfree_numbers`).
 
     The notebook glues them with ``dpsynth.book.glue_numbers("own", text_numbers(results))``: e.g.
     ``units_numbers(results)["dollars"]["censored"]`` is the glue key ``own-units-dollars-censored``.
     """
-    return {"units": units_numbers(results), "fit_time": fit_time_numbers(results)}
+    out = {"units": units_numbers(results), "fit_time": fit_time_numbers(results)}
+    if getattr(results, "files", None) is not None:
+        out["files"] = files_numbers(results)
+    if getattr(results, "unitfree", None) is not None:
+        out["unitfree"] = unitfree_numbers(results)
+    return out
 
 
 def verdicts(results) -> list:
@@ -86,6 +93,8 @@ def verdicts(results) -> list:
     * ``model_keeps_regression``: at the largest eps, Censor_uw's synthetic data give the analyst's
       regression coefficients closer to the confidential ones than OpenDP-Q's (root mean squared
       difference over the covariate terms).
+
+    With the files and unit-free studies in ``results``, their claims follow (:func:`new_verdicts`).
     """
     from ...verdicts import Verdict
 
@@ -141,4 +150,169 @@ def verdicts(results) -> list:
                            "A model of the wage on the covariates keeps the analyst's regression; quantiles do not",
                            a < b, f"at ε = {top:g}, root mean squared coefficient error {a:.3f} (Censor_uw) against "
                            f"{b:.3f} (OpenDP-Q).", {"censor_uw": a, "opendp_q": b}))
+    if getattr(results, "files", None) is not None or getattr(results, "unitfree", None) is not None:
+        out += new_verdicts(results)
+    return out
+
+
+# ------------------------------------------------------------------------------------------------
+# the three real files with default settings, and the unit-free window
+# ------------------------------------------------------------------------------------------------
+
+
+def _eps_key(e: float) -> str:
+    return f"eps{float(e):g}".replace(".", "p")
+
+
+def files_numbers(results) -> dict:
+    """The files study's numbers, per file and over all files.
+
+    Returns
+    -------
+    dict
+        ``all``: ``fits``, ``converged``, ``retried`` (fits whose first run failed its checks),
+        ``runs`` and ``eps`` (the grid, as text "1 and 5"); per file (its key): ``n`` records,
+        ``fits``, ``converged``, ``retried``, ``censored_max`` (largest share censored),
+        ``seconds`` (median time per release, fit and sample, over every eps and run),
+        ``seconds_max``, ``marginal`` (mean max-ECDF, or total variation distance for the
+        categorical target, over eps and runs), ``pmse_ratio``, ``coef_z`` (RMS coefficient error in
+        the original's standard errors) and ``overlap`` (mean interval overlap); and per eps
+        (``eps1``, ``eps5``): the statement's ``remove`` and ``replace`` epsilons (median), the
+        reference's ``reference`` epsilon, and that eps's ``marginal``, ``pmse_ratio``, ``coef_z``.
+    """
+    from .tables import files_of, static
+
+    ds = files_of(results)
+    runs = int(ds.sizes["replicate"])
+    eps = [float(e) for e in ds["eps"].values]
+    out: dict = {"all": {"fits": int(ds["converged"].size), "converged": int(ds["converged"].sum()),
+                         "retried": int((ds["retries"] > 0).sum()), "runs": runs,
+                         "eps": " and ".join(f"{e:g}" for e in eps)}}
+    for f in ds["file"].values:
+        d = ds.sel(file=f)
+        cat = str(static(d["kind"]).values) == "categorical" if "replicate" in d["kind"].dims else \
+            str(d["kind"].values) == "categorical"
+        marg = d["tvd"] if cat else d["max_ecdf"]
+        row = {"n": int(static(d["n_records"]).values), "fits": int(d["converged"].size),
+               "converged": int(d["converged"].sum()), "retried": int((d["retries"] > 0).sum()),
+               "censored_max": float(d["censored_share"].max()),
+               "seconds": float(np.median(d["release_seconds"].values)),
+               "seconds_max": float(d["release_seconds"].max()),
+               "marginal": float(marg.mean()), "pmse_ratio": float(d["pmse_ratio"].mean()),
+               "coef_z": float(d["coef_rms_z"].mean()), "overlap": float(d["coef_overlap"].mean())}
+        for e in eps:
+            c = d.sel(eps=e)
+            row[_eps_key(e)] = {"remove": float(c["eps_remove"].median()), "replace": float(c["eps_replace"].median()),
+                                "reference": float(c["reference_eps_remove"].median()),
+                                "marginal": float((c["tvd"] if cat else c["max_ecdf"]).mean()),
+                                "pmse_ratio": float(c["pmse_ratio"].mean()), "coef_z": float(c["coef_rms_z"].mean())}
+        out[str(f)] = row
+    return out
+
+
+def unit_spread(u, mechanism: str, var: str, floor: float) -> dict:
+    """How far ``var`` of ``mechanism`` moves with the unit, against its Monte Carlo error, at each eps.
+
+    At each eps: ``spread`` is the largest minus the smallest mean over runs among the units;
+    ``tolerance`` is ``3 sqrt(2 / R) s`` with ``s`` the pooled standard deviation over the ``R`` runs
+    within a unit (three standard errors of a difference of two means), at least ``floor``.
+
+    Returns
+    -------
+    dict
+        ``spread`` and ``tolerance`` (lists over eps), ``moves`` (any eps where spread > tolerance)
+        and ``worst`` (the largest ratio spread / tolerance).
+    """
+    sub = u[var].sel(mechanism=mechanism).astype(float)
+    R = int(sub.sizes["replicate"])
+    spreads, tols = [], []
+    for e in u["eps"].values:
+        v = sub.sel(eps=e)
+        means = v.mean("replicate")
+        spread = float(means.max() - means.min())
+        sd = float(np.sqrt(v.var("replicate", ddof=1).mean())) if R > 1 else 0.0
+        spreads.append(spread)
+        tols.append(max(3.0 * np.sqrt(2.0 / R) * sd, floor))
+    ratio = [s / t for s, t in zip(spreads, tols)]
+    return {"spread": spreads, "tolerance": tols, "moves": any(r > 1 for r in ratio), "worst": float(max(ratio))}
+
+
+def unitfree_numbers(results) -> dict:
+    """The unit-free study's numbers: per mechanism (``ref``, ``uw``), eps and unit, the mean censored count
+    (``censored``), share (``share``) and ``max_ecdf``; per mechanism the statement's eps with one record removed
+    (``remove_eps5``: median over units and runs) and the largest spread across units of the censored count and
+    max-ECDF over eps (``censored_spread``, ``ecdf_spread``); ``n``, ``runs`` and ``eps``."""
+    from .tables import unitfree_of
+
+    u = unitfree_of(results)
+    n = float(u.attrs.get("n", 1))
+    out: dict = {"n": int(n), "runs": int(u.sizes["replicate"]),
+                 "eps": " and ".join(f"{float(e):g}" for e in u["eps"].values)}
+    m = u.mean("replicate")
+    for mech in u["mechanism"].values:
+        short = "ref" if str(mech) == "Censor_ref" else "uw" if str(mech) == "Censor_uw" else str(mech)
+        row: dict = {}
+        for e in u["eps"].values:
+            row[_eps_key(e)] = {str(unit): {"censored": float(m["n_censored"].sel(mechanism=mech, eps=e, unit=unit)),
+                                            "share": float(m["n_censored"].sel(mechanism=mech, eps=e, unit=unit)) / n,
+                                            "max_ecdf": float(m["max_ecdf"].sel(mechanism=mech, eps=e, unit=unit))}
+                                for unit in u["unit"].values}
+        for e in u["eps"].values:
+            row[f"remove_{_eps_key(e)}"] = float(u["eps_remove"].sel(mechanism=mech, eps=e).median())
+        row["censored_spread"] = max(unit_spread(u, str(mech), "n_censored", 1.0)["spread"])
+        row["ecdf_spread"] = max(unit_spread(u, str(mech), "max_ecdf", 1e-3)["spread"])
+        out[short] = row
+    return out
+
+
+def new_verdicts(results) -> list:
+    """The files and unit-free studies' claims (:class:`dpsynth.verdicts.Verdict`).
+
+    * ``defaults_converge``: every default fit of every real file passed its convergence checks.
+    * ``statement_charges_reference``: every default fit's statement (one record removed) is eps plus
+      the DP reference's cost, and with one record replaced at least twice eps.
+    * ``censor_ref_unit_free``: Censor_ref's censored count and max-ECDF do not move with the unit
+      beyond their Monte Carlo error (:func:`unit_spread`, floors 1 record and 0.001) at any eps.
+    * ``censor_uw_moves_with_unit``: Censor_uw's censored count does move with the unit at every eps.
+    """
+    from ...verdicts import Verdict
+    from .tables import files_of, unitfree_of
+
+    out = []
+    if getattr(results, "files", None) is not None or not hasattr(results, "files"):
+        ds = files_of(results)
+        conv, fits = int(ds["converged"].sum()), int(ds["converged"].size)
+        out.append(Verdict("defaults_converge", "A newcomer's default fits converge on all three real files",
+                           conv == fits, f"{conv} of {fits} default fits passed R-hat, ESS and divergence checks "
+                           f"({int((ds['retries'] > 0).sum())} needed a retry).", {"converged": conv, "fits": fits}))
+        e = ds["eps"].broadcast_like(ds["eps_remove"])
+        gap = np.abs(ds["eps_remove"] - e - ds["reference_eps_remove"])
+        ok = bool((gap < 1e-9).all() and (ds["reference_eps_remove"] >= 0).all()
+                  and (ds["eps_replace"] >= 2 * e - 1e-12).all())
+        ref = ds["reference_eps_remove"]
+        out.append(Verdict("statement_charges_reference", "The statement's ε includes the DP reference's cost", ok,
+                           f"ε (one removed) − target ε = reference ε from {float(ref.min()):.3g}"
+                           f" to {float(ds['reference_eps_remove'].max()):.3g}; ε (one replaced) from "
+                           f"{float((ds['eps_replace'] / e).min()):.3g} to {float((ds['eps_replace'] / e).max()):.3g} "
+                           f"times the target.", {"gap": float(gap.max())}))
+    if getattr(results, "unitfree", None) is not None or not hasattr(results, "unitfree"):
+        u = unitfree_of(results)
+        mechs = {str(m) for m in u["mechanism"].values}
+        if "Censor_ref" in mechs:
+            c = unit_spread(u, "Censor_ref", "n_censored", 1.0)
+            d = unit_spread(u, "Censor_ref", "max_ecdf", 1e-3)
+            out.append(Verdict("censor_ref_unit_free", "Censor_ref's censoring and utility do not move with the unit",
+                               not c["moves"] and not d["moves"],
+                               f"largest spread across units of the mean censored count {max(c['spread']):.3g} "
+                               f"records (Monte Carlo tolerance {min(c['tolerance']):.3g}–{max(c['tolerance']):.3g}), "
+                               f"of the max-ECDF {max(d['spread']):.3g} (tolerance {min(d['tolerance']):.3g}–"
+                               f"{max(d['tolerance']):.3g}).",
+                               {"censored_worst": c["worst"], "ecdf_worst": d["worst"]}))
+        if "Censor_uw" in mechs:
+            c = unit_spread(u, "Censor_uw", "n_censored", 1.0)
+            every = all(s > t for s, t in zip(c["spread"], c["tolerance"]))
+            out.append(Verdict("censor_uw_moves_with_unit", "Censor_uw's censoring moves with the unit", every,
+                               f"spread across units of the mean censored count {min(c['spread']):.3g}–"
+                               f"{max(c['spread']):.3g} records over ε (tolerance {max(c['tolerance']):.3g}).",
+                               {"spread_min": float(min(c["spread"]))}))
     return out
