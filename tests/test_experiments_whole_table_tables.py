@@ -10,6 +10,7 @@ from dpsynth.experiments.whole_table.tables import (
     COLUMNS,
     comparison_table,
     mean_frame,
+    peer_bins_table,
     privacy_table,
     tables_table,
 )
@@ -54,3 +55,10 @@ def test_tables_table_describes_the_files():
     assert tab.loc["house_prices", "rows"] == 546 and tab.loc["nmes1988", "rows"] == 1000
     assert tab.loc["nmes1988", "confidential (order)"].startswith("visits (count)")
     assert "price ~" in tab.loc["house_prices", "regression"]
+
+
+def test_peer_bins_table_lists_every_numeric_column():
+    tab = peer_bins_table(fake_study())
+    assert ("house_prices", "price") in tab.index and ("nmes1988", "gender") not in tab.index
+    assert tab.loc[("nmes1988", "visits"), "bin width"] == 1.0  # counts: one bin per whole number
+    assert tab.loc[("house_prices", "bedrooms"), "bins"] == 6

@@ -57,6 +57,9 @@ def test_cell_values_and_text_numbers():
     assert list(tab.columns) == sorted(METHODS) or set(tab.columns) == set(METHODS)
     n = text_numbers(fake_results())
     assert n["runs"] == 3 and n["eps_min"] == 1.0 and n["eps_max"] == 5.0
-    assert n["house_prices"]["n"] == 546
-    assert n["nmes1988"]["aim"]["seconds"] == pytest.approx(BASE["seconds"][AIM])
+    assert n["tables"] == 2 and n["cells"] == 6
+    assert n["top"]["aim"]["seconds"] == pytest.approx(BASE["seconds"][AIM])
+    assert n["top"]["table"]["pairwise"] == pytest.approx(BASE["pairwise"][OURS] / 5 ** 0.5)
+    only = text_numbers(fake_results(methods=(OURS, INDEP)))
+    assert set(only["top"]) == set(n["top"]) and only["top"]["mst"]["coef"] != only["top"]["mst"]["coef"]  # NaN
     assert n["ours_eps_remove"] == pytest.approx(1.2) and n["ours_eps_replace"] == pytest.approx(2.4)

@@ -13,7 +13,7 @@ import xarray as xr
 
 from .replicate import TABLES
 
-__all__ = ["COLUMNS", "study_of", "mean_frame", "comparison_table", "privacy_table", "tables_table"]
+__all__ = ["COLUMNS", "study_of", "mean_frame", "comparison_table", "privacy_table", "tables_table", "peer_bins_table"]
 
 #: Displayed utility columns: variable -> header.
 COLUMNS = {
@@ -92,3 +92,15 @@ def tables_table(results) -> pd.DataFrame:
                      "public": ", ".join(f"{c} ({spec.kinds[c]})" for c in spec.covariates),
                      "regression": f"{spec.outcome} ~ {' + '.join(spec.predictors)}"})
     return pd.DataFrame(rows).set_index("table")
+
+
+def peer_bins_table(results) -> pd.DataFrame:
+    """The peers' public bounds and bins of every numeric column of the study's tables (no data read)."""
+    ds = study_of(results)
+    rows = []
+    for name in ds["table"].values:
+        spec = TABLES[str(name)]
+        for c, (lo, hi, bins) in spec.peer_bounds.items():
+            rows.append({"table": str(name), "column": c, "kind": spec.kinds[c], "lower": lo, "upper": hi,
+                         "bins": bins, "bin width": (hi - lo) / bins})
+    return pd.DataFrame(rows).set_index(["table", "column"])

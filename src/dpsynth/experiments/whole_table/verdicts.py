@@ -7,7 +7,6 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
 from ...verdicts import Verdict
@@ -58,32 +57,31 @@ def _range(tab: pd.Series) -> str:
 
 
 def text_numbers(results) -> dict:
-    """Every number the chapter's Markdown quotes.
+    """Every number the chapter's Markdown quotes, under keys present at every scale.
 
-    ``runs``, ``eps_min``, ``eps_max``; per table ``<table>``: ``n`` and, per method key, the mean
-    over cells at the largest eps of the pairwise difference, the regression RMSE, the pMSE ratio
-    and the wall time (``pairwise``, ``coef``, ``pmse``, ``seconds``); ``ours_eps_remove`` and
-    ``ours_eps_replace`` (the statement's totals at the smallest eps, mean over runs and tables);
-    ``unconverged`` (runs of ours or Independent with a failed check, over all cells).
+    ``runs``, ``eps_min``, ``eps_max``, ``cells`` (tables x eps), ``tables`` (how many);
+    ``ours_eps_remove`` and ``ours_eps_replace`` (the chain rule's statement at the smallest eps:
+    mean over runs and tables); ``unconverged`` of ``model_runs`` (fitted tables of ours and
+    Independent with a conditional that failed a check); ``top``: per method key (``table``,
+    ``independent``, ``mst``, ``aim``) the means over the tables at the largest eps of
+    ``marginal``, ``pairwise``, ``coef`` (RMSE), ``pmse`` (ratio) and ``seconds`` (NaN for a method
+    not run).
     """
     ds = study_of(results)
     f = mean_frame(results)
     eps = sorted(float(e) for e in ds["eps"].values)
     out = {"runs": int(ds.sizes["replicate"]), "eps_min": eps[0], "eps_max": eps[-1],
-           "cells": int(ds.sizes["table"] * ds.sizes["eps"])}
-    keys = {v: k for k, v in METHOD_NAMES.items()}
-    for t in ds["table"].values:
-        t = str(t)
-        g = f[(f["table"] == t) & (f["eps"] == eps[-1])].set_index("method")
-        out[t] = {"n": int(np.asarray(ds["n"].sel(table=t)).ravel()[0])}
-        for m, row in g.iterrows():
-            out[t][keys[m]] = {"pairwise": float(row["pairwise"]), "coef": float(row["coef_rmse"]),
-                               "pmse": float(row["pmse_ratio"]), "seconds": float(row["seconds"]),
-                               "marginal": float(row["marginal"])}
+           "cells": int(ds.sizes["table"] * ds.sizes["eps"]), "tables": int(ds.sizes["table"])}
     ours = f[(f["method"] == OURS) & (f["eps"] == eps[0])]
-    if len(ours):
-        out["ours_eps_remove"] = float(ours["eps_remove"].mean())
-        out["ours_eps_replace"] = float(ours["eps_replace"].mean())
+    out["ours_eps_remove"] = float(ours["eps_remove"].mean()) if len(ours) else float("nan")
+    out["ours_eps_replace"] = float(ours["eps_replace"].mean()) if len(ours) else float("nan")
+    top = f[f["eps"] == eps[-1]]
+    out["top"] = {}
+    for key, name in METHOD_NAMES.items():
+        g = top[top["method"] == name]
+        out["top"][key] = {k: float(g[v].mean()) if len(g) else float("nan")
+                           for k, v in (("marginal", "marginal"), ("pairwise", "pairwise"), ("coef", "coef_rmse"),
+                                        ("pmse", "pmse_ratio"), ("seconds", "seconds"))}
     model = ds["converged"].sel({"method": [m for m in (OURS, INDEPENDENT) if m in ds["method"].values]})
     out["unconverged"] = int((~model.astype(bool)).sum())
     out["model_runs"] = int(model.size)
