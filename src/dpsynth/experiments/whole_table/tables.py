@@ -17,14 +17,14 @@ __all__ = ["COLUMNS", "study_of", "mean_frame", "comparison_table", "privacy_tab
 
 #: Displayed utility columns: variable -> header.
 COLUMNS = {
-    "marginal_numeric": "marginal, numeric (max ECDF)",
-    "marginal_categorical": "marginal, categorical (TVD)",
-    "pairwise": "pairwise |Δ assoc.|",
-    "contingency": "pairwise contingency TVD",
-    "coef_rmse": "regression coef. RMSE",
+    "marginal_numeric": "marg. num.",
+    "marginal_categorical": "marg. cat.",
+    "pairwise": "pairs |Δ|",
+    "contingency": "pairs TVD",
+    "coef_rmse": "coef. RMSE",
     "coef_overlap": "CI overlap",
     "pmse_ratio": "pMSE ratio",
-    "seconds": "wall time (s)",
+    "seconds": "time (s)",
 }
 
 
@@ -63,8 +63,8 @@ def comparison_table(results, table: str) -> pd.DataFrame:
 def privacy_table(results) -> pd.DataFrame:
     """Per table, eps and method: the statement's epsilons and delta, and the convergence record.
 
-    Columns: ``ε, one removed`` (ours: the total of its parts including their DP references; the
-    peers: what they spent, for one record added or removed), ``ε, one replaced`` (ours only),
+    Columns: ``ε removed`` (one record removed; ours: the total of its parts including their DP references; the
+    peers: what they spent, for one record added or removed), ``ε replaced`` (one record replaced; ours only),
     ``δ``, ``converged runs`` (``k / R``; "no MCMC" for the peers), ``max R-hat`` and
     ``divergences`` (summed over the conditionals, mean over runs).
     """
@@ -74,7 +74,7 @@ def privacy_table(results) -> pd.DataFrame:
             for p, c, r in zip(peers, f["converged_runs"], f["runs"], strict=True)]
     out = pd.DataFrame({
         "table": f["table"], "ε": f["eps"], "method": f["method"],
-        "ε, one removed": f["eps_remove"], "ε, one replaced": f["eps_replace"], "δ": f["delta"],
+        "ε removed": f["eps_remove"], "ε replaced": f["eps_replace"], "δ": f["delta"],
         "converged runs": conv, "max R-hat": f["rhat_max"], "divergences": f["divergences"],
     })
     return out.set_index(["table", "ε", "method"])
