@@ -72,8 +72,8 @@ class WholeTableParams(StudyParams):
 
     @classmethod
     def quick(cls) -> WholeTableParams:
-        """Minutes: one run of every method on the house prices at eps 3, 300 draws per chain."""
-        return cls(scale="quick")
+        """Minutes: one run of every method on the house prices at eps 3, 200 draws after 200 tuning steps per chain."""
+        return cls(scale="quick", draws=200, tune=200)
 
     @classmethod
     def paper(cls) -> WholeTableParams:
