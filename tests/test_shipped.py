@@ -54,7 +54,12 @@ def recomputed(tmp_path_factory):
 @pytest.mark.slow
 @pytest.mark.parametrize("name", list(shipped.SHIPPED_STUDIES))
 def test_shipped_file_is_current(name, recomputed):
-    ship, again = recomputed(name)
+    from dpsynth.peers import PeerUnavailable
+
+    try:
+        ship, again = recomputed(name)
+    except PeerUnavailable as err:  # the whole-table study recomputes a SmartNoise peer
+        pytest.skip(f"{name}: {err}")
     problems = shipped.staleness(name, ship, again)
     assert not problems, "\n".join(problems)
 
