@@ -20,7 +20,8 @@ import xarray as xr
 
 from ... import registry
 
-__all__ = ["EPS_GRID", "SITUATIONS", "Situation", "candidates", "recommendation_table", "RECOMMENDATION_STUDIES"]
+__all__ = ["EPS_GRID", "SITUATIONS", "Situation", "TABLE_METHODS", "candidates", "recommendation_table",
+           "recommendation_markdown", "RECOMMENDATION_STUDIES"]
 
 #: The epsilons of the recommendation, one record removed.
 EPS_GRID: tuple[float, ...] = (0.5, 1.0, 2.0, 3.0, 5.0, 10.0)
@@ -71,6 +72,50 @@ def _variant_rows(ds: xr.Dataset, study: str) -> list[dict]:
     return rows
 
 
+def _file_rows(ds: xr.Dataset, study: str, file: str, marginal: str) -> list[dict]:
+    """Candidates of the own-data chapter's real files (a newcomer's defaults: one mechanism per file)."""
+    if file not in [str(f) for f in ds["file"].values]:
+        return []
+    mech = str(ds.attrs.get("mechanism", "Censor_ref"))
+    try:
+        name = registry.spec(mech).name
+    except KeyError:
+        return []
+    rows = []
+    for e in ds["eps"].values:
+        f = ds.sel(file=file, eps=e)
+        rows.append({"study": study, "mechanism": name, "eps": float(e), "marginal": _med(f[marginal]),
+                     "regression": _med(f["coef_rms_diff"]),
+                     "converged": float(np.mean(np.asarray(f["converged"].values, bool)))})
+    return rows
+
+
+#: The whole-table study's methods: guarantee and what a release loses, for those outside the registry.
+TABLE_METHODS = {
+    "Chain rule (ours)": ("DP", "the relations its conditionals do not model (a column is modelled on the covariates "
+                                "and the columns before it); ε adds the DP references' share"),
+    "Independent": ("DP", "every relation between the confidential columns"),
+    "MST": ("(ε, δ)-DP", "the numeric columns' shape within their public bins, relations beyond its selected "
+                         "marginals, and the public covariates (synthesized too)"),
+    "AIM": ("(ε, δ)-DP", "the numeric columns' shape within their public bins, and the public covariates "
+                         "(synthesized too)"),
+}
+
+
+def _table_rows(ds: xr.Dataset, study: str) -> list[dict]:
+    """Candidates of the whole-table study: every method at every eps, pooled over its tables."""
+    rows = []
+    for m in ds["method"].values:
+        if str(m) not in TABLE_METHODS:
+            continue
+        for e in ds["eps"].values:
+            f = ds.sel({"method": m, "eps": e})
+            rows.append({"study": study, "mechanism": str(m), "eps": float(e), "marginal": _med(f["marginal"]),
+                         "regression": _med(f["coef_rmse"]),
+                         "converged": float(np.mean(np.asarray(f["converged"].values, bool)))})
+    return rows
+
+
 def _rows(name: str, ds: xr.Dataset, *, regression: bool) -> list[dict]:
     if "variant" in ds.dims:
         return _variant_rows(ds, name)
@@ -111,9 +156,32 @@ SITUATIONS: tuple[Situation, ...] = (
     Situation("one variable, regression on public covariates", ("own_data",), "regression",
               lambda name, ds: _rows(name, ds, regression=True),
               {"own_data": "CPS 1988 wages, n = 28,155 (own data chapter)"}),
+    Situation("a count, regression on public covariates", ("own_data-files",), "regression",
+              lambda name, ds: _file_rows(ds, name, "nmes1988", "max_ecdf"),
+              {"own_data-files": "NMES 1988 physician visits, n = 4,406, default settings (own data chapter)"}),
+    Situation("a categorical variable, regression on public covariates", ("own_data-files",), "regression",
+              lambda name, ds: _file_rows(ds, name, "fishing", "tvd"),
+              {"own_data-files": "Fishing mode, n = 1,182, default settings (own data chapter); marginal: "
+                                 "total variation distance"}),
+    Situation("a whole table (several confidential columns)", ("whole_table",), "regression",
+              lambda name, ds: _table_rows(ds, name),
+              {"whole_table": "AER HousePrices and an NMES 1988 subsample, three confidential columns each "
+                              "(whole-table chapter); regression: coefficient RMSE"}),
 )
 #: Every study the recommendation reads.
 RECOMMENDATION_STUDIES: tuple[str, ...] = tuple(dict.fromkeys(s for sit in SITUATIONS for s in sit.studies))
+
+
+def _display(name: str) -> str:
+    return name if name in TABLE_METHODS else registry.spec(name).name
+
+
+def _describe(name: str) -> tuple[str, str]:
+    """(guarantee, what a release loses) of a mechanism or a whole-table method."""
+    if name in TABLE_METHODS:
+        return TABLE_METHODS[name]
+    spec = registry.spec(name)
+    return spec.guarantee, spec.loses
 
 
 def candidates(studies: Mapping[str, xr.Dataset], situation: Situation) -> pd.DataFrame:
@@ -156,13 +224,40 @@ def recommendation_table(studies: Mapping[str, xr.Dataset], eps_grid=EPS_GRID,
                 key = sit.choose_by if at[sit.choose_by].notna().any() else "marginal"
                 at = at.sort_values(key, kind="stable")
                 best = at.iloc[0]
-                spec = registry.spec(best["mechanism"])
-                row.update({"mechanism": spec.name, "guarantee": "DP", "marginal": best["marginal"],
-                            "regression": best["regression"], "it loses": spec.loses,
+                guarantee, loses = _describe(best["mechanism"])
+                row.update({"mechanism": _display(best["mechanism"]), "guarantee": guarantee,
+                            "marginal": best["marginal"], "regression": best["regression"], "it loses": loses,
                             "measured on": sit.describe[best["study"]]})
                 others = at[at["mechanism"] != best["mechanism"]]
                 if len(others):
                     nxt = others.iloc[0]
-                    row["runner-up"] = f"{registry.spec(nxt['mechanism']).name} ({nxt[key]:.3f})"
+                    row["runner-up"] = f"{_display(nxt['mechanism'])} ({nxt[key]:.3f})"
             out.append(row)
     return pd.DataFrame(out).set_index(["situation", "ε"])
+
+
+def recommendation_markdown(table: pd.DataFrame) -> str:
+    """One sentence per situation on :func:`recommendation_table`, every name and number read from it.
+
+    For each situation: the mechanisms recommended across the epsilons its study ran, with their
+    utility at the smallest and the largest of them, and what the recommended mechanism loses.
+    """
+    out = []
+    for sit, rows in table.groupby(level="situation", sort=False):
+        have = rows[rows["mechanism"] != "—"]
+        if have.empty:
+            out.append(f"*{sit}*: {rows['why'].iloc[0]}.")
+            continue
+        eps = [float(e) for e in have.index.get_level_values("ε")]
+        names = list(dict.fromkeys(have["mechanism"]))
+        lo, hi = have.iloc[0], have.iloc[-1]
+        use = "regression" if np.isfinite(float(lo["regression"])) else "marginal"
+        what = "regression coefficients' RMS error" if use == "regression" else "max-ECDF distance"
+        who = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
+        span = (f"ε = {eps[0]:g}" if len(eps) == 1 else f"ε = {eps[0]:g} to {eps[-1]:g}")
+        sent = (f"*{sit}* ({span}, one record removed): {who} ({have['guarantee'].iloc[0]}); its {what} is "
+                f"{float(lo[use]):.3g} at ε = {eps[0]:g}" + (f" and {float(hi[use]):.3g} at ε = {eps[-1]:g}"
+                                                              if len(eps) > 1 else "")
+                + f". At ε = {eps[0]:g}, {lo['mechanism']} loses {lo['it loses']}.")
+        out.append(sent)
+    return "\n".join(f"* {s}" for s in out)
