@@ -630,3 +630,16 @@ def test_a_table_through_fit_release_and_ledger(tmp_path, csv, capsys):
     report = tmp_path / "report"
     assert main(["report", str(syn), "--data", str(data), "--released", str(out), "--out", str(report)]) == 0
     assert (report / "report.html").exists() and (report / "figure-2-associations.png").exists()
+
+
+def test_shell_markdown_shows_paths_as_a_user_reads_them(tmp_path):
+    """A book page's console block names no temporary folder: the working folder is '.', ledgers $DPSYNTH_HOME."""
+    from dpsynth.cli import ShellResult
+    from dpsynth.paths import dpsynth_home
+
+    r = ShellResult(command="dpsynth ledger s.json", returncode=0,
+                    stdout=f"wrote {tmp_path}/release.csv\nledger {dpsynth_home()}/ledgers/abc.jsonl\n", stderr="",
+                    cwd=str(tmp_path))
+    md = r.markdown()
+    assert str(tmp_path) not in md and str(dpsynth_home()) not in md
+    assert "wrote ./release.csv" in md and "ledger $DPSYNTH_HOME/ledgers/abc.jsonl" in md

@@ -61,9 +61,21 @@ class ShellResult:
     stdout: str
     stderr: str
 
+    cwd: str = ""
+
     def markdown(self) -> str:
-        """The command and what it printed, as a console block (progress lines from stderr included)."""
+        """The command and what it printed, as a console block (progress lines from stderr included).
+
+        Paths are shown as a user would read them at their terminal: the working folder as ``.``
+        and this user's dpsynth folder (ledgers) as ``$DPSYNTH_HOME``, not as the temporary
+        folders a book page runs in.
+        """
+        from .paths import dpsynth_home
+
         out = "\n".join(t.rstrip() for t in (self.stdout, self.stderr) if t.strip())
+        for folder, shown in ((self.cwd, "."), (str(dpsynth_home()), "$DPSYNTH_HOME")):
+            if folder:
+                out = out.replace(folder.rstrip("/") + "/", shown + "/").replace(folder, shown)
         return f"```console\n$ {self.command}\n{out}\n```" + (
             f"\n\n(exit code {self.returncode})" if self.returncode else ""
         )
@@ -87,6 +99,7 @@ def shell(args: Sequence[str], *, cwd: str | Path | None = None) -> ShellResult:
         returncode=done.returncode,
         stdout=done.stdout,
         stderr=done.stderr,
+        cwd=str(Path(cwd).resolve()) if cwd is not None else "",
     )
 
 
