@@ -72,7 +72,8 @@ PAPER_TABLE1 = {
     (3, "Censor_uw"): _row(737, 787, 806, 809, 829, 888, 32.85),
 }
 
-#: The supplement's Table S5 (published; eps = 4) without and with downscaling; keyed by (scaling, synthesizer).
+#: The supplement's Table 1, in its Section S5 (published; eps = 4), without and with downscaling;
+#: keyed by (scaling, synthesizer).
 PAPER_TABLE_S5 = {
     ("none", "Weighted-e"): _row(0, 130, 219, 195, 272, 364, 103.48),
     ("none", "Censor_w"): _row(0, 404, 425, 408, 440, 549, 92.56),
@@ -164,7 +165,7 @@ def eps_table(results) -> pd.DataFrame:
 
 
 def count_table(results, *, downscale: bool = False, full: bool = False) -> pd.DataFrame:
-    """Our count summaries beside the paper's Table 1 (or Table S5 with ``downscale=True``).
+    """Our count summaries beside the paper's Table 1 (or the supplement's Table 1 with ``downscale=True``).
 
     Synthesizers are shown by their registry labels, e.g. ``"Censor_w (aDP)"`` (the papers'
     version) and ``"Censor_w-pub (DP)"`` (ours only: the papers do not run it). Columns

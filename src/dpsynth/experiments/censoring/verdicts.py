@@ -238,7 +238,7 @@ def discrepancy_numbers(results) -> dict:
         ``censor_w``: eps (as ``"4"``, those of the paper's Table 1) -> our and the paper's median
         count (``ours``, ``paper``; for Censor_uw also ``relative``, (ours - paper) / paper); and the
         downscaling comparison: ``downscale_c``, ``downscale_eps``, our median counts
-        ``downscaled_weighted_e``, ``downscaled_censor_w`` and the paper's (Table S5)
+        ``downscaled_weighted_e``, ``downscaled_censor_w`` and the paper's (the supplement's Table 1, Section S5)
         ``paper_downscaled_weighted_e``, ``paper_downscaled_censor_w``.
     """
     p, study = _res(results)
