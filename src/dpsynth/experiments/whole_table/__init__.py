@@ -1,7 +1,8 @@
 """The "Releasing a whole table" chapter: the chain-rule table synthesizer against independent columns, MST and AIM.
 
 ``run(Params.quick())`` runs (or loads from the cache or the shipped results) the chapter's study
-``whole_table`` through :func:`dpsynth.studies.run_study` (:func:`.replicate.replicate`): on real
+``whole_table`` through :func:`dpsynth.studies.run_study`
+(:func:`dpsynth.experiments.whole_table.replicate.replicate`): on real
 public tables, at each eps, one synthetic table from each method, measured against the data.
 Tables, verdicts and the figure are in :mod:`.tables`, :mod:`.verdicts` and :mod:`.figures`.
 Computing the study needs the peers' environment ``.venv-peers`` (``make peers``); the book
@@ -35,7 +36,7 @@ class WholeTableResults:
     ----------
     params : WholeTableParams
     study : xarray.Dataset
-        Over ``(replicate, table, eps, method)`` (:func:`.replicate.replicate`).
+        Over ``(replicate, table, eps, method)`` (:func:`dpsynth.experiments.whole_table.replicate.replicate`).
     """
 
     params: WholeTableParams

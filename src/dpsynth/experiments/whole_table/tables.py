@@ -1,7 +1,8 @@
 """Tables of the "Releasing a whole table" chapter: ``f(results) -> pandas.DataFrame``.
 
 Every function takes the chapter's results (:class:`~dpsynth.experiments.whole_table.WholeTableResults`)
-or the study's Dataset itself (over ``replicate, table, eps, method``, :func:`.replicate.replicate`).
+or the study's Dataset itself (over ``replicate, table, eps, method``,
+:func:`dpsynth.experiments.whole_table.replicate.replicate`).
 Utilities are means over the runs; each run is one synthetic table.
 """
 
