@@ -412,6 +412,8 @@ CHECK_JS = r"""
   const article = document.querySelector("article.bd-article") || document.querySelector("main") || document.body;
   const col = article.getBoundingClientRect();
   out.column = col.width;
+  const acs = getComputedStyle(article);
+  out.content = col.width - parseFloat(acs.paddingLeft || "0") - parseFloat(acs.paddingRight || "0");
   const scrolls = el => ["auto", "scroll"].includes(getComputedStyle(el).overflowX);
   const scroller = el => {
     for (let a = el; a && a !== article; a = a.parentElement) { if (scrolls(a)) return a; }
@@ -435,6 +437,27 @@ CHECK_JS = r"""
     out.figures.push({src: img.getAttribute("src"), natural: img.naturalWidth, shown: img.clientWidth});
   }
   out.text = article.innerText;
+  // the prose and outputs without code: a copy of the article with code cells' input and code removed
+  const prose = article.cloneNode(true);
+  // maths elements are removed too: typeset or not, their LaTeX is MathJax's input, not raw text of ours
+  for (const c of prose.querySelectorAll(".cell_input, pre, code, div.highlight, script, style, .math, " +
+                                         "mjx-container, mjx-assistive-mml")) { c.remove(); }
+  document.body.appendChild(prose);
+  prose.style.position = "absolute"; prose.style.left = "-10000px";
+  out.prose = prose.innerText;
+  prose.remove();
+  // captions whose text is cut: clipped by an overflow rule, or ending in an ellipsis
+  out.cut_captions = [];
+  for (const c of article.querySelectorAll("caption, figcaption, .caption-text")) {
+    const st = getComputedStyle(c);
+    const clipped = (c.scrollWidth > c.clientWidth + 1 || c.scrollHeight > c.clientHeight + 1) &&
+                    ["hidden", "clip"].includes(st.overflowX) || ["hidden", "clip"].includes(st.overflowY) &&
+                    c.scrollHeight > c.clientHeight + 1;
+    const text = c.innerText.trim();
+    if (clipped || st.textOverflow === "ellipsis" || /(\u2026|\.\.\.)$/.test(text)) {
+      out.cut_captions.push(text.slice(0, 80));
+    }
+  }
   const pre = document.createElement("pre");
   pre.id = "dpsynth-check";
   pre.textContent = JSON.stringify(out);
@@ -516,10 +539,24 @@ def test_figures_are_shown_large_enough_for_their_text(page_layout):
     assert not small, f"figures shown so small that their text is under {MIN_TEXT_PX} px: {small}"
 
 
+#: Smallest width of a figure on the page, as a share of the text column.
+MIN_FIGURE_SHARE = 0.9
+
+
+@pytest.mark.slow
+def test_figures_fill_the_column(page_layout):
+    """Every figure is shown at least MIN_FIGURE_SHARE of the text column wide (none is a thumbnail)."""
+    narrow = [(page, f["src"], round(f["shown"] / v["content"], 2)) for page, v in page_layout.items()
+              for f in v["figures"] if v["content"] and f["shown"] < MIN_FIGURE_SHARE * v["content"]]
+    assert not narrow, f"figures narrower than {MIN_FIGURE_SHARE:.0%} of the column: {narrow}"
+
+
 @pytest.mark.slow
 def test_pages_show_no_raw_warnings_paths_or_parameter_names(page_layout):
     patterns = [r"\b\w*Warning\b:", r"/tmp/", r"\bn = n\b", r"\bdownscale_eps\b", r"\bSPEC\b",
-                r"(?i)the seeds", r"Unweighted \(aDP\)"]
+                r"(?i)the seeds", r"Unweighted \(aDP\)",
+                # promises of later work: a page states what its results show, not what a later run will
+                r"(?i)will be checked", r"(?i)in a later release", r"(?i)in a future (?:release|version)"]
     bad = {}
     for page, v in page_layout.items():
         if page.endswith("api"):
@@ -528,6 +565,76 @@ def test_pages_show_no_raw_warnings_paths_or_parameter_names(page_layout):
         if hits:
             bad[page] = hits
     assert not bad, f"pages show raw warnings, temporary paths or parameter names: {bad}"
+
+
+#: Raw forms that the rendered prose (code excluded) must not show: maths is typeset everywhere.
+RAW_TEXT = {
+    "raw LaTeX": r"\\(?:var)?epsilon\b|\\Delta\b|\\alpha\b|\\theta\b|\\le(?:q)?\b",
+    "plain eps =": r"\beps\s*(?:=|<|>|≤|≥)",
+    "plain Delta <=": r"\bDelta\s*(?:<=|>=|<|>|≤|≥)",
+    "plain <=": r"(?<![<=!])<=(?!=)",
+}
+
+
+def raw_text_defects(text: str) -> list[str]:
+    """The kinds of :data:`RAW_TEXT` that ``text`` shows, each with the first match in its context."""
+    found = []
+    for kind, pattern in RAW_TEXT.items():
+        m = re.search(pattern, text)
+        if m:
+            found.append(f"{kind}: ...{text[max(0, m.start() - 40):m.end() + 20]!r}...")
+    return found
+
+
+def test_raw_text_check_catches_each_defect():
+    """Guard: each raw form is reported, typeset text and plain words are not."""
+    for text in ("Neighbouring data sets: which \\epsilon", "at eps = 5 the fit", "Delta <= eps/2",
+                 "when a <= b", "as \\Delta grows"):
+        assert raw_text_defects(text), text
+    for text in ("ε = 5 with one record removed", "Δ ≤ ε/2", "the epsilon of a release", "steps <- 3",
+                 "Deltas of 2", "keeps rows"):
+        assert not raw_text_defects(text), text
+
+
+@pytest.mark.slow
+def test_pages_typeset_their_maths(page_layout):
+    """No page's prose, tables or captions show raw LaTeX or plain-text ε and Δ (code cells excepted)."""
+    bad = {p: raw_text_defects(v["prose"]) for p, v in page_layout.items() if not p.endswith("api")}
+    bad = {p: v for p, v in bad.items() if v}
+    assert not bad, f"pages show raw LaTeX or plain-text maths: {bad}"
+
+
+@pytest.mark.slow
+def test_no_caption_is_cut(page_layout):
+    bad = {p: v["cut_captions"] for p, v in page_layout.items() if v["cut_captions"]}
+    assert not bad, f"captions cut on the page (clipped or ending in an ellipsis): {bad}"
+
+
+@pytest.mark.slow
+def test_parameter_cells_are_hidden(page_layout):
+    """The chapters' parameter cells (papermill's and the injected one) are not shown."""
+    cell = re.compile(r'\bcache_dir\s*=\s*""|\bscale\s*=\s*"(?:quick|paper|smoke)"')  # the cells' assignments
+    bad = [p for p, v in page_layout.items() if not p.endswith("api") and cell.search(v["text"])]
+    assert not bad, f"pages show their parameter cells: {bad}"
+
+
+def test_hiding_parameter_cells_tags_both_cells():
+    """Guard: the book extension tags the parameters and injected-parameters cells remove-cell, nothing else."""
+    import json
+    import sys as _sys
+
+    _sys.path.insert(0, str(REPO / "book" / "_ext"))
+    try:
+        from compendium import hide_parameter_cells
+    finally:
+        _sys.path.pop(0)
+    nb = {"cells": [{"cell_type": "code", "metadata": {"tags": ["parameters"]}, "source": "scale = 'quick'"},
+                    {"cell_type": "code", "metadata": {"tags": ["injected-parameters"]}, "source": "scale = 'paper'"},
+                    {"cell_type": "code", "metadata": {}, "source": "run()"}]}
+    out = json.loads(hide_parameter_cells(json.dumps(nb)))
+    tags = [c["metadata"].get("tags", []) for c in out["cells"]]
+    assert "remove-cell" in tags[0] and "remove-cell" in tags[1] and "remove-cell" not in tags[2]
+    assert hide_parameter_cells("not json") == "not json"
 
 
 def test_layout_check_catches_an_overflowing_table(server, chromium, built_book, tmp_path):

@@ -33,10 +33,11 @@ CHAPTERS: dict[str, tuple[str, ...]] = {
                  "statement_charges_reference", "censor_uw_moves_with_unit"),
     "whole_table": (),
     "choosing": (),
+    "teaching": (),
     "reproduce": (),
 }
 #: pages with no study of their own (no Params, run and verdicts; choosing has tables and figures only)
-NO_STUDY = ("tutorial", "choosing", "reproduce")
+NO_STUDY = ("tutorial", "choosing", "teaching", "reproduce")
 
 
 #: a glue role of a Markdown cell: {glue:text}`key:format` or {glue:md}`key:myst`

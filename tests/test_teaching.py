@@ -37,3 +37,18 @@ def test_missing_or_empty_record_says_how_to_make_it(tmp_path):
         teaching.quick_scale_times(tmp_path / "none.json")
     with pytest.raises(ValueError, match="no chapter times"):
         teaching.quick_scale_times(_record(tmp_path, [{"name": "x", "value": 1.0, "unit": "s"}]))
+
+
+def test_the_shipped_record_covers_every_chapter_of_the_book():
+    """The teaching page's times come from benchmarks/results/bench_quick_scale.json: one per toc chapter."""
+    import re
+
+    from dpsynth.paths import project_root
+
+    root = project_root()
+    toc = (root / "_toc.yml").read_text(encoding="utf-8")
+    names = re.findall(r"^[^#\n]*(?:root|file):\s*book/([A-Za-z0-9_.-]+)", toc, flags=re.M)
+    chapters = [n for n in names if (root / "notebooks" / f"{n}.ipynb").exists()]
+    times, _ = teaching.quick_scale_times()
+    assert set(chapters) <= set(times.index) | {"teaching"}, sorted(set(chapters) - set(times.index))
+    assert (times["seconds"] > 0).all()

@@ -6,6 +6,8 @@ method also has its own marker and line style, so the figure reads in grey too.
 
 from __future__ import annotations
 
+import textwrap
+
 import matplotlib.pyplot as plt
 import numpy as np
 
@@ -44,7 +46,8 @@ def metrics_figure(results, panels=tuple(PANELS)):
     f = mean_frame(results)
     tables = [str(t) for t in ds["table"].values]
     methods = [str(m) for m in ds["method"].values]
-    fig, axes = plt.subplots(len(panels), len(tables), figsize=(3.6 * len(tables) + 1.0, 1.9 * len(panels) + 0.8),
+    # the page's width (6 in at 110 dpi is the 660-pixel column), whatever the number of tables
+    fig, axes = plt.subplots(len(panels), len(tables), figsize=(6.0, 1.9 * len(panels) + 0.8),
                              squeeze=False, sharex=True, constrained_layout=True)
     eps = sorted(float(e) for e in ds["eps"].values)
     for j, t in enumerate(tables):
@@ -68,7 +71,7 @@ def metrics_figure(results, panels=tuple(PANELS)):
             if j == 0:
                 ax.set_ylabel(label)
             if i == 0:
-                ax.set_title(TABLES[t].title if t in TABLES else t, fontsize=10)
+                ax.set_title("\n".join(textwrap.wrap(TABLES[t].title if t in TABLES else t, 30)), fontsize=10)
             ax.set_xticks(eps)
             ax.set_xticklabels([f"{e:g}" for e in eps])
         axes[-1, j].set_xlabel("ε (one record removed)")
