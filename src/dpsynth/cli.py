@@ -305,8 +305,17 @@ def _cmd_fit_table(a: argparse.Namespace) -> int:
         out = check_output_path(a.out, force=a.force, suffixes=(".json",))
     except DataError as e:
         raise CLIError(f"--out: {e}") from None
+    from .mechanisms import catalog
+
     targets, covs = list(a.targets), list(a.covariates or [])
     levels = _parse_levels(a.levels, targets)
+
+    def no_data_set(path, flag):
+        raise CLIError(f"{flag} takes a data set, which --targets (a whole table) does not support: give it per column "
+                       f"through the Python API (TableSynthesizer(..., mechanism_params={{column: {{...}}}})).")
+
+    # the mechanism's flags apply to every column's conditional (never silently dropped)
+    mp = _mechanism_params(a, catalog.get(a.mechanism), no_data_set)
     frame = read_table(a.data, "DATA", thousands=a.thousands, sep=a.sep)
     arg_of = {**{t: "--targets" for t in targets}, **{c: "--covariates" for c in covs}}
     _check_columns(frame, [*targets, *covs], arg_of, "DATA")
@@ -331,6 +340,7 @@ def _cmd_fit_table(a: argparse.Namespace) -> int:
             covariates=covs,
             eps=a.eps,
             mechanisms=a.mechanism,
+            mechanism_params={t: dict(mp) for t in targets} if mp else None,
             target_levels=levels,
             sampler=SamplerConfig(**sampler),
             neighbours=a.neighbours,
