@@ -36,7 +36,7 @@ def test_each_spec_comes_from_one_module_of_the_package():
     for s in catalog.specs():
         module = s.run.__module__
         assert module.startswith("dpsynth.mechanisms."), (s.key, module)
-        assert s.key in [x.key for x in sys.modules[module].SPECS]
+        assert s.key in [x.key for x in sys.modules[module].MECHANISMS]
 
 
 def test_every_mechanism_runs_through_the_synthesizer_or_says_why():
@@ -141,15 +141,15 @@ TOY = textwrap.dedent('''
 
     def _run(ctx, params):
         w = np.full(ctx.n, params["weight"])
-        return censored_fit(ctx, SPEC, params["eps"], "toy_half", params["eps"], weights=w)
+        return censored_fit(ctx, MECHANISM, params["eps"], "toy_half", params["eps"], weights=w)
 
 
-    SPEC = MechanismSpec(
+    MECHANISM = MechanismSpec(
         key="toy_half", name="Toy-half", guarantee="DP", colour="#123456", description="a public constant weight",
         run=_run, takes_eps=True, params={"toy_weight_x": Param(0.5, unit_interval, "the public weight")},
         fits_per_release="1", needs="a target eps", use_when="never: a test's toy",
     )
-    SPECS = (SPEC,)
+    MECHANISMS = (MECHANISM,)
 ''').replace('params["weight"]', 'params["toy_weight_x"]')
 
 

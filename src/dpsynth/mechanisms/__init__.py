@@ -1,7 +1,7 @@
 """Mechanisms: the fits that turn a Bayesian synthesizer into a private one. One module each.
 
 Every mechanism is one :class:`~dpsynth.mechanisms.contract.MechanismSpec` in one module of this
-package (``SPECS = (...)``): its registry entry, its parameters with defaults and validators, its
+package (``MECHANISMS = (...)``): its registry entry, its parameters with defaults and validators, its
 cost and when to use it, and its ``run``. The catalogue (:mod:`dpsynth.mechanisms.catalog`)
 collects them; the registry, the decision table, the command line and the
 :class:`~dpsynth.Synthesizer` are generated from it, and the chapters' studies call the same

@@ -1,7 +1,7 @@
 """The catalogue of mechanisms: every spec found in :mod:`dpsynth.mechanisms`, by key and by name.
 
 Every module of the package (and of each folder listed in the environment variable
-``DPSYNTH_MECHANISM_PATH``, separated by ``os.pathsep``) that defines ``SPECS``, a tuple of
+``DPSYNTH_MECHANISM_PATH``, separated by ``os.pathsep``) that defines ``MECHANISMS``, a tuple of
 :class:`~dpsynth.mechanisms.contract.MechanismSpec`, is registered when the catalogue is first
 read. Adding a mechanism is writing one such module; the registry, the decision table, the
 command line and the :class:`~dpsynth.Synthesizer` find it here (the smartnoise-sdk
@@ -29,7 +29,7 @@ PATH_ENV = "DPSYNTH_MECHANISM_PATH"
 _PACKAGE = __name__.rpartition(".")[0]
 #: Modules of the package that hold no mechanism.
 _SKIP = {"contract", "catalog"}
-_SPECS: dict[str, MechanismSpec] = {}
+_REGISTERED: dict[str, MechanismSpec] = {}
 _SEARCHED: set[str] = set()
 _RANGE = re.compile(r"^\[[^\[\]]+\]$")
 
@@ -38,14 +38,14 @@ def register(spec: MechanismSpec) -> MechanismSpec:
     """Add ``spec`` to the catalogue (a key or display name already taken by another spec is an error)."""
     if not isinstance(spec, MechanismSpec):
         raise TypeError(f"register() takes a MechanismSpec; got {type(spec).__name__}.")
-    old = _SPECS.get(spec.key)
+    old = _REGISTERED.get(spec.key)
     if old is not None and old is not spec:
         raise ValueError(f"mechanism key {spec.key!r} is defined twice ({old.description!r} and "
                          f"{spec.description!r}).")
-    clash = [s.key for s in _SPECS.values() if s.name == spec.name and s.key != spec.key]
+    clash = [s.key for s in _REGISTERED.values() if s.name == spec.name and s.key != spec.key]
     if clash:
         raise ValueError(f"mechanism {spec.key!r}: display name {spec.name!r} is taken by {clash[0]!r}.")
-    _SPECS[spec.key] = spec
+    _REGISTERED[spec.key] = spec
     return spec
 
 
@@ -56,13 +56,13 @@ def unregister(key: str) -> None:
     """
     import sys
 
-    spec = _SPECS.pop(key, None)
+    spec = _REGISTERED.pop(key, None)
     if spec is None:
         return
     module = getattr(spec.run, "__module__", None)
     if module and module.startswith(_PACKAGE + "."):
         name = module.rpartition(".")[2]
-        if not any(getattr(s.run, "__module__", None) == module for s in _SPECS.values()):
+        if not any(getattr(s.run, "__module__", None) == module for s in _REGISTERED.values()):
             _SEARCHED.discard(name)
             sys.modules.pop(module, None)
 
@@ -77,16 +77,16 @@ def _folders() -> list[str]:
 
 
 def discover() -> dict[str, MechanismSpec]:
-    """Import every mechanism module not yet imported and register its ``SPECS``; return the catalogue."""
+    """Import every mechanism module not yet imported and register its ``MECHANISMS``; return the catalogue."""
     for info in pkgutil.iter_modules(_folders()):
         name = info.name
         if name in _SKIP or name.startswith("_") or name in _SEARCHED:
             continue
         _SEARCHED.add(name)
         module = importlib.import_module(f"{_PACKAGE}.{name}")
-        for spec in getattr(module, "SPECS", ()):
+        for spec in getattr(module, "MECHANISMS", ()):
             register(spec)
-    return _SPECS
+    return _REGISTERED
 
 
 def specs() -> list[MechanismSpec]:

@@ -30,7 +30,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..fitting import CompiledModel, Fit
     from ..mcmc_settings import SamplerConfig
 
-__all__ = ["SPECS", "CENSOR_UW", "CENSOR_W", "censored", "check_cap", "censored_fit"]
+__all__ = ["MECHANISMS", "CENSOR_UW", "CENSOR_W", "censored", "check_cap", "censored_fit"]
 
 
 def check_cap(fit: Fit, eps: float, name: str) -> None:
@@ -104,4 +104,4 @@ CENSOR_UW = MechanismSpec(
     use_when="strict DP with no other data; expect many censored records at small ε",
     loses="the tails: records whose term leaves [−ε/2, ε/2] are censored, more at small ε and in the wrong unit",
 )
-SPECS = (CENSOR_W, CENSOR_UW)
+MECHANISMS = (CENSOR_W, CENSOR_UW)

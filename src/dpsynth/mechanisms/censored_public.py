@@ -28,7 +28,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..fitting import CompiledModel, Fit
     from ..mcmc_settings import SamplerConfig
 
-__all__ = ["SPEC", "SPECS", "PublicLipschitzWeights", "public_lipschitz_weights", "censored_public",
+__all__ = ["MECHANISM", "MECHANISMS", "PublicLipschitzWeights", "public_lipschitz_weights", "censored_public",
            "DownscaleCalibration", "calibrate_downscale"]
 
 
@@ -129,7 +129,7 @@ def censored_public(
     fit = cm.fit(x, covariates=covariates, weights=rule(x, covariates), bound=censoring_bound(e, cm.family.one_signed),
                  sampler=sampler, seed=seed)
     check_cap(fit, e, name)
-    return SPEC.result(fit, name=name, eps_target=e, c=rule.c)
+    return MECHANISM.result(fit, name=name, eps_target=e, c=rule.c)
 
 
 def _check_historical(value, name: str):
@@ -185,7 +185,7 @@ def _run(ctx: RunContext, params: dict) -> MechanismResult:
     rule, before = _rule(ctx, params)
     eps = params["eps"]
     w = rule(ctx.x, ctx.covariates)
-    return censored_fit(ctx, SPEC, eps, "censor_w_public", eps, weights=w, before=before, c=rule.c)
+    return censored_fit(ctx, MECHANISM, eps, "censor_w_public", eps, weights=w, before=before, c=rule.c)
 
 
 @dataclass(frozen=True)
@@ -257,7 +257,7 @@ def calibrate_downscale(
     return DownscaleCalibration(c=best[0], delta=best[1], eps=check_eps(eps), trace=tuple(trace))
 
 
-SPEC = MechanismSpec(
+MECHANISM = MechanismSpec(
     key="censor_w_public", name="Censor_w-pub", guarantee="DP", colour=PALETTE["reddish purple"], order=80,
     description="Lipschitz weights from a public (historical) fit, censored at ε/2",
     run=_run, takes_eps=True, declared_eps=censored_eps,
@@ -278,4 +278,4 @@ SPEC = MechanismSpec(
     loses="records the public weight rule down-weights or censors; utility depends on how like the public wave "
           "the data are",
 )
-SPECS = (SPEC,)
+MECHANISMS = (MECHANISM,)

@@ -47,8 +47,8 @@ from .censored_public import _check_historical
 from .contract import MechanismResult, MechanismSpec, Param, RunContext
 
 __all__ = [
-    "SPEC",
-    "SPECS",
+    "MECHANISM",
+    "MECHANISMS",
     "default_alpha",
     "reference_parameters",
     "REFERENCE_PROBS",
@@ -183,7 +183,7 @@ def _run(ctx: RunContext, params: dict) -> MechanismResult:
         )
     res = censored_fit(
         ctx,
-        SPEC,
+        MECHANISM,
         eps,
         "censor_ref",
         eps,
@@ -215,7 +215,7 @@ def _declared(params: dict, one_signed: bool, extra: dict | None = None) -> tupl
     return e, 2.0 * e
 
 
-SPEC = MechanismSpec(
+MECHANISM = MechanismSpec(
     key="censor_ref",
     name="Censor_ref",
     guarantee="DP",
@@ -258,4 +258,4 @@ SPEC = MechanismSpec(
     use_when="strict DP with no unit to choose: the default censored mechanism",
     loses="precision: the tempered posterior (weight α < 1 at small ε) is wider, and records far from θ₀ are censored",
 )
-SPECS = (SPEC,)
+MECHANISMS = (MECHANISM,)

@@ -22,7 +22,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..fitting import CompiledModel
     from ..mcmc_settings import SamplerConfig
 
-__all__ = ["SPEC", "SPECS", "CW_PARAMS", "cw_result", "count_weighted", "match_cw_radius"]
+__all__ = ["MECHANISM", "MECHANISMS", "CW_PARAMS", "cw_result", "count_weighted", "match_cw_radius"]
 
 #: CW's parameters (CW_final takes them too).
 CW_PARAMS = {
@@ -51,7 +51,7 @@ def count_weighted(
     """CW: weights from isolation rates within ``radius`` (absolute or relative), then fit (a building block)."""
     w = count_weights(x, radius, kind, c=c, g=g)
     fit = cm.fit(x, covariates=covariates, weights=w, sampler=sampler, seed=seed)
-    return SPEC.result(fit, name=name, radius=radius, kind=kind)
+    return MECHANISM.result(fit, name=name, radius=radius, kind=kind)
 
 
 def match_cw_radius(cm: CompiledModel, x, delta_target: float, *, radius: float, kind: str, match: bool = True,
@@ -78,7 +78,7 @@ def match_cw_radius(cm: CompiledModel, x, delta_target: float, *, radius: float,
             fit = fit_fn(w, it)
         else:
             fit = cm.fit(x, covariates=covariates, weights=w, sampler=sampler, seed=stream(seed, it))
-        return SPEC.result(fit, radius=r_try, kind=kind)
+        return MECHANISM.result(fit, radius=r_try, kind=kind)
 
     if not match:
         r = one(float(radius), 0)
@@ -140,11 +140,11 @@ def cw_result(ctx: RunContext, params: dict) -> MechanismResult:
     return ctx.shared(key, make)
 
 
-SPEC = MechanismSpec(
+MECHANISM = MechanismSpec(
     key="cw", name="CW", guarantee="aDP", colour=PALETTE["bluish green"], order=30,
     description="count-weighted (re-weighting paper, Algorithm 2)",
     run=cw_result, params=CW_PARAMS, fits_per_release="1 (with match_delta: 2 + up to match_max_iter)",
     needs="a ball radius (optionally matched to LW's Δ by search)",
     use_when="when isolation in the data, not the model's fit, should decide the weights",
 )
-SPECS = (SPEC,)
+MECHANISMS = (MECHANISM,)

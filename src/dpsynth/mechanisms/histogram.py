@@ -39,7 +39,7 @@ from ..validation import DataError, as_data, check_eps, check_finite, one_of, op
 from .contract import REQUIRED, MechanismResult, MechanismSpec, Param, RunContext
 
 __all__ = ["PHResult", "perturbed_histogram", "bin_count", "laplace_noise", "MAX_BINS", "MIN_EPS", "NEIGHBOURS",
-           "HistogramRelease", "SPECS", "PH", "PH_PAPER"]
+           "HistogramRelease", "MECHANISMS", "PH", "PH_PAPER"]
 
 MODES = ("research", "release")
 #: Largest number of histogram bins accepted (a bin count above it is almost surely a mistake).
@@ -365,4 +365,4 @@ PH_PAPER = MechanismSpec(
     loses="as PH, with twice PH's noise at the same ε under removal",
     check_data=_check_within_bounds,
 )
-SPECS = (PH, PH_PAPER)
+MECHANISMS = (PH, PH_PAPER)

@@ -22,7 +22,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..fitting import CompiledModel, Fit
     from ..mcmc_settings import SamplerConfig
 
-__all__ = ["SPECS", "WEIGHTED", "LW", "LW_PARAMS", "lw_weights", "lw_fit", "lipschitz_weighted"]
+__all__ = ["MECHANISMS", "WEIGHTED", "LW", "LW_PARAMS", "lw_weights", "lw_fit", "lipschitz_weighted"]
 
 #: The LW rule's parameters, shared by every mechanism built on it.
 LW_PARAMS = {
@@ -86,4 +86,4 @@ LW = MechanismSpec(
     fits_per_release="2 (unweighted, weighted)", needs="nothing else",
     use_when="as Weighted (the re-weighting paper's name)",
 )
-SPECS = (WEIGHTED, LW)
+MECHANISMS = (WEIGHTED, LW)

@@ -65,8 +65,8 @@ __all__ = [
     "PROB_DENOMINATOR",
     "QuantilesState",
     "cell_labels",
-    "SPEC",
-    "SPECS",
+    "MECHANISM",
+    "MECHANISMS",
 ]
 
 #: Default quantile levels: both tails and every decile.
@@ -500,7 +500,7 @@ def dp_quantiles(
     return QuantileRelease(
         probs=np.asarray(p, dtype=float), values=values, cells=cell_out, lower=lo, upper=hi, scale=sc,
         n_candidates=m, eps=e, eps_remove=eps_remove, eps_replace=eps_replace,
-        noise_scale=np.asarray(scales, dtype=float), guarantee=SPEC.guarantee,
+        noise_scale=np.asarray(scales, dtype=float), guarantee=MECHANISM.guarantee,
     )
 
 
@@ -592,11 +592,11 @@ def _run(ctx: RunContext, params: dict) -> MechanismResult:
     rel = dp_quantiles(ctx.x, params["eps"], lower=params["lower"], upper=params["upper"], probs=params["probs"],
                        n_candidates=params["n_candidates"], scale=params["scale"], cells=cells)
     state = QuantilesState(release=rel, cell_columns=tuple(columns))
-    return SPEC.released(state, eps_remove=rel.eps_remove, eps_replace=rel.eps_replace,
+    return MECHANISM.released(state, eps_remove=rel.eps_remove, eps_replace=rel.eps_replace,
                          n_cells=1 if rel.cells is None else len(rel.cells))
 
 
-SPEC = MechanismSpec(
+MECHANISM = MechanismSpec(
     key="opendp_quantiles", name="OpenDP-Q", guarantee="DP", colour=PALETTE["black"], order=110,
     description="quantiles released by OpenDP's private-quantile mechanism, turned into synthetic values "
                 "(a maintained non-Bayesian baseline)",
@@ -621,4 +621,4 @@ SPEC = MechanismSpec(
     use_when="a maintained non-Bayesian DP baseline of the marginal (per cell of public covariates)",
     loses="relations with numeric covariates (only the cells of categorical ones are kept)",
 )
-SPECS = (SPEC,)
+MECHANISMS = (MECHANISM,)

@@ -58,7 +58,7 @@ __all__ = [
     "truncated_bounds",
     "whole_term_truncated",
     "truncation_decomposition",
-    "SPECS",
+    "MECHANISMS",
     "AVERAGED",
     "TRUNCATED",
     "TRUNCATED_WHOLE",
@@ -370,4 +370,4 @@ TRUNCATED_WHOLE = MechanismSpec(
     fits_per_release="2", needs="public ranges", use_when="reading (B') of the range-truncated likelihood",
     targets=("continuous",),
 )
-SPECS = (AVERAGED, TRUNCATED, TRUNCATED_WHOLE)
+MECHANISMS = (AVERAGED, TRUNCATED, TRUNCATED_WHOLE)

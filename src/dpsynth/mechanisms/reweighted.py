@@ -22,7 +22,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..fitting import CompiledModel
     from ..mcmc_settings import SamplerConfig
 
-__all__ = ["SPECS", "LW_FINAL", "CW_FINAL", "K_PARAMS", "reweighted"]
+__all__ = ["MECHANISMS", "LW_FINAL", "CW_FINAL", "K_PARAMS", "reweighted"]
 
 #: The search over k.
 K_PARAMS = {
@@ -118,4 +118,4 @@ CW_FINAL = MechanismSpec(
     fits_per_release="2 to 18 (CW, with its radius search if matched, and up to k_max_iter refits)",
     needs="a ball radius (as CW)", use_when="after CW, same as LW_final",
 )
-SPECS = (LW_FINAL, CW_FINAL)
+MECHANISMS = (LW_FINAL, CW_FINAL)

@@ -21,7 +21,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..fitting import CompiledModel, Fit
     from ..mcmc_settings import SamplerConfig
 
-__all__ = ["SPEC", "SPECS", "scalar_weighted"]
+__all__ = ["MECHANISM", "MECHANISMS", "scalar_weighted"]
 
 
 def scalar_weighted(
@@ -53,7 +53,7 @@ def scalar_weighted(
             break
         alpha = min(1.0, alpha * target / fit.bounds.delta)
     gap, fit, alpha, n_fits = best
-    return SPEC.result(fit, fits=(base, *tried), name=name, alpha=alpha, delta_target=target, n_fits=n_fits)
+    return MECHANISM.result(fit, fits=(base, *tried), name=name, alpha=alpha, delta_target=target, n_fits=n_fits)
 
 
 def _run(ctx: RunContext, params: dict) -> MechanismResult:
@@ -69,7 +69,7 @@ def _run(ctx: RunContext, params: dict) -> MechanismResult:
     return res
 
 
-SPEC = MechanismSpec(
+MECHANISM = MechanismSpec(
     key="sw", name="SW", guarantee="aDP", colour=PALETTE["sky blue"], order=40,
     description="one scalar weight matched to LW's bound (the exponential mechanism)",
     run=_run,
@@ -82,4 +82,4 @@ SPEC = MechanismSpec(
     fits_per_release="3 to 6 (unweighted, LW, up to match_max_iter SW fits)", needs="nothing else",
     use_when="a single weight, i.e. the exponential mechanism: simplest to explain",
 )
-SPECS = (SPEC,)
+MECHANISMS = (MECHANISM,)

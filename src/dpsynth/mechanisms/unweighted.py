@@ -12,7 +12,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..fitting import CompiledModel
     from ..mcmc_settings import SamplerConfig
 
-__all__ = ["SPEC", "SPECS", "base_result", "unweighted"]
+__all__ = ["MECHANISM", "MECHANISMS", "base_result", "unweighted"]
 
 
 def base_result(ctx: RunContext) -> MechanismResult:
@@ -20,7 +20,7 @@ def base_result(ctx: RunContext) -> MechanismResult:
 
     Every Lipschitz weight (LW, Weighted-e, Censor_w, SW, range restriction) is computed from it.
     """
-    return ctx.shared(("unweighted",), lambda: SPEC.result(ctx.fit("unweighted")))
+    return ctx.shared(("unweighted",), lambda: MECHANISM.result(ctx.fit("unweighted")))
 
 
 def _run(ctx: RunContext, params: dict) -> MechanismResult:
@@ -30,13 +30,13 @@ def _run(ctx: RunContext, params: dict) -> MechanismResult:
 def unweighted(cm: CompiledModel, x, *, covariates=None, sampler: SamplerConfig | None = None,
                seed: SeedLike = None, name: str = "Unweighted") -> MechanismResult:
     """Fit the unweighted posterior of ``x`` with a compiled model (a building block; see :func:`run`)."""
-    return SPEC.result(cm.fit(x, covariates=covariates, sampler=sampler, seed=seed), name=name)
+    return MECHANISM.result(cm.fit(x, covariates=covariates, sampler=sampler, seed=seed), name=name)
 
 
-SPEC = MechanismSpec(
+MECHANISM = MechanismSpec(
     key="unweighted", name="Unweighted", guarantee="none", colour=PALETTE["grey"], order=10,
     description="the plain posterior, all weights 1: not private",
     run=_run, fits_per_release="1", needs="nothing else",
     use_when="never for a release: it is the reference every private mechanism is measured against",
 )
-SPECS = (SPEC,)
+MECHANISMS = (MECHANISM,)

@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..fitting import CompiledModel
     from ..mcmc_settings import SamplerConfig
 
-__all__ = ["SPEC", "SPECS", "weighted_e"]
+__all__ = ["MECHANISM", "MECHANISMS", "weighted_e"]
 
 
 def weighted_e(
@@ -37,7 +37,7 @@ def weighted_e(
         fit = fit_fn(w)
     else:
         fit = cm.fit(lw.fit.x, covariates=lw.fit.covariates, weights=w, sampler=sampler, seed=seed)
-    return SPEC.result(fit, fits=unique_fits(lw.fits), name=name, n_truncated=n_trunc, eps_target=check_eps(eps))
+    return MECHANISM.result(fit, fits=unique_fits(lw.fits), name=name, n_truncated=n_trunc, eps_target=check_eps(eps))
 
 
 def _run(ctx: RunContext, params: dict) -> MechanismResult:
@@ -48,10 +48,10 @@ def _run(ctx: RunContext, params: dict) -> MechanismResult:
     return weighted_e(None, lw, eps, fit_fn=lambda w: ctx.fit(*step, weights=w))
 
 
-SPEC = MechanismSpec(
+MECHANISM = MechanismSpec(
     key="weighted_e", name="Weighted-e", guarantee="aDP", colour=PALETTE["orange"], order=60,
     description="Weighted, with records whose bound exceeds ε/2 set to weight 0",
     run=_run, params=LW_PARAMS, takes_eps=True, fits_per_release="3 (unweighted, LW, truncated)",
     needs="a target ε", use_when="only to show what zeroing risky records does; it can end above ε/2",
 )
-SPECS = (SPEC,)
+MECHANISMS = (MECHANISM,)
