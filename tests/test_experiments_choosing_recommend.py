@@ -69,3 +69,12 @@ def test_a_changed_shipped_figure_changes_its_cell():
     ds["coef"][:, hit, :] += 10.0  # the recommended mechanism's regression made very wrong
     after = R.recommendation_table({**studies, "own_data": ds})
     assert after.loc[cell, "mechanism"] != chosen
+
+
+def test_the_grid_has_a_row_per_situation_and_a_column_per_eps():
+    ds = _study([("Data", np.nan, [0, 0]), ("Censor_uw", 3.0, [0.09, 0.1]), ("PH", 3.0, [0.05, 0.06])])
+    t = R.recommendation_table({"censoring": ds}, eps_grid=(1.0, 3.0))
+    g = R.recommendation_grid(t)
+    assert list(g.columns) == ["ε = 1", "ε = 3"] and list(g.index) == [s.label for s in R.SITUATIONS]
+    assert g.loc["one bounded variable, marginal only", "ε = 3"] == "PH (0.055)"
+    assert g.loc["one bounded variable, marginal only", "ε = 1"] == "—"

@@ -21,7 +21,7 @@ import xarray as xr
 from ... import registry
 
 __all__ = ["EPS_GRID", "SITUATIONS", "Situation", "TABLE_METHODS", "candidates", "recommendation_table",
-           "recommendation_markdown", "RECOMMENDATION_STUDIES"]
+           "recommendation_markdown", "recommendation_grid", "RECOMMENDATION_STUDIES"]
 
 #: The epsilons of the recommendation, one record removed.
 EPS_GRID: tuple[float, ...] = (0.5, 1.0, 2.0, 3.0, 5.0, 10.0)
@@ -261,3 +261,21 @@ def recommendation_markdown(table: pd.DataFrame) -> str:
                 + f". At ε = {eps[0]:g}, {lo['mechanism']} loses {lo['it loses']}.")
         out.append(sent)
     return "\n".join(f"* {s}" for s in out)
+
+
+def recommendation_grid(table: pd.DataFrame) -> pd.DataFrame:
+    """:func:`recommendation_table` as a grid that fits the page: a row per situation, a column per ε.
+
+    Each cell is the recommended mechanism with its deciding figure (the regression's RMS error where
+    measured, else the marginal distance), or "—" where no study ran that ε.
+    """
+    def cell(r) -> str:
+        if r["mechanism"] == "—":
+            return "—"
+        v = r["regression"] if np.isfinite(float(r["regression"])) else r["marginal"]
+        return f"{r['mechanism']} ({float(v):.3g})"
+
+    g = table.apply(cell, axis=1).unstack("ε")
+    g = g.reindex(list(dict.fromkeys(table.index.get_level_values("situation"))))
+    g.columns = [f"ε = {float(e):g}" for e in g.columns]
+    return g
