@@ -71,10 +71,10 @@ def test_a_changed_shipped_figure_changes_its_cell():
     assert after.loc[cell, "mechanism"] != chosen
 
 
-def test_the_grid_has_a_row_per_situation_and_a_column_per_eps():
+def test_the_grid_has_a_row_per_eps_and_a_column_per_situation():
     ds = _study([("Data", np.nan, [0, 0]), ("Censor_uw", 3.0, [0.09, 0.1]), ("PH", 3.0, [0.05, 0.06])])
     t = R.recommendation_table({"censoring": ds}, eps_grid=(1.0, 3.0))
     g = R.recommendation_grid(t)
-    assert list(g.columns) == ["ε = 1", "ε = 3"] and list(g.index) == [s.label for s in R.SITUATIONS]
-    assert g.loc["one bounded variable, marginal only", "ε = 3"] == "PH (0.055)"
-    assert g.loc["one bounded variable, marginal only", "ε = 1"] == "—"
+    assert list(g.index) == ["1", "3"] and list(g.columns) == list(R.SHORT_LABELS)
+    assert g.loc["3", "bounded marginal"] == "PH 0.055"
+    assert g.loc["1", "bounded marginal"] == "—"

@@ -21,7 +21,7 @@ import xarray as xr
 from ... import registry
 
 __all__ = ["EPS_GRID", "SITUATIONS", "Situation", "TABLE_METHODS", "candidates", "recommendation_table",
-           "recommendation_markdown", "recommendation_grid", "RECOMMENDATION_STUDIES"]
+           "recommendation_markdown", "recommendation_grid", "SHORT_LABELS", "RECOMMENDATION_STUDIES"]
 
 #: The epsilons of the recommendation, one record removed.
 EPS_GRID: tuple[float, ...] = (0.5, 1.0, 2.0, 3.0, 5.0, 10.0)
@@ -263,19 +263,28 @@ def recommendation_markdown(table: pd.DataFrame) -> str:
     return "\n".join(f"* {s}" for s in out)
 
 
+#: Short column labels of :func:`recommendation_grid`, in the order of :data:`SITUATIONS`.
+SHORT_LABELS = ("bounded marginal", "regression", "count", "category", "whole table")
+
+
 def recommendation_grid(table: pd.DataFrame) -> pd.DataFrame:
-    """:func:`recommendation_table` as a grid that fits the page: a row per situation, a column per ε.
+    """:func:`recommendation_table` as a grid that fits the page: a row per ε, a column per situation.
 
     Each cell is the recommended mechanism with its deciding figure (the regression's RMS error where
-    measured, else the marginal distance), or "—" where no study ran that ε.
+    measured, else the marginal distance) to two significant digits, or "—" where no study ran that ε.
+    Columns carry :data:`SHORT_LABELS` for the situations of :data:`SITUATIONS`.
     """
     def cell(r) -> str:
         if r["mechanism"] == "—":
             return "—"
         v = r["regression"] if np.isfinite(float(r["regression"])) else r["marginal"]
-        return f"{r['mechanism']} ({float(v):.3g})"
+        return f"{r['mechanism']} {float(v):.2g}"
 
-    g = table.apply(cell, axis=1).unstack("ε")
-    g = g.reindex(list(dict.fromkeys(table.index.get_level_values("situation"))))
-    g.columns = [f"ε = {float(e):g}" for e in g.columns]
+    g = table.apply(cell, axis=1).unstack("situation")
+    order = list(dict.fromkeys(table.index.get_level_values("situation")))
+    short = {s.label: lab for s, lab in zip(SITUATIONS, SHORT_LABELS)}
+    g = g[order].rename(columns=lambda c: short.get(c, c))
+    g.index = [f"{float(e):g}" for e in g.index]
+    g.index.name = "ε"
+    g.columns.name = None
     return g
