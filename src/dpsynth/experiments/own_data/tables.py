@@ -25,6 +25,19 @@ QUANTILE_COLUMNS = tuple(f"q{int(round(100 * a))}" for a in QUANTILES)
 _DAGGER = " †"
 
 
+def _by_mechanism_then(out: pd.DataFrame, u, dim: str) -> pd.DataFrame:
+    """Rows of a units table in the registry's mechanism order, then eps, then ``dim``'s order in ``u``;
+    converged as "k/runs", mechanisms by their registry labels."""
+    out = out.copy()
+    out["converged"] = out["converged"].astype(int).astype(str) + "/" + out["runs"].astype(str)
+    rank = {m: i for i, m in enumerate(registry.order([str(m) for m in u["mechanism"].values]))}
+    order = {s: i for i, s in enumerate(u[dim].values)}
+    out = out.assign(_m=out["mechanism"].map(rank), _s=out[dim].map(order)).sort_values(["_m", "eps", "_s"])
+    out = out.drop(columns=["_m", "_s", "runs"])
+    out["mechanism"] = out["mechanism"].map(registry.label)
+    return out
+
+
 def study_of(results) -> xr.Dataset:
     """The mechanism comparison Dataset of ``results`` (or ``results`` itself)."""
     return results.study if hasattr(results, "study") else results
@@ -136,12 +149,7 @@ def units_table(results) -> pd.DataFrame:
     g = frame.groupby(["mechanism", "eps", "setting"], sort=False)
     out = g.agg(censored=("n_censored", "mean"), median=("median", "mean"), max_ecdf=("max_ecdf", "mean"),
                 converged=("converged", "sum"), runs=("converged", "size")).reset_index()
-    out["converged"] = out["converged"].astype(int).astype(str) + "/" + out["runs"].astype(str)
-    rank = {m: i for i, m in enumerate(registry.order([str(m) for m in u["mechanism"].values]))}
-    order = {s: i for i, s in enumerate(u["setting"].values)}
-    out = out.assign(_m=out["mechanism"].map(rank), _s=out["setting"].map(order)).sort_values(["_m", "eps", "_s"])
-    out = out.drop(columns=["_m", "_s", "runs"])
-    out["mechanism"] = out["mechanism"].map(registry.label)
+    out = _by_mechanism_then(out, u, "setting")
     out = out.rename(columns={"censored": f"records censored (of {int(u.attrs.get('n', 0)):,})",
                               "median": "synthetic median ($)", "max_ecdf": "max-ECDF", "eps": "ε"})
     return out.set_index(["mechanism", "ε", "setting"])
@@ -246,12 +254,7 @@ def unitfree_table(results) -> pd.DataFrame:
     out = g.agg(censored=("n_censored", "mean"), censored_sd=("n_censored", "std"), median=("median", "mean"),
                 max_ecdf=("max_ecdf", "mean"), max_ecdf_sd=("max_ecdf", "std"), converged=("converged", "sum"),
                 runs=("converged", "size")).reset_index()
-    out["converged"] = out["converged"].astype(int).astype(str) + "/" + out["runs"].astype(str)
-    rank = {m: i for i, m in enumerate(registry.order([str(m) for m in u["mechanism"].values]))}
-    order = {s: i for i, s in enumerate(u["unit"].values)}
-    out = out.assign(_m=out["mechanism"].map(rank), _s=out["unit"].map(order)).sort_values(["_m", "eps", "_s"])
-    out = out.drop(columns=["_m", "_s", "runs"])
-    out["mechanism"] = out["mechanism"].map(registry.label)
+    out = _by_mechanism_then(out, u, "unit")
     out = out.rename(columns={"censored": f"records censored (of {int(u.attrs.get('n', 0)):,})",
                               "censored_sd": "sd (censored)", "median": "synthetic median ($)",
                               "max_ecdf": "max-ECDF", "max_ecdf_sd": "sd (max-ECDF)", "eps": "ε"})
