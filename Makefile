@@ -97,6 +97,11 @@ TOC_NAMES := $(basename $(shell sed -n -E 's@^[^\#]*(root|file):[[:space:]]*book
 NOTEBOOKS ?= $(wildcard $(patsubst %,notebooks/%.ipynb,$(TOC_NAMES)))
 PAPERMILL_ARGS ?=
 PYTEST_ARGS ?=
+# make test runs the suite in TEST_JOBS pytest-xdist workers (default: one per core), a test file per
+# worker at a time (its module-scoped fits and the book build stay in one process); TEST_JOBS=1 runs
+# it in one process.
+TEST_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+TEST_PARALLEL := $(if $(filter-out 0 1,$(TEST_JOBS)),-n $(TEST_JOBS) --dist loadfile)
 JB_ARGS ?=
 
 .PHONY: help which-python venv lock peers peers-lock lab lab-env lab-lock notebooks book results test test-lowest bench bench-report stan \
@@ -297,7 +302,7 @@ book: $(STAMP) notebooks
 
 test: $(STAMP)
 	$(VENV)/bin/ruff check src tests benchmarks peers
-	$(VPY) -m pytest $(PYTEST_ARGS)
+	$(VPY) -m pytest $(TEST_PARALLEL) $(PYTEST_ARGS)
 
 # Tested lower bounds: every direct dependency (runtime and every extra) resolved to the lowest
 # version pyproject.toml allows (uv's lowest-direct; what they need, at its newest), with wheels

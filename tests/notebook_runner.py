@@ -46,6 +46,14 @@ class ExecutedNotebook:
         return sum("image/png" in o.get("data", {}) for o in self.outputs)
 
 
+def read_executed(path: Path) -> ExecutedNotebook:
+    """The outputs of an executed notebook file; asserts that no output is an error."""
+    nb = nbformat.read(path, as_version=4)
+    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
+    assert not [o for o in outputs if o["output_type"] == "error"]
+    return ExecutedNotebook(outputs)
+
+
 def run_notebook(name: str, tmp_path: Path, *, use_cache: bool = True, **parameters) -> ExecutedNotebook:
     """Execute ``notebooks/<name>.ipynb`` with ``parameters`` into ``tmp_path``.
 
@@ -71,10 +79,8 @@ def run_notebook(name: str, tmp_path: Path, *, use_cache: bool = True, **paramet
             os.environ.pop("DPSYNTH_CACHE", None)
         else:
             os.environ["DPSYNTH_CACHE"] = before
+    executed = read_executed(out)
     nb = nbformat.read(out, as_version=4)
-    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
-    assert not [o for o in outputs if o["output_type"] == "error"]
-    executed = ExecutedNotebook(outputs)
     text = "\n".join([executed.stream_text, executed.markdown, executed.html, executed.plain]
                       + ["".join(c.source) for c in nb.cells if c.cell_type == "markdown"])
     assert_registry_labels(text)

@@ -457,3 +457,29 @@ def test_dp_needs_a_censored_fit_and_a_known_guarantee():
         privacy_report(record_bounds(F3, W3), guarantee="DP")
     with pytest.raises(ValueError, match="`guarantee`"):
         privacy_report(record_bounds(F3, W3), guarantee="DP-ish")
+
+
+@pytest.mark.parametrize("block", [1, 7, 1 << 19])
+def test_record_bounds_by_blocks_of_draws_match_the_whole_matrix(monkeypatch, block):
+    """The reduction a block of draws at a time gives the numbers of the whole-matrix formula."""
+    import dpsynth.privacy as privacy
+
+    monkeypatch.setattr(privacy, "_BLOCK_ENTRIES", block)
+    rng = np.random.default_rng(4)
+    F = rng.normal(-1.0, 2.0, (23, 11))
+    F[3, 2] = -np.inf
+    w = rng.random(11)
+    w[[0, 2]] = 0.0
+    L = np.log(rng.random((23, 11)))
+    r = rng.normal(0.0, 1.0, 11)
+    for kw in ({}, {"log_range_prob": L}, {"shift": r}, {"log_range_prob": L, "shift": r}):
+        g = np.where(w == 0, 0.0, w * F) - kw.get("log_range_prob", 0.0)
+        if "shift" in kw:
+            g = np.where(w == 0, 0.0, g - r)
+        for M in (None, 1.5):
+            b = privacy.record_bounds(F, w, M, **kw)
+            expected = np.abs(g) if M is None else np.minimum(np.abs(g), M)
+            np.testing.assert_array_equal(b.delta_i, expected.max(axis=0))
+            np.testing.assert_array_equal(b.abs_loglik, np.abs(F).max(axis=0))
+            assert b.n_censored == (0 if M is None else int((np.abs(g) > M).any(axis=0).sum()))
+            assert b.n_draws == 23

@@ -614,3 +614,13 @@ def test_a_categorical_target_keeps_its_levels_through_release_save_load_and_rep
     page = s.report(out, tmp_path / "rep")
     html = page.read_text()
     assert "figure-1-shares.png" in html and "Total variation distance" in html and "bus: z" in html
+
+
+def test_the_release_sampler_uses_the_low_rank_mass_matrix_unless_told_otherwise():
+    df = pd.DataFrame({"wage": np.exp(np.random.default_rng(0).normal(6.0, 0.5, 50))})
+    assert Synthesizer(df, "wage", eps=1.0).sampler.mass_matrix == "low_rank"
+    merged = Synthesizer(df, "wage", eps=1.0, sampler={"draws": 500}).sampler
+    assert (merged.draws, merged.mass_matrix) == (500, "low_rank")
+    given = SamplerConfig(draws=500)
+    assert Synthesizer(df, "wage", eps=1.0, sampler=given).sampler is given
+    assert Synthesizer(df, "wage", eps=1.0, sampler={"mass_matrix": "diag"}).sampler.mass_matrix == "diag"

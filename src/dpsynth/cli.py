@@ -297,7 +297,6 @@ def _parse_levels(items: Sequence[str] | None, targets: Sequence[str]) -> dict:
 
 def _cmd_fit_table(a: argparse.Namespace) -> int:
     """`dpsynth fit DATA --targets A B C ...`: the whole-table release."""
-    from .mcmc_settings import SamplerConfig
     from .synthesizer_files import check_output_path
     from .table_synthesizer import TableSynthesizer
 
@@ -342,7 +341,7 @@ def _cmd_fit_table(a: argparse.Namespace) -> int:
             mechanisms=a.mechanism,
             mechanism_params={t: dict(mp) for t in targets} if mp else None,
             target_levels=levels,
-            sampler=SamplerConfig(**sampler),
+            sampler=sampler,
             neighbours=a.neighbours,
             n_release=a.n_release,
             size_eps=a.size_eps,
@@ -394,7 +393,6 @@ def _cmd_fit(a: argparse.Namespace) -> int:
         )
     if a.levels:
         raise CLIError("--levels is for --targets; with one --target use --target-levels.")
-    from .mcmc_settings import SamplerConfig
     from .mechanisms import catalog
     from .models import FAMILIES
     from .synthesizer import Synthesizer
@@ -444,7 +442,7 @@ def _cmd_fit(a: argparse.Namespace) -> int:
             mechanism_params=mp,
             unit=a.unit,
             offset=a.offset,
-            sampler=SamplerConfig(**sampler),
+            sampler=sampler,
             censor_warn_share=a.censor_warn_share,
             allow_unconverged=a.allow_unconverged,
             neighbours=a.neighbours,

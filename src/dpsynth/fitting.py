@@ -269,7 +269,8 @@ class CompiledModel:
         extra = {} if init is None else {"init_mean": self.unconstrained(init)}
         idata = nutpie.sample(
             compiled, draws=cfg.draws, tune=cfg.tune, chains=cfg.chains, cores=cores,
-            seed=int_seed(seed), progress_bar=bool(cfg.progress), target_accept=float(cfg.target_accept), **extra,
+            seed=int_seed(seed), progress_bar=bool(cfg.progress), target_accept=float(cfg.target_accept),
+            low_rank_modified_mass_matrix=cfg.mass_matrix == "low_rank", **extra,
         )
         post = idata.posterior
         draws = {

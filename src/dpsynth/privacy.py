@@ -317,6 +317,44 @@ def calibrated_report(eps_remove: float, eps_replace: float, *, guarantee: str |
     return PrivacyReport(delta=float("nan"), guarantee=guarantee, extra=dict(extra), calibrated=(e1, e2))
 
 
+#: Matrix entries a block of draws holds in :func:`_reduce_by_blocks` (about 4 MB of doubles).
+_BLOCK_ENTRIES = 1 << 19
+
+
+def _abs_contributions(F, w, L, r) -> np.ndarray:
+    """``|alpha_i f - log P(R_i) - r_i|`` (weight-0 records contribute ``|-log P|`` before the shift, 0 after it)."""
+    zero = w == 0.0
+    with np.errstate(invalid="ignore", over="ignore"):
+        g = F * w
+        if zero.any():
+            g[:, zero] = 0.0
+        if L is not None:
+            g -= L
+        if r is not None:
+            g -= r
+            if zero.any():
+                g[:, zero] = 0.0
+    return np.abs(g, out=g)
+
+
+def _reduce_by_blocks(F, w, L, r, M):
+    """By-record max of the clamped contributions, of ``|f|``, and whether M was exceeded, over every draw."""
+    S, n = F.shape
+    step = max(1, _BLOCK_ENTRIES // n)
+    delta_i = np.zeros(n)
+    abs_f = np.zeros(n)
+    exceeds = np.zeros(n, dtype=bool)
+    for s0 in range(0, S, step):
+        Fb = F[s0:s0 + step]
+        g = _abs_contributions(Fb, w, None if L is None else L[s0:s0 + step], r)
+        if M is not None:
+            exceeds |= (g > M).any(axis=0)
+            np.minimum(g, M, out=g)
+        np.maximum(delta_i, g.max(axis=0), out=delta_i)
+        np.maximum(abs_f, np.abs(Fb).max(axis=0), out=abs_f)
+    return delta_i, abs_f, exceeds
+
+
 def record_bounds(
     loglik: np.ndarray,
     weights: np.ndarray | float | None = None,
@@ -363,38 +401,42 @@ def record_bounds(
     if np.isnan(F).any():
         raise DataError("`loglik` has NaN entries; check the model's log-likelihood.")
 
-    with np.errstate(invalid="ignore", over="ignore"):
-        g = np.where(w[None, :] == 0.0, 0.0, w[None, :] * F)
-        if log_range_prob is not None:
-            L = np.asarray(log_range_prob, dtype=float)
-            if L.shape != F.shape:
-                raise DataError(f"`log_range_prob` has shape {L.shape}, `loglik` has {F.shape}.")
-            if np.isnan(L).any():
-                raise DataError("`log_range_prob` has NaN entries; check the family's logcdf/logsf.")
-            g = g - L
-        if shift is not None:
-            r = np.asarray(shift, dtype=float)
-            if r.shape != (n,) or not np.isfinite(r).all():
-                raise DataError(f"`shift` must be {n} finite numbers, one per record; got shape {r.shape}.")
-            g = np.where(w[None, :] == 0.0, 0.0, g - r[None, :])
-    absg = np.abs(g)
-    del g
-    if M is not None:
-        exceeds = absg > M
-        np.minimum(absg, M, out=absg)
-    keep = slice(None)
-    if q < 1.0:
+    L = None
+    if log_range_prob is not None:
+        L = np.asarray(log_range_prob, dtype=float)
+        if L.shape != F.shape:
+            raise DataError(f"`log_range_prob` has shape {L.shape}, `loglik` has {F.shape}.")
+        if np.isnan(L).any():
+            raise DataError("`log_range_prob` has NaN entries; check the family's logcdf/logsf.")
+    r = None
+    if shift is not None:
+        r = np.asarray(shift, dtype=float)
+        if r.shape != (n,) or not np.isfinite(r).all():
+            raise DataError(f"`shift` must be {n} finite numbers, one per record; got shape {r.shape}.")
+
+    if q == 1.0:
+        # every draw is kept: reduce the matrix a block of draws at a time (the block's temporaries stay
+        # in the cache instead of a few S x n copies), which gives the same numbers
+        delta_i, abs_f, exceeds = _reduce_by_blocks(F, w, L, r, M)
+        n_censored = int(exceeds.sum()) if M is not None else 0
+        n_kept = F.shape[0]
+    else:
+        absg = _abs_contributions(F, w, L, r)
+        if M is not None:
+            exceeds = absg > M
+            np.minimum(absg, M, out=absg)
         per_draw = absg.max(axis=1)
         keep = per_draw <= np.quantile(per_draw, q)
-    absg_kept = absg[keep]
-    delta_i = absg_kept.max(axis=0)
-    abs_f = np.abs(F[keep]).max(axis=0)
-    n_censored = int(exceeds[keep].any(axis=0).sum()) if M is not None else 0
+        absg_kept = absg[keep]
+        delta_i = absg_kept.max(axis=0)
+        abs_f = np.abs(F[keep]).max(axis=0)
+        n_censored = int(exceeds[keep].any(axis=0).sum()) if M is not None else 0
+        n_kept = int(absg_kept.shape[0])
     return RecordBounds(
         delta_i=delta_i,
         abs_loglik=abs_f,
         n_censored=n_censored,
-        n_draws=int(absg_kept.shape[0]),
+        n_draws=n_kept,
         draw_quantile=q,
     )
 
