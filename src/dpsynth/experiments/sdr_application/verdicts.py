@@ -14,7 +14,7 @@ from ... import plots
 from ...privacy import CENSOR_TOL
 from ...studies import fitted
 from ...verdicts import Verdict, contraction_verdict
-from .replicate import PART1_SYNTHESIZERS, PART2_SYNTHESIZERS
+from .replicate import PART1_NAMES, PART2_SYNTHESIZERS
 from .tables import (
     PAPER_ORDER,
     RANKED,
@@ -122,7 +122,7 @@ def verdicts(results) -> list[Verdict]:
     s1 = lambda v, n: p1[v].sel(synthesizer=n).values  # noqa: E731
     s2 = lambda v, n: p2[v].sel(synthesizer=n).values  # noqa: E731
     util = {n: _frac(s1("avg_ecdf", n)) for n in TABLE2_COLUMNS[1:]}
-    fits = list(PART1_SYNTHESIZERS)
+    fits = list(PART1_NAMES)
     out = []
     reps = "replicate" if R1 == 1 else f"mean over {R1} replicates"
 
@@ -133,7 +133,7 @@ def verdicts(results) -> list[Verdict]:
         f"largest Δ of Censor_w and Censor_uw over {R1} replicate(s): {d_cens.max():.3f}.",
         {"delta_max": float(d_cens.max()), "bound": eps / 2}))
 
-    unc = ["Unweighted", "Weighted", "Weighted-e"]
+    unc = ["Unweighted", "LW", "Weighted-e"]
     rel = (np.allclose(s1("eps", unc), 2 * s1("delta", unc))
            and np.allclose(s1("eps_replace", fits), 2 * s1("eps", fits))
            and np.allclose(s1("eps", "PH"), eps) and np.allclose(s1("eps", "PH-paper"), eps / 2)
@@ -145,13 +145,13 @@ def verdicts(results) -> list[Verdict]:
         f"checked on every fit of both parts; PH-paper: ε = {float(s1('eps', 'PH-paper')[0]):g} removed, "
         f"{float(s1('eps_replace', 'PH-paper')[0]):g} replaced.", {}))
 
-    loc = {n: float(s1("eps_local", n)[0]) for n in ("Weighted", "Weighted-e")}
+    loc = {n: float(s1("eps_local", n)[0]) for n in ("LW", "Weighted-e")}
     conv_w = all(bool(s1("converged", n)[0]) for n in loc)
     above = all(v > eps for v in loc.values())
     out.append(Verdict(
-        "weighted_above_target", f"Weighted and Weighted-e exceed the target: local 2Δ above {eps:g} "
+        "weighted_above_target", f"LW and Weighted-e exceed the target: local 2Δ above {eps:g} "
         "(the paper: 5.24 and 5.22).", above if conv_w else None,
-        f"local 2Δ {loc['Weighted']:.2f} (Weighted) and {loc['Weighted-e']:.2f} (Weighted-e), replicate 0"
+        f"local 2Δ {loc['LW']:.2f} (LW) and {loc['Weighted-e']:.2f} (Weighted-e), replicate 0"
         + ("" if conv_w else "; a fit failed the convergence checks, so this is not established") + ".",
         dict(loc)))
 
@@ -168,7 +168,7 @@ def verdicts(results) -> list[Verdict]:
         f"avg-ECDF ({reps}): Censor_w {util['Censor_w']:.4f}, Censor_uw {util['Censor_uw']:.4f}.",
         {k: util[k] for k in ("Censor_w", "Censor_uw")}))
 
-    model = ["Weighted", "Weighted-e", "Censor_w", "Censor_uw"]
+    model = ["LW", "Weighted-e", "Censor_w", "Censor_uw"]
     worst_model = max(util[n] for n in model)
     out.append(Verdict(
         "histogram_last", "The papers' histogram (PH-paper) has the worst avg-ECDF of the private synthesizers.",
@@ -223,7 +223,7 @@ def verdicts(results) -> list[Verdict]:
     n_clean = int(clean.sum())
     verdict = (bool(holds[clean.to_numpy()].mean() > 0.5) if n_clean else None)
     out.append(Verdict(
-        "table2_ranking", "The censoring paper's utility ranking holds: by avg-ECDF Weighted is best, then Weighted-e, "
+        "table2_ranking", "The censoring paper's utility ranking holds: by avg-ECDF LW is best, then Weighted-e, "
         "Censor_w and Censor_uw, and the papers' histogram (PH-paper) is last.", verdict,
         (f"the order holds in {int((holds & clean).sum())} of the {n_clean} replicate(s) whose fits all converged "
          f"({int(holds.sum())} of {R1} in all)" if n_clean else f"the order holds in {int(holds.sum())} of {R1} "
