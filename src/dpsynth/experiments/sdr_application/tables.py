@@ -144,7 +144,7 @@ def utility_table(results, replicate: int = 0) -> pd.DataFrame:
 
 
 def counts_table(results, replicate: int = 0) -> pd.DataFrame:
-    """Records censored and truncated, local eps (one record removed) and the PH noise scale."""
+    """Records censored and truncated, local eps (one record removed), the PH noise scale and a mixed set's eps."""
     ds = results.part1.isel(replicate=replicate)
     names = [n for n in ds.synthesizer.values if n != "Data"]
     sel = lambda v, n: float(ds[v].sel(synthesizer=n))  # noqa: E731
@@ -153,11 +153,13 @@ def counts_table(results, replicate: int = 0) -> pd.DataFrame:
         "truncated": [f"{sel('n_truncated', n):.0f}" if n == "Weighted-e" else "" for n in names],
         "local 2Δ": [_dag(ds, n, _num(sel("eps_local", n), ".2f")) if _mcmc(ds, n) else "" for n in names],
         "PH noise": [f"{sel('noise_scale', n):.2f}" if n.startswith("PH") else "" for n in names],
+        "ε, mixed set": [f"{sel('eps_mixed', n):,.0f}" if "eps_mixed" in ds and np.isfinite(sel("eps_mixed", n))
+                         else "" for n in names],
     }, index=pd.Index([plots.label(n) for n in names], name="synthesizer"))
 
 
 def spread_table(results) -> pd.DataFrame | None:
-    """Mean (min-max) over replicates of Part 1's eps and utility; ``None`` for one replicate."""
+    """Mean (min-max) over replicates of Part 1's eps, utility and censored records; ``None`` for one replicate."""
     ds = results.part1
     if ds.sizes["replicate"] < 2:
         return None
@@ -172,6 +174,7 @@ def spread_table(results) -> pd.DataFrame | None:
         "avg-ECDF": [cell("avg_ecdf", n, fmt=".4f") for n in names],
         "mean ($k)": [cell("mean", n, 1000, ".1f") for n in names],
         "90th pct ($k)": [cell("q90", n, 1000, ".1f") for n in names],
+        "censored": [cell("n_censored", n, fmt=".1f") if n.startswith("Censor") else "" for n in names],
     }, index=pd.Index([plots.label(n) for n in names], name="synthesizer"))
 
 
@@ -270,7 +273,7 @@ def _paper_order_holds(results) -> pd.Series:
 
 
 def part2_weights_table(results, replicate: int = 0) -> pd.DataFrame:
-    """Part 2 per synthesizer: mean and smallest weight, re-weighting k, fits run, posterior mean of mu."""
+    """Part 2 per synthesizer: weights, re-weighting k, fits run, mean of mu, median mean salary of the sets."""
     ds = results.part2.isel(replicate=replicate)
     names = fit_names(ds)
     return pd.DataFrame({
@@ -279,6 +282,7 @@ def part2_weights_table(results, replicate: int = 0) -> pd.DataFrame:
         "k": [_num(ds.k.sel(synthesizer=n), ".3f") for n in names],
         "fits": [f"{float(ds.n_fits.sel(synthesizer=n)):.0f}" for n in names],
         "mean of μ": [_dollars(ds.mu_mean.sel(synthesizer=n)) for n in names],
+        "median set mean": [_dollars(float(np.median(ds["mean"].sel(synthesizer=n).values))) for n in names],
     }, index=pd.Index([plots.label(n) for n in names], name="synthesizer"))
 
 
