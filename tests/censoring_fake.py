@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from dpsynth import registry
 from dpsynth.experiments.censoring import CensoringResults, Params
 from dpsynth.experiments.censoring.replicate import true_stats
 from dpsynth.studies import fits_to_dataset, rows_to_dataset
@@ -87,7 +88,8 @@ def fake_results(replicates: int = 3, *, break_bound: bool = False) -> Censoring
         rel["divergences_unweighted"] = 0
         rels.append(rel)
     idx = pd.Index(range(replicates), name="replicate")
-    study, down, release = (xr.concat(x, dim=idx) for x in (mains, downs, rels))
+    # named as run_study names them: the stored "Weighted" reads LW
+    study, down, release = (registry.with_display_names(xr.concat(x, dim=idx)) for x in (mains, downs, rels))
     draws = np.random.default_rng(1)
     fig1 = xr.Dataset({"phi": (("synthesizer", "draw"), np.stack([draws.normal(0.14, 0.008, 400),
                                                                   draws.normal(0.30, 0.02, 400)])),

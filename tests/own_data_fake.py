@@ -92,7 +92,7 @@ def fake_replicate(r: int, *, eps=EPS, unconverged=(), delta_excess=0.0, replace
 def fake_study(replicates: int = 3, **kw) -> xr.Dataset:
     """Replicates concatenated as :func:`dpsynth.studies.run_study` does."""
     reps = [fake_replicate(r, **kw) for r in range(replicates)]
-    return xr.concat(reps, dim=pd.Index(range(replicates), name="replicate"))
+    return registry.with_display_names(xr.concat(reps, dim=pd.Index(range(replicates), name="replicate")))
 
 
 def fake_units(replicates: int = 2, *, dollars=0.95, thousands=0.02, offset=0.025, mechanisms=("Censor_w",),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from dpsynth import sdr
+from dpsynth import registry, sdr
 from dpsynth.experiments.sdr_application import Params, SDRResults
 from dpsynth.experiments.sdr_application.replicate import PART1_ROWS, PART2_ROWS, PART2_SYNTHESIZERS
 
@@ -88,7 +88,7 @@ def part2(rng, n=40, n_syn=5, converged=True, cw_matched=True):
 def results(replicates=1, converged=True, seed=0) -> SDRResults:
     rng = np.random.default_rng(seed)
     idx = np.arange(replicates)
-    p1 = xr.concat([part1(rng, converged=converged) for _ in idx], dim="replicate")
+    p1 = registry.with_display_names(xr.concat([part1(rng, converged=converged) for _ in idx], dim="replicate"))
     p2 = xr.concat([part2(rng, converged=converged) for _ in idx], dim="replicate")
     return SDRResults(params=Params.smoke(), part1=p1, part2=p2, data1=sdr.standin_censoring(40, seed=1),
                       data2=sdr.standin_reweighting(40, seed=1))

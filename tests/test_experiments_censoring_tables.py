@@ -25,7 +25,7 @@ def test_paper_tables_and_count_summary():
 
 def test_values_selects_one_fit(res):
     assert T.values(res.study, "delta", "Censor_uw", 4.0).tolist() == [2.0, 2.0, 2.0]
-    assert T.values(res.study, "delta", "Weighted", 3.0).size == 3  # eps-independent: any eps
+    assert T.values(res.study, "delta", "LW", 3.0).size == 3  # eps-independent: any eps
     with pytest.raises(KeyError):
         T.values(res.study, "delta", "Censor_uw")
 
@@ -40,7 +40,7 @@ def test_tables_use_registry_labels(res):
     assert t5.shape == (8, 5) and T.count_table(res, full=True).shape[1] == 7
     assert t5.loc[("downscale", "Censor_w (aDP)", "ours"), "median"] == 0
     eps = T.eps_table(res)
-    assert ("any", "Weighted (aDP)") in eps.index and ("4", "PH-paper (DP)") in eps.index
+    assert ("any", "LW (aDP)") in eps.index and ("4", "PH-paper (DP)") in eps.index
     assert eps.shape[1] <= 7 and {"remove, median", "replace, median"} <= set(eps.columns)
     assert T.tally_table(res).shape == (6, 5)
     u = T.utility_table(res)
@@ -57,7 +57,7 @@ def test_tables_use_registry_labels(res):
 
 def test_convergence_table_counts_every_fit_once(res):
     conv = T.convergence_table(res)
-    assert conv.loc["Weighted (aDP)", "fits"] == 3            # once per replicate, not per eps
+    assert conv.loc["LW (aDP)", "fits"] == 3            # once per replicate, not per eps
     assert conv.loc["Censor_uw (DP)", "fits"] == 6            # 2 eps x 3 replicates
     assert conv.loc["Censor_uw (DP)", "failed"] == 4 and conv.loc["Censor_uw (DP)", "divergences"] == 6
     assert "PH (DP)" not in conv.index and "Data" not in conv.index
@@ -90,9 +90,9 @@ def test_text_lists_hold_one_item_per_eps_and_synthesizer(res):
     assert lists["milder_eps"] == "4 and 3"
     assert lists["milder"].startswith("*LW (ours)*: 210 (0%), 310 (0%); *shift*: 426 (33%), 742 (0%)")
     assert lists["milder_paper"] == "425 at $\\varepsilon$ = 4 and 741 at $\\varepsilon$ = 3"
-    assert lists["mixing_max_ecdf"].startswith("Weighted (aDP) 0.0101 → 0.0081 (3 of 3); Censor_w (aDP)")
+    assert lists["mixing_max_ecdf"].startswith("LW (aDP) 0.0101 → 0.0081 (3 of 3); Censor_w (aDP)")
     assert lists["mixing_eps"].count(" for ") == 4 and "600 for Censor_uw (DP)" in lists["mixing_eps"]
-    assert lists["ph_best"].count("at $\\varepsilon$") == 2 and "avg-ECDF Weighted (aDP)" in lists["ph_best"]
+    assert lists["ph_best"].count("at $\\varepsilon$") == 2 and "avg-ECDF LW (aDP)" in lists["ph_best"]
     assert lists["discrepancy_censor_uw"] == (
         "210 against 419 (-50%) at $\\varepsilon$ = 4; 310 against 806 (-62%) at $\\varepsilon$ = 3")
     assert lists["discrepancy_weighted_e"].startswith("2 against 219 at")

@@ -32,7 +32,7 @@ def test_verdicts_on_known_orderings(res):
     assert v["censor_w_beats_censor_uw"].numbers == {"wins": 8, "cells": 8}
     assert v["mixing_multiplies_eps"].numbers["multiplier"]["Censor_uw"] == pytest.approx(150)
     assert v["mixing_multiplies_eps"].numbers["rel_change"] == pytest.approx(0.2)
-    assert v["censored_within_bound"].numbers["adp_over"]["Weighted"] == {"4": 1, "3": 3}
+    assert v["censored_within_bound"].numbers["adp_over"]["LW"] == {"4": 1, "3": 3}
 
 
 def test_weighted_e_above_target_verdict(res):
@@ -72,7 +72,7 @@ def test_threshold_and_tally_numbers(res):
 
 def test_mixing_release_and_ph_numbers(res):
     m = V.mixing_numbers(res)
-    assert list(m["one"]) == ["Weighted", "Censor_w", "Censor_w-pub", "Censor_uw"]
+    assert list(m["one"]) == ["LW", "Censor_w", "Censor_w-pub", "Censor_uw"]
     assert m["draws"] == 150 and m["change"] == pytest.approx(-0.2) and m["lower"]["Censor_uw"] == 3
     assert m["eps_mixed"]["Censor_uw"] == 600 and (m["n"], m["pooled_draws"], m["eps"]) == (300, 200, 4.0)
     r = V.release_numbers(res)
@@ -82,7 +82,7 @@ def test_mixing_release_and_ph_numbers(res):
     assert (p["bins_sqrt"], p["bins_log"], p["eps_min"]) == (18, 6, 3.0)
     assert p["scale_ph"] == pytest.approx(1 / 3) and p["scale_ph_paper"] == pytest.approx(2 / 3)
     assert p["records_per_bin"] == pytest.approx(300 / 18) and p["bin_width_log"] == pytest.approx(1 / 6)
-    assert p["best"]["3"]["avg-ECDF"] == "Weighted (aDP)"
+    assert p["best"]["3"]["avg-ECDF"] == "LW (aDP)"
 
 
 def test_discrepancy_numbers(res):

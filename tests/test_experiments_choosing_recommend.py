@@ -30,9 +30,9 @@ def test_the_best_dp_mechanism_by_the_situation_s_utility():
     coef[:, 0] = [1.0, 2.0]           # Data
     coef[:, 1] = [0.9, 2.0]           # Censor_uw: RMS 0.07
     coef[:, 2] = [0.0, 0.0]           # PH: no relation kept
-    coef[:, 3] = [1.0, 2.0]           # Weighted (aDP): never recommended
+    coef[:, 3] = [1.0, 2.0]           # LW (aDP): never recommended
     ds = _study([("Data", nan, [0, 0]), ("Censor_uw", 1.0, [0.08, 0.1]), ("PH", 1.0, [0.02, 0.03]),
-                 ("Weighted", nan, [0.0, 0.0])], coef)
+                 ("LW", nan, [0.0, 0.0])], coef)
     t = R.recommendation_table({"own_data": ds}, eps_grid=(1.0, 2.0))
     reg = t.loc[("one variable, regression on public covariates", 1.0)]
     assert reg["mechanism"] == "Censor_uw" and reg["guarantee"] == "DP"

@@ -43,12 +43,12 @@ def test_utility_figure():
     left, right = fig.axes
     assert left.get_ylabel() == "max-ECDF distance" and right.get_ylabel() == "synthetic median ($)"
     assert left.get_xscale() == right.get_xscale() == "log"
-    # two horizontal lines (Unweighted, Weighted), a mean line and points per mechanism; Data on the right
+    # two horizontal lines (Unweighted, LW), a mean line and points per mechanism; Data on the right
     assert len(left.get_lines()) == 2 + 2 * len(MECHS) and len(right.get_lines()) == 2 + 2 * len(MECHS) + 1
     labels = [t.get_text() for t in fig.legends[0].get_texts()]
-    weighted = [lab for lab in labels if lab.startswith(registry.label("Weighted"))]
+    weighted = [lab for lab in labels if lab.startswith(registry.label("LW"))]
     assert labels == [registry.label("Unweighted"), *weighted, *[registry.label(m) for m in MECHS], "Data"]
-    assert weighted == [f"{registry.label('Weighted')}, ε≈7"]  # median of eps_remove 6, 7, 8
+    assert weighted == [f"{registry.label('LW')}, ε≈7"]  # median of eps_remove 6, 7, 8
     lines = {line.get_label(): line for line in right.get_lines()}
     for m in MECHS:
         line = lines[registry.label(m)]
@@ -69,7 +69,7 @@ def test_coefficient_figure():
     assert isinstance(fig, matplotlib.figure.Figure) and len(fig.axes) == 1
     ax = fig.axes[0]
     assert [t.get_text() for t in ax.get_yticklabels()] == TERMS[1:]  # no intercept
-    shown = ["Data", "Unweighted", "Weighted", *MECHS]
+    shown = ["Data", "Unweighted", "LW", *MECHS]
     labels = [t.get_text() for t in fig.legends[0].get_texts()]
     assert labels == ["Data", *[registry.label(n) for n in shown[1:]]]
     lines = {line.get_label(): line for line in ax.get_lines()}

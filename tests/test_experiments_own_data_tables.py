@@ -26,7 +26,7 @@ def test_fake_study_has_the_replicate_structure():
 
     ds = fake_study()
     assert dict(ds.sizes) == {"replicate": 3, "fit": 3 + 4 * len(EPS), "term": len(TERMS)}
-    assert set(ds["synthesizer"].values) <= set(synthesizer_names(OwnDataParams()))
+    assert set(ds["synthesizer"].values) <= {registry.display_name(n) for n in synthesizer_names(OwnDataParams())}
     assert ds["coef"].dims == ("replicate", "fit", "term")
 
 
@@ -53,7 +53,7 @@ def test_privacy_table_rows_columns_and_medians():
     assert tab.attrs["runs"] == 3
     # registry order, the eps-free fits first; Data is not a mechanism
     assert [i.removesuffix(" †") for i in tab.index] == [
-        _label("Unweighted"), _label("Weighted"),
+        _label("Unweighted"), _label("LW"),
         *[_label(n, e) for e in EPS for n in ("Censor_w", "Censor_uw", "PH", "OpenDP-Q")]]
     # medians over the runs
     f = T.fit_frame(study)
@@ -65,7 +65,7 @@ def test_privacy_table_rows_columns_and_medians():
         assert tab.loc[row, "records censored"] == pytest.approx(np.median(g["n_censored"]))
         assert tab.loc[row, "time per release (s)"] == pytest.approx(np.median(g["release_seconds"]))
     assert tab.loc[_label("Unweighted"), "Δ"] == 21.0  # 20, 21, 22
-    assert tab.loc[_label("Weighted"), "time per release (s)"] == 80.0 + 110.0
+    assert tab.loc[_label("LW"), "time per release (s)"] == 80.0 + 110.0
 
 
 def test_privacy_table_marks_a_failed_run_and_the_fits_without_mcmc():
@@ -113,7 +113,7 @@ def test_coefficient_table_data_beside_the_mechanisms_at_eps():
     study = fake_study()
     tab = T.coefficient_table(study, 5.0)
     assert tab.index.name == "term" and list(tab.index) == TERMS
-    assert list(tab.columns) == ["Data", _label("Unweighted"), _label("Weighted"),
+    assert list(tab.columns) == ["Data", _label("Unweighted"), _label("LW"),
                                  *[_label(n) for n in ("Censor_w", "Censor_uw", "PH", "OpenDP-Q")]]
     np.testing.assert_allclose(tab["Data"], TRUE_COEF)
     # the mean over runs of each run's coefficients: Censor_uw is TRUE + 0.01 (r + 1), r = 0, 1, 2

@@ -29,14 +29,14 @@ def test_figure_returns_axes_and_is_legible(res, fn):
     labels = " ".join(a.get_title() for a in ax.flat) + " ".join(
         t.get_text() for a in ax.flat for t in a.get_xticklabels()) + " ".join(
         lab for a in ax.flat for lab in a.get_legend_handles_labels()[1])
-    assert any(plots.label(n) in labels for n in ("Weighted", "LW", "CW", "LW_final"))
+    assert any(plots.label(n) in labels for n in ("LW", "CW", "LW_final"))
     plt.close(fig)
 
 
 def test_density_titles_flag_non_converged_fits(res):
     ax = figures.density_figure(res)
     titles = [a.get_title() for a in ax.flat]
-    assert titles[0].startswith(plots.label("Weighted")) and titles[0].endswith("†")
+    assert titles[0].startswith(plots.label("LW")) and titles[0].endswith("†")
     assert not titles[4].endswith("†")  # PH has no MCMC
     plt.close(ax.flat[0].figure)
 

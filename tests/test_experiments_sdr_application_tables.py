@@ -16,11 +16,11 @@ def test_table2_is_split_with_few_columns_and_registry_labels():
     priv, util = tables.privacy_table(res), tables.utility_table(res)
     assert list(priv.columns) == ["Δ", "ε removed", "ε replaced", "converged"]
     assert len(util.columns) <= 6 and len(priv.columns) <= 6
-    assert priv.index.get_level_values(0)[0] == plots.label("Weighted")
+    assert priv.index.get_level_values(0)[0] == plots.label("LW")
     assert set(priv.index.get_level_values(1)) == {"ours", "paper"}
     assert priv.loc[(plots.label("PH-paper"), "paper"), "ε removed"] == "2.50"
     assert priv.loc[(plots.label("PH"), "ours"), "converged"] == "no MCMC"
-    assert util.loc[(plots.label("Weighted"), "paper"), "mean"] == "$92,994"
+    assert util.loc[(plots.label("LW"), "paper"), "mean"] == "$92,994"
     assert "†" not in "".join(priv.loc[(plots.label("Censor_w"), "ours")])
 
 
@@ -31,7 +31,7 @@ def test_daggers_flag_non_converged_fits():
     assert all(str(v).endswith("†") for v in row)
     assert "†" not in "".join(priv.loc[(plots.label("PH"), "ours")][:3])
     assert tables.part2_privacy_table(res)["ε removed"].str.endswith("†").all()
-    assert tables.counts_table(res).loc[plots.label("Weighted"), "local 2Δ"].endswith("†")
+    assert tables.counts_table(res).loc[plots.label("LW"), "local 2Δ"].endswith("†")
 
 
 def test_other_tables():
@@ -81,17 +81,17 @@ def test_ranking_table_over_replicates_marks_non_converged_fits():
     res = fakes.results(replicates=4)
     res.part1["avg_ecdf"].loc[dict(replicate=2, synthesizer="Censor_w")] = 0.0  # best in one replicate
     rk = tables.ranks(res)
-    assert list(rk.columns) == list(tables.RANKED) and rk.loc[2, "Censor_w"] == 1 and rk.loc[0, "Weighted"] == 1
+    assert list(rk.columns) == list(tables.RANKED) and rk.loc[2, "Censor_w"] == 1 and rk.loc[0, "LW"] == 1
     t = tables.ranking_table(res)
     assert len(t.columns) <= 7 and list(t.index) == [plots.label(n) for n in tables.RANKED]
-    assert t.loc[plots.label("Weighted"), "avg-ECDF first"] == "3 of 4"
+    assert t.loc[plots.label("LW"), "avg-ECDF first"] == "3 of 4"
     assert t.loc[plots.label("Censor_w"), "avg-ECDF rank"] == "3 (1–3)"
     assert t.loc[plots.label("PH"), "converged"] == "no MCMC" and "†" not in "".join(t.iloc[:, 0])
     # a non-converged fit marks its ranks
-    res.part1["converged"].loc[dict(replicate=[0, 1, 3], synthesizer="Weighted")] = False
+    res.part1["converged"].loc[dict(replicate=[0, 1, 3], synthesizer="LW")] = False
     t = tables.ranking_table(res)
-    assert t.loc[plots.label("Weighted"), "avg-ECDF rank"].endswith("†")
-    assert t.loc[plots.label("Weighted"), "converged"] == "1 of 4"
+    assert t.loc[plots.label("LW"), "avg-ECDF rank"].endswith("†")
+    assert t.loc[plots.label("LW"), "converged"] == "1 of 4"
 
 
 def test_shown_replicate_is_the_first_kept_one_with_every_fit_converged():

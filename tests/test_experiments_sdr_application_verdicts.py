@@ -57,7 +57,7 @@ def test_ranking_numbers_and_verdict_over_replicates():
     v = {x.key: x for x in verdicts(res)}["table2_ranking"]
     assert v.holds is True and v.numbers["holds_in"] == 3 and v.numbers["clean_replicates"] == 4
     # a non-converged fit is counted and left out of the verdict
-    res.part1["converged"].loc[dict(replicate=[0, 1, 3], synthesizer="Weighted")] = False
+    res.part1["converged"].loc[dict(replicate=[0, 1, 3], synthesizer="LW")] = False
     n = V.ranking_numbers(res)
     assert (n["failed"], n["failed_replicates"], n["clean"]) == (3, 3, 1)
     v = {x.key: x for x in verdicts(res)}["table2_ranking"]

@@ -13,6 +13,7 @@ from dpsynth import datasets, mechanisms, registry
 from dpsynth.fitting import ConvergenceWarning
 from dpsynth.mechanisms import histogram
 from dpsynth.privacy import CENSOR_TOL
+from dpsynth.validation import DataError
 
 
 def test_every_entry_has_a_valid_guarantee_and_colour():
@@ -127,3 +128,35 @@ def test_ph_label_agrees_with_its_noise():
     x = datasets.beta_data(200, 3)
     res = histogram.perturbed_histogram(x, 2.0, upper=1.0, seed=1)
     assert res.guarantee == registry.guarantee("PH") == "DP"
+
+
+def test_one_name_per_mechanism_weighted_is_shown_as_lw():
+    # the censoring paper's "Weighted" is the re-weighting paper's LW: one recipe, one name on every page
+    assert registry.aliases() == {"Weighted": "LW"}
+    for name in ("Weighted", "weighted", "LW", "lw"):
+        assert registry.display_name(name) == "LW", name
+    assert registry.display_name("Weighted-e") == "Weighted-e"  # a mechanism of its own (a target eps)
+    assert registry.display_name("censor_w_public") == "Censor_w-pub"
+    assert registry.display_name("A[0.4,1.8]") == "A[0.4,1.8]" and registry.display_name("Data") == "Data"
+    assert registry.label("Weighted") == registry.label("LW") == "LW (aDP)"
+    assert "Weighted" not in registry.names() and "LW" in registry.names()
+    assert registry.order(["PH", "Weighted", "CW", "Data"]) == ["Data", "Weighted", "CW", "PH"]
+    assert registry.spec("weighted").key == "weighted"  # both keys still work for the API and the CLI
+    with pytest.raises(KeyError, match="unknown synthesizer"):
+        registry.display_name("Mystery")
+
+
+def test_result_names_are_mapped_to_the_names_shown():
+    import xarray as xr
+
+    ds = xr.Dataset({"delta": (("replicate", "fit"), np.ones((2, 3)))},
+                    coords={"synthesizer": ("fit", ["Unweighted", "Weighted", "Weighted-e"]),
+                            "ds_synthesizer": ["Weighted", "Censor_w"], "variant": ["Weighted, alpha = 1", "x"]})
+    out = registry.with_display_names(ds)
+    assert list(out["synthesizer"].values) == ["Unweighted", "LW", "Weighted-e"]
+    assert list(out["ds_synthesizer"].values) == ["LW", "Censor_w"]
+    assert list(out["variant"].values) == ["Weighted, alpha = 1", "x"]  # not a name coordinate
+    assert list(ds["synthesizer"].values)[1] == "Weighted"  # the input (a shipped file) keeps its names
+    both = xr.Dataset(coords={"synthesizer": ["Weighted", "LW"]})
+    with pytest.raises(DataError, match="two names"):
+        registry.with_display_names(both)

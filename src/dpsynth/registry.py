@@ -17,6 +17,12 @@ Guarantee types (see :mod:`dpsynth.privacy` for the neighbour relations):
   the confidential data (Censor_uw, Censor_w with public weights), the perturbed histogram and
   OpenDP's private quantiles.
 
+One recipe published under two names is one mechanism: an entry whose spec has ``alias_of``
+(the censoring paper's "Weighted", the re-weighting paper's "LW") keeps its key for the API and
+the command line, but every page shows the other entry's name. :func:`display_name` is the one
+lookup from a name to the name shown, and :func:`with_display_names` applies it to the name
+coordinates of a result data set when it is loaded (shipped files keep their stored names).
+
 Range-restriction variants are named by their range, ``A[a,b]``, ``B[a,b]`` and ``B'[a,b]``;
 they are registered as three patterns. The colours are the colour-blind-safe palette of Okabe
 and Ito (2008), with two greys (:mod:`dpsynth.palette`).
@@ -27,13 +33,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from .mechanisms import catalog
 from .mechanisms.contract import MechanismSpec
 from .palette import PALETTE
 from .validation import DataError
 
 __all__ = ["ReferenceEntry", "DATA", "entries", "spec", "key_of", "guarantee", "label", "color", "order", "names",
-           "PALETTE"]
+           "display_name", "aliases", "NAME_COORDS", "with_display_names", "PALETTE"]
+
+#: Coordinates of a result data set whose values are synthesizer names (:func:`with_display_names`).
+NAME_COORDS = ("synthesizer", "ds_synthesizer", "mechanism")
 
 
 @dataclass(frozen=True)
@@ -99,23 +110,80 @@ def guarantee(name: str) -> str | None:
     return spec(name).guarantee
 
 
-def label(name: str) -> str:
-    """Display label with guarantee, e.g. ``"Censor_uw (DP)"``, ``"Unweighted (none)"``."""
+def display_name(name: str) -> str:
+    """The name every page shows for a registry name or key: one name per mechanism.
+
+    ``"Weighted"`` and ``"weighted"`` (the censoring paper's name, an alias) give ``"LW"``; a key
+    gives its display name (``"censor_w"`` -> ``"Censor_w"``); a pattern's name is kept
+    (``"A[0.4,1.8]"``); ``"Data"`` stays ``"Data"``.
+
+    Raises
+    ------
+    KeyError
+        For a name that is not registered (as :func:`spec`).
+    """
     s = spec(name)
-    shown = name if s.pattern or name == s.name else s.name
-    return s.label(shown)
+    if getattr(s, "alias_of", None) is not None:
+        s = spec(s.alias_of)
+    if s.pattern:
+        return name
+    return s.name
+
+
+def aliases() -> dict[str, str]:
+    """``{alias display name: display name shown}`` for every entry that is another name of a mechanism."""
+    return {s.name: display_name(s.name) for s in entries() if getattr(s, "alias_of", None) is not None}
+
+
+def with_display_names(ds):
+    """``ds`` with the aliases in its name coordinates (:data:`NAME_COORDS`) replaced by :func:`display_name`.
+
+    Values that are not aliases (other names, labels such as ``"Censor_ref, alpha = 0.5"``) are
+    kept. Applied where a result data set is loaded or computed, so that tables, figures and
+    verdicts read one name per mechanism while the files keep their stored names.
+
+    Parameters
+    ----------
+    ds : xarray.Dataset
+        A study's results.
+
+    Raises
+    ------
+    DataError
+        If the mapping would give one coordinate the same name twice where names index a
+        dimension (a data set holding a mechanism under both names).
+    """
+    alias = aliases()
+    changes = {}
+    for c in NAME_COORDS:
+        if c not in ds.coords:
+            continue
+        values = [str(v) for v in ds[c].values.ravel()]
+        if not any(v in alias for v in values):
+            continue
+        shown = [alias.get(v, v) for v in values]
+        if ds[c].dims == (c,) and len(set(shown)) < len(shown):
+            raise DataError(f"coordinate {c!r} holds one mechanism under two names ({values}); keep one.")
+        kind = object if ds[c].dtype == object else None
+        changes[c] = (ds[c].dims, np.array(shown, dtype=kind).reshape(ds[c].shape))
+    return ds.assign_coords(changes) if changes else ds
+
+
+def label(name: str) -> str:
+    """Display label with guarantee, e.g. ``"Censor_uw (DP)"``, ``"Unweighted (none)"``, ``"LW (aDP)"`` for Weighted."""
+    return spec(name).label(display_name(name))
 
 
 def names() -> list[str]:
-    """Display names of the non-pattern entries, in the registry's order."""
-    return [s.name for s in entries() if not s.pattern]
+    """Display names of the non-pattern entries that are not aliases, in the registry's order."""
+    return [s.name for s in entries() if not s.pattern and getattr(s, "alias_of", None) is None]
 
 
 def order(shown: Sequence[str]) -> list[str]:
-    """Sort names into the registry's order (patterns keep their given order among themselves)."""
+    """Sort names into the registry's order (an alias at its mechanism's place; patterns keep their given order)."""
     idx = {s.key: i for i, s in enumerate(entries())}
     pos = {n: i for i, n in enumerate(shown)}
-    return sorted(shown, key=lambda n: (idx[spec(n).key], pos[n]))
+    return sorted(shown, key=lambda n: (idx[key_of(display_name(n))], pos[n]))
 
 
 def color(name: str, shown: Sequence[str] | None = None) -> str:

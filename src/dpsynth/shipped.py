@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
+from . import registry
 from .result_files import ShippedResultsError, results_dir, shipped_path
 from .studies import run_study
 
@@ -272,7 +273,7 @@ def recompute(name: str, *, replicates: int = 1, cache_dir: str | os.PathLike,
     p = path or shipped_path(name)
     if not p.exists():
         raise ShippedResultsError(f"no shipped result {p}: compute it with `make results`.")
-    ship = xr.load_dataset(p, engine="h5netcdf")
+    ship = registry.with_display_names(xr.load_dataset(p, engine="h5netcdf"))  # named as run_study names them
     params = {**json.loads(ship.attrs["params"]), **spec.check_overrides}
     module, func = spec.function.split(":")
     fn = getattr(importlib.import_module(module), func)

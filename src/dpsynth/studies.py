@@ -328,6 +328,8 @@ def run_study(
         Results with a leading ``replicate`` dimension; attributes record the parameters, seed,
         cache key, the elapsed wall time of the computation (``elapsed_seconds``, kept when loaded
         from the cache) and whether this call loaded it from the cache (``from_cache``).
+        Synthesizer names are those every page shows (:func:`dpsynth.registry.with_display_names`:
+        the censoring paper's "Weighted" reads "LW"); the files keep the names they were written with.
 
     Raises
     ------
@@ -346,9 +348,11 @@ def run_study(
         raise ValueError(f"`replicates` must be a positive integer; got {replicates!r}.")
     if not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ValueError(f"`seed` must be a non-negative integer; got {seed!r}.")
+    from . import registry
+
     mode = result_files.results_mode(results)
     if mode == "use":
-        return result_files.load(name, params, replicates=replicates, seed=seed)
+        return registry.with_display_names(result_files.load(name, params, replicates=replicates, seed=seed))
     ds = _run_or_load(name, replicate_fn, params, replicates=replicates, seed=seed, cache_dir=cache_dir,
                       workers=workers, scheduler=scheduler, progress=progress, force=force)
     if mode == "write":
@@ -357,7 +361,7 @@ def run_study(
                                         workers=scheduler if scheduler is not None
                                         else min(workers or os.cpu_count() or 1, replicates))
         result_files.write(ds, result_files.shipped_path(name), attrs)
-    return ds
+    return registry.with_display_names(ds)
 
 
 def _run_or_load(name, replicate_fn, params, *, replicates, seed, cache_dir, workers, scheduler, progress,

@@ -105,8 +105,7 @@ def contraction_verdict(deltas: Mapping, *, who: str, key: str = "local_bound_co
         label = f" ({g})" if g else ""
         if len(ns) < 2 or min(counts, default=0) < min_datasets:
             why = "one sample size" if len(ns) < 2 else f"{min(counts)} data sets at a sample size"
-            parts.append(f"{who}{label}: {why}, so the spread cannot be compared across n"
-                         + (f" (IQR {iqr[0]:.2f}, median {med[0]:.2f} at n = {ns[0]})" if ns else ""))
+            parts.append(f"{who}{label}: {why}, so the spread cannot be compared across n")  # in ``numbers``
             decided.append(None)
             continue
         arrow = " → ".join(f"{x:.2f}" for x in iqr)

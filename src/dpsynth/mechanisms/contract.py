@@ -170,8 +170,14 @@ class MechanismResult:
 
     @property
     def label(self) -> str:
-        """Name with guarantee type, e.g. ``"Censor_uw (DP)"``."""
-        return f"{self.name} ({self.guarantee})"
+        """Name shown with guarantee type, e.g. ``"Censor_uw (DP)"``; an alias shows its mechanism's: ``"LW (aDP)"``."""
+        from ..registry import display_name  # the registry reads the specs of this module's callers
+
+        try:
+            shown = display_name(self.name)
+        except KeyError:  # a name the registry does not know (an ad hoc result)
+            shown = self.name
+        return f"{shown} ({self.guarantee})"
 
     @property
     def converged(self) -> bool:
@@ -249,6 +255,10 @@ class MechanismSpec:
     targets : tuple of str
         The kinds of confidential column it synthesizes (``"continuous"``, ``"count"``,
         ``"categorical"``).
+    alias_of : str or None
+        Registry key of the mechanism this entry is another name for (one recipe, two papers'
+        names): the API and the command line take both keys, the book shows the other entry's name
+        (:func:`dpsynth.registry.display_name`). None for a mechanism of its own.
     covariate_use : str
         How public covariates enter: ``"model"`` (through the model, if the family takes them),
         ``"cells"`` (the levels of categorical covariates as cells), ``"none"`` (not at all: the
@@ -281,6 +291,7 @@ class MechanismSpec:
     declared_eps: Callable[[dict, bool, dict], tuple[float, float]] | None = None
     targets: tuple = ("continuous", "count", "categorical")
     covariate_use: str = "model"
+    alias_of: str | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.key, str) or not _KEY.match(self.key):
@@ -294,6 +305,9 @@ class MechanismSpec:
                              f"colour.")
         if self.covariate_use not in ("model", "cells", "none"):
             raise ValueError(f"mechanism {self.key!r}: `covariate_use` must be 'model', 'cells' or 'none'.")
+        if self.alias_of is not None and (not _KEY.match(self.alias_of) or self.alias_of == self.key):
+            raise ValueError(f"mechanism {self.key!r}: `alias_of` must be another mechanism's key; got "
+                             f"{self.alias_of!r}.")
         if self.run is None and self.not_runnable is None:
             raise ValueError(f"mechanism {self.key!r} has no `run`; set `not_runnable` to say why.")
         for nm, p in self.params.items():

@@ -3,8 +3,9 @@
 Re-weighting paper, Algorithm 1: from the unweighted fit, ``f_i = max_s |log p(x_i | theta_s)|``,
 ``r_i = (f_i - min f) / (max f - min f)`` and ``alpha_i = clip(c (1 - r_i^p) + g, 0, 1)``; the
 weighted pseudo posterior is then fitted. The weights are computed from the confidential data, so
-the bound ``Delta`` is local: the guarantee is aDP. Two registry entries, one recipe: ``weighted``
-(the censoring paper's name) and ``lw`` (the re-weighting paper's).
+the bound ``Delta`` is local: the guarantee is aDP. Two registry keys, one recipe: ``lw`` (the
+re-weighting paper's name, the one the book shows) and ``weighted``, an alias under the censoring
+paper's name (:func:`dpsynth.registry.display_name` maps it to LW).
 """
 
 from __future__ import annotations
@@ -74,16 +75,17 @@ def lipschitz_weighted(
 
 WEIGHTED = MechanismSpec(
     key="weighted", name="Weighted", guarantee="aDP", colour=PALETTE["blue"], order=20,
-    description="Lipschitz weights from the unweighted fit (the censoring paper's name for LW)",
+    description="LW under the censoring paper's name (an alias: the book shows LW)",
     run=lambda ctx, params: lw_result(ctx, params, WEIGHTED), params=LW_PARAMS,
     fits_per_release="2 (unweighted, weighted)", needs="nothing else",
-    use_when="a local, data-dependent guarantee is acceptable and no target ε is set",
+    use_when="as LW", alias_of="lw",
 )
 LW = MechanismSpec(
     key="lw", name="LW", guarantee="aDP", colour=PALETTE["blue"], order=21,
-    description="Lipschitz-weighted (re-weighting paper, Algorithm 1)",
+    description="Lipschitz weights from the unweighted fit (re-weighting paper, Algorithm 1; the censoring "
+                "paper's \"Weighted\")",
     run=lambda ctx, params: lw_result(ctx, params, LW), params=LW_PARAMS,
     fits_per_release="2 (unweighted, weighted)", needs="nothing else",
-    use_when="as Weighted (the re-weighting paper's name)",
+    use_when="a local, data-dependent guarantee is acceptable and no target ε is set",
 )
 MECHANISMS = (WEIGHTED, LW)

@@ -37,7 +37,7 @@ class CensoringResults:
     params : CensoringParams
     study : xarray.Dataset
         The Monte Carlo study: a ``fit`` dimension (coordinates ``synthesizer`` and ``eps``;
-        eps NaN for the eps-independent Data, Unweighted and Weighted) by ``replicate``.
+        eps NaN for the eps-independent Data, Unweighted and LW) by ``replicate``.
     downscale : xarray.Dataset
         The downscaling comparison over ``(replicate, synthesizer, scaling)``.
     figure1 : xarray.Dataset

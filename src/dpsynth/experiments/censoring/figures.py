@@ -14,7 +14,7 @@ from scipy import stats
 from ... import plots, registry
 from ...palette import PALETTE
 from .reference import DEFAULT, HISTORICAL, variant_settings
-from .replicate import DOWNSCALE_SYNTHS, MIX_SYNTHS, true_stats
+from .replicate import DOWNSCALE_NAMES, MIX_NAMES, true_stats
 from .tables import _eps_grid, _shown, reference_label, values
 
 __all__ = ["posterior_figure", "bounds_figure", "threshold_figure", "ecdf_figure", "mixing_figure",
@@ -77,7 +77,7 @@ def bounds_figure(results, axes=None, *, unweighted: bool = False):
     """Lipschitz bound Delta per synthesizer and eps (one record removed), eps/2 dashed."""
     study = results.study
     grid = _eps_grid(study)
-    names = (["Unweighted"] if unweighted else []) + ["Weighted", "Weighted-e", "Censor_w", "Censor_w-pub", "Censor_uw"]
+    names = (["Unweighted"] if unweighted else []) + ["LW", "Weighted-e", "Censor_w", "Censor_w-pub", "Censor_uw"]
     ax = _grid(axes, len(grid), height=3.8)
     for a, eps in zip(ax, grid):
         plots.violins(a, _panels(study, "delta", names, eps), ylabel="Lipschitz bound $\\Delta$", hline=eps / 2,
@@ -86,11 +86,11 @@ def bounds_figure(results, axes=None, *, unweighted: bool = False):
 
 
 def threshold_figure(results, axes=None):
-    """Left: Unweighted and Weighted Delta against -log(min x)/2. Right: Weighted-e truncations by Weighted Delta."""
+    """Left: Unweighted and LW Delta against -log(min x)/2. Right: Weighted-e truncations by LW Delta."""
     study = results.study
     ax = _grid(axes, 2, sharey=False)
     xmin = study["x_min"].values.ravel()
-    for k, var in (("Unweighted", "delta_unweighted"), ("Weighted", "delta_weighted")):
+    for k, var in (("Unweighted", "delta_unweighted"), ("LW", "delta_weighted")):
         ax[0].scatter(-0.5 * np.log(xmin), study[var].values.ravel(), s=14, color=plots.color(k), label=plots.label(k))
     ax[0].set_xlabel("$-\\frac{1}{2}\\log x_{(1)}$ (smallest record)")
     ax[0].set_ylabel("Lipschitz bound $\\Delta$")
@@ -100,7 +100,7 @@ def threshold_figure(results, axes=None):
         ax[1].scatter(wd, values(study, "n_truncated", "Weighted-e", eps), s=14, marker=mk,
                       label=f"$\\varepsilon$ = {eps:g}")
         ax[1].axvline(eps / 2, ls="--", lw=0.8, color="black")
-    ax[1].set_xlabel("Weighted $\\Delta$ of the replicate")
+    ax[1].set_xlabel("LW $\\Delta$ of the replicate")
     ax[1].set_ylabel("records truncated (Weighted-e)")
     ax[1].legend()
     return ax
@@ -110,7 +110,7 @@ def ecdf_figure(results, axes=None, *, measure: str = "max_ecdf"):
     """max-ECDF or avg-ECDF (log axis) of one synthetic data set per synthesizer, replicate and eps."""
     study = results.study
     grid = _eps_grid(study)
-    names = ["Weighted", "Weighted-e", "Censor_w", "Censor_w-pub", "Censor_uw", "PH", "PH-paper"]
+    names = ["LW", "Weighted-e", "Censor_w", "Censor_w-pub", "Censor_uw", "PH", "PH-paper"]
     lab = {"max_ecdf": "max-ECDF", "avg_ecdf": "avg-ECDF"}[measure]
     ax = _grid(axes, len(grid), height=3.8)
     for a, eps in zip(ax, grid):
@@ -124,7 +124,7 @@ def ecdf_figure(results, axes=None, *, measure: str = "max_ecdf"):
 def mixing_figure(results, axes=None):
     """One draw per data set (filled) against record-wise mixing (open): max-ECDF and eps of the release."""
     p, study = results.params, results.study
-    names = registry.order(_shown(study, MIX_SYNTHS))
+    names = registry.order(_shown(study, MIX_NAMES))
     ax = _grid(axes, 2, sharey=False, height=4.0)
     for j, k in enumerate(names):
         for a, (one, mixed) in zip(ax, (("max_ecdf", "mix_max_ecdf"), ("eps_remove", "mix_eps"))):
@@ -154,7 +154,7 @@ def percentile_figure(results, axes=None, *, stat: str = "median"):
     study = results.study
     grid = _eps_grid(study)
     lab = STAT_LABELS[stat]
-    names = ["Data", "Unweighted", "Weighted", "Weighted-e", "Censor_w", "Censor_w-pub", "Censor_uw", "PH", "PH-paper"]
+    names = ["Data", "Unweighted", "LW", "Weighted-e", "Censor_w", "Censor_w-pub", "Censor_uw", "PH", "PH-paper"]
     ax = _grid(axes, len(grid), height=3.8)
     truth = true_stats()[stat]
     for j, (a, eps) in enumerate(zip(ax, grid)):
@@ -167,7 +167,7 @@ def percentile_figure(results, axes=None, *, stat: str = "median"):
 
 
 def downscale_figure(results, axes=None):
-    """Weighted, Weighted-e and Censor_w at the downscaling eps without (left) and with (right) downscaled weights."""
+    """LW, Weighted-e and Censor_w at the downscaling eps without (left) and with (right) downscaled weights."""
     p, down = results.params, results.downscale
     truth = true_stats()
     if axes is None:
@@ -178,7 +178,7 @@ def downscale_figure(results, axes=None):
             ("avg_ecdf", "avg-ECDF", None, None), ("q15", "15th percentile", truth["q15"], "Beta(0.5, 3)"))
     for i, (var, lab, line, line_lab) in enumerate(rows):
         for j, scaling in enumerate(("none", "downscale")):
-            vals = {k: down[var].sel(synthesizer=k, scaling=scaling).values.ravel() for k in DOWNSCALE_SYNTHS}
+            vals = {k: down[var].sel(synthesizer=k, scaling=scaling).values.ravel() for k in DOWNSCALE_NAMES}
             title = "without downscaling" if scaling == "none" else f"downscaled, c = {p.downscale:g}"
             plots.violins(axes[i, j], vals, ylabel=lab, hline=line, hline_label=line_lab if j == 0 else None,
                           title=title if i == 0 else None)
@@ -186,7 +186,7 @@ def downscale_figure(results, axes=None):
 
 
 def downscale_utility_figure(results, axes=None, *, stats=("max_ecdf", "mean")):
-    """Utility of Weighted, Weighted-e and Censor_w at the downscaling eps, without (top) and with (bottom) downscaling.
+    """Utility of LW, Weighted-e and Censor_w at the downscaling eps, without (top) and with (bottom) downscaling.
 
     The supplement's S5 Figures 7-10: one column per statistic of ``stats`` (``max_ecdf``,
     ``avg_ecdf``, ``mean``, ``median``, ``q15``, ``q90``), violins over the replicates, the
@@ -206,7 +206,7 @@ def downscale_utility_figure(results, axes=None, *, stats=("max_ecdf", "mean")):
     axes = np.asarray(axes).reshape(2, len(stats))
     for j, stat in enumerate(stats):
         for i, scaling in enumerate(("none", "downscale")):
-            vals = {k: down[stat].sel(synthesizer=k, scaling=scaling).values.ravel() for k in DOWNSCALE_SYNTHS}
+            vals = {k: down[stat].sel(synthesizer=k, scaling=scaling).values.ravel() for k in DOWNSCALE_NAMES}
             where = "without downscaling" if scaling == "none" else f"downscaled, c = {p.downscale:g}"
             line = truth.get(stat)
             plots.violins(axes[i, j], vals, ylabel=STAT_LABELS[stat], hline=line,

@@ -44,7 +44,7 @@ from ...mechanisms import RunContext
 from ...mechanisms import run as run_mechanism
 from ...models import BetaFamily
 from ...privacy import CENSOR_TOL
-from ...registry import key_of
+from ...registry import display_name, key_of
 from ...seeds import generator, stream
 from ...studies import data_fingerprint, fits_to_dataset, rows_to_dataset
 from ...synthetic_data import release, synthesize
@@ -56,6 +56,8 @@ __all__ = [
     "PH_SYNTHS",
     "MIX_SYNTHS",
     "DOWNSCALE_SYNTHS",
+    "MIX_NAMES",
+    "DOWNSCALE_NAMES",
     "RELEASE_ROWS",
     "MILDER_LW",
     "milder_weights",
@@ -78,6 +80,10 @@ PH_SYNTHS = (("PH", "ph"), ("PH-paper", "ph_paper"))
 MIX_SYNTHS = ("Weighted", "Censor_w", "Censor_w-pub", "Censor_uw")
 #: Synthesizers re-run with downscaled weights (Section 4.4).
 DOWNSCALE_SYNTHS = ("Weighted", "Weighted-e", "Censor_w")
+#: :data:`MIX_SYNTHS` and :data:`DOWNSCALE_SYNTHS` as the loaded results name them (the files store the
+#: censoring paper's "Weighted"; :func:`dpsynth.registry.display_name` shows it as LW).
+MIX_NAMES = tuple(display_name(n) for n in MIX_SYNTHS)
+DOWNSCALE_NAMES = tuple(display_name(n) for n in DOWNSCALE_SYNTHS)
 #: The release workflow's synthesizers: (name, scaling).
 RELEASE_ROWS = (("Censor_w-pub", "downscale"), ("Censor_w-pub", "none"), ("Censor_w", "downscale"),
                 ("Censor_w", "none"))

@@ -19,7 +19,7 @@ import xarray as xr
 from ... import registry
 from ...studies import select_fits
 from .reference import DEFAULT, HISTORICAL, variant_settings
-from .replicate import MIX_SYNTHS, true_stats
+from .replicate import MIX_NAMES, true_stats
 
 __all__ = [
     "PAPER_TABLE1",
@@ -82,7 +82,7 @@ PAPER_TABLE_S5 = {
 }
 
 #: Ranges of the Lipschitz bounds read off the paper's Figure 10 and supplement S3 (n = 2000).
-PAPER_DELTA_RANGES = {"Unweighted": (7.5, 15.0), "Weighted": (2.0, 3.5)}
+PAPER_DELTA_RANGES = {"Unweighted": (7.5, 15.0), "LW": (2.0, 3.5)}
 
 #: The censored synthesizers (their Delta is capped at eps/2).
 CENSORED = ("Censor_w", "Censor_w-pub", "Censor_uw")
@@ -142,7 +142,7 @@ def figure1_table(figure1: xr.Dataset) -> pd.DataFrame:
 def eps_table(results) -> pd.DataFrame:
     """The eps of one released synthetic data set under both neighbour relations (median and max over replicates).
 
-    Unweighted and Weighted do not depend on eps and appear once (target ``"any"``).
+    Unweighted and LW do not depend on eps and appear once (target ``"any"``).
     """
     _, study = _res(results)
     rows = {}
@@ -259,7 +259,7 @@ def _utility_medians(results, eps: float) -> pd.DataFrame:
     study = results.study
     truth = true_stats()
     out = {}
-    names = _shown(study, ("Weighted", "Weighted-e", "Censor_w", "Censor_w-pub", "Censor_uw", "PH", "PH-paper"))
+    names = _shown(study, ("LW", "Weighted-e", "Censor_w", "Censor_w-pub", "Censor_uw", "PH", "PH-paper"))
     for k in names:
         for pre, suffix in (("", ""), ("ph_alt_", _ALT)):
             if pre and (not k.startswith("PH") or f"{pre}avg_ecdf" not in study
@@ -291,7 +291,7 @@ def mixing_table(results) -> pd.DataFrame:
     """One posterior draw per data set against record-wise mixing, at ``mix_eps`` (medians over replicates)."""
     p, study = _res(results)
     rows = {}
-    for k in registry.order(_shown(study, MIX_SYNTHS)):
+    for k in registry.order(_shown(study, MIX_NAMES)):
         v = {m: values(study, m, k, p.mix_eps) for m in ("max_ecdf", "mix_max_ecdf", "eps_remove", "mix_eps",
                                                           "mix_eps_replace", "mix_n_draws")}
         rows[registry.label(k)] = {
@@ -302,9 +302,9 @@ def mixing_table(results) -> pd.DataFrame:
 
 
 def calibration_table(results) -> pd.DataFrame:
-    """The values of ``c`` the calibration tried and the Weighted Delta on the historical data at each."""
+    """The values of ``c`` the calibration tried and the LW Delta on the historical data at each."""
     cal = results.calibration.isel(replicate=0)
-    return pd.DataFrame({"c tried": cal["trace_c"].values, "Weighted Delta": cal["trace_delta"].values},
+    return pd.DataFrame({"c tried": cal["trace_c"].values, "LW Delta": cal["trace_delta"].values},
                         index=pd.RangeIndex(1, cal.sizes["step"] + 1, name="step"))
 
 
@@ -506,7 +506,7 @@ def text_lists(numbers: Mapping) -> dict[str, str]:
     -------
     dict
         MyST Markdown fragments, glued by the notebook under ``censoring-list-<name>`` and quoted
-        with the ``{glue:md}`` role: ``threshold_above`` (share of replicates with the Weighted
+        with the ``{glue:md}`` role: ``threshold_above`` (share of replicates with the LW
         Delta above eps/2, per eps), ``tally`` (published, our and the alternative median Censor_w
         count, per eps of the paper's Table 1), ``milder_eps`` (the eps grid), ``milder`` (per weight
         variant the median count and, in brackets, the share of replicates with none censored, per

@@ -17,7 +17,7 @@ from ...mechanisms.histogram import bin_count
 from ...privacy import CENSOR_TOL
 from ...verdicts import Verdict
 from .reference import DEFAULT, HISTORICAL, variant_settings
-from .replicate import MIX_SYNTHS, true_stats
+from .replicate import MIX_NAMES, true_stats
 from .tables import (
     _ALT,
     CENSORED,
@@ -57,29 +57,29 @@ __all__ = [
 
 #: The measures the utility verdicts count cells over (the paper's Figures 3-4 and its 15th percentile and median).
 VERDICT_MEASURES = ("avg-ECDF", "max-ECDF", "|q15 - true|", "|median - true|")
-_MODEL_BASED = ("Weighted", "Weighted-e", "Censor_w", "Censor_uw")  # the paper's four
+_MODEL_BASED = ("LW", "Weighted-e", "Censor_w", "Censor_uw")  # the paper's four
 
 
 # ------------------------------------------------------------------------------- numbers for the prose
 
 
 def threshold_numbers(results) -> dict:
-    """The Unweighted and Weighted Delta over the replicates, and how often the Weighted Delta is above eps/2.
+    """The Unweighted and LW Delta over the replicates, and how often the LW Delta is above eps/2.
 
     Returns
     -------
     dict
         ``replicates`` (data sets) of ``n`` records; ``unweighted_min``, ``unweighted_max``,
         ``weighted_min``, ``weighted_max``, ``weighted_median`` of Delta and ``ratio_median`` (median
-        of Unweighted / Weighted); the paper's ranges at n = 2000
+        of Unweighted / LW); the paper's ranges at n = 2000
         (:data:`~dpsynth.experiments.censoring.tables.PAPER_DELTA_RANGES`) ``paper_unweighted_low`` / ``_high`` and
         ``paper_weighted_low`` / ``_high``; and ``above``:
-        eps (as ``"4"``) -> share of replicates whose Weighted Delta is above eps/2 (those in which
+        eps (as ``"4"``) -> share of replicates whose LW Delta is above eps/2 (those in which
         Weighted-e truncates anything).
     """
     study = results.study
     wd, ud = study["delta_weighted"].values.ravel(), study["delta_unweighted"].values.ravel()
-    (pu0, pu1), (pw0, pw1) = PAPER_DELTA_RANGES["Unweighted"], PAPER_DELTA_RANGES["Weighted"]
+    (pu0, pu1), (pw0, pw1) = PAPER_DELTA_RANGES["Unweighted"], PAPER_DELTA_RANGES["LW"]
     return {"replicates": int(wd.size), "n": int(results.params.n),
             "unweighted_min": float(ud.min()), "unweighted_max": float(ud.max()),
             "weighted_min": float(wd.min()), "weighted_max": float(wd.max()), "weighted_median": float(np.median(wd)),
@@ -154,7 +154,7 @@ def mixing_numbers(results) -> dict:
     Returns
     -------
     dict
-        Per synthesizer of :data:`~dpsynth.experiments.censoring.replicate.MIX_SYNTHS` (registry names, in registry
+        Per synthesizer of :data:`~dpsynth.experiments.censoring.replicate.MIX_NAMES` (registry names, in registry
         order):
         median max-ECDF with one draw (``one``) and mixed (``mixed``), the replicates in which mixed
         is lower (``lower``) and the median eps of the mixed release with one record removed
@@ -164,7 +164,7 @@ def mixing_numbers(results) -> dict:
         draws) and ``eps`` (the one-draw eps, ``mix_eps``).
     """
     p, study = _res(results)
-    names = registry.order(_shown(study, MIX_SYNTHS))
+    names = registry.order(_shown(study, MIX_NAMES))
     one = {k: float(np.median(values(study, "max_ecdf", k, p.mix_eps))) for k in names}
     mixed = {k: float(np.median(values(study, "mix_max_ecdf", k, p.mix_eps))) for k in names}
     lower = {k: int((values(study, "mix_max_ecdf", k, p.mix_eps) < values(study, "max_ecdf", k, p.mix_eps)).sum())
@@ -542,7 +542,7 @@ def verdicts(results) -> list[Verdict]:
     worst = _cap_numbers(results)
     cap_ok = all(v <= CENSOR_TOL for v in worst.values())
     over = {k: {f"{e:g}": int((values(study, "delta", k, e) > e / 2 + CENSOR_TOL).sum()) for e in grid}
-            for k in ("Weighted", "Weighted-e")}
+            for k in ("LW", "Weighted-e")}
     cens = _shown(study, CENSORED)
     out.append(Verdict(
         "censored_within_bound", "The censored synthesizers are always at or under eps/2.", cap_ok,
@@ -603,9 +603,9 @@ def verdicts(results) -> list[Verdict]:
 
     ecdf = ("avg-ECDF", "max-ECDF")
     n_ecdf = len(grid) * len(ecdf)
-    best = int(sum(um[e].loc[mb, m].idxmin() == "Weighted" for e in grid for m in ecdf))
+    best = int(sum(um[e].loc[mb, m].idxmin() == "LW" for e in grid for m in ecdf))
     out.append(Verdict(
-        "weighted_most_useful", "Weighted is the most useful model-based synthesizer, without a strict guarantee.",
+        "weighted_most_useful", "LW is the most useful model-based synthesizer, without a strict guarantee.",
         best == n_ecdf, f"the smallest median ECDF distance among the paper's four model-based synthesizers in {best} "
         f"of {n_ecdf} cells. Its guarantee is aDP only.", {"best": best, "cells": n_ecdf}))
 

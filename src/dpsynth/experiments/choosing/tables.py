@@ -38,10 +38,11 @@ def decision_table(keys: Sequence[str] | None = None) -> pd.DataFrame:
     Parameters
     ----------
     keys : sequence of str, optional
-        Registry keys to include (default: every private mechanism, in the registry's order).
+        Registry keys to include (default: every private mechanism, in the registry's order, each
+        once: an alias such as ``weighted`` is its mechanism's row, LW).
     """
     if keys is None:
-        specs = [s for s in mechanisms.specs() if s.guarantee != "none"]
+        specs = [s for s in mechanisms.specs() if s.guarantee != "none" and s.alias_of is None]
     else:
         specs = [mechanisms.get(k) for k in keys]
     rows = [{"mechanism": s.name + ("a,b]" if s.pattern else ""), "guarantee": s.guarantee, "needs": s.needs,
@@ -108,7 +109,8 @@ def shipped_studies(names: Sequence[str] = TRADEOFF_STUDIES,
     Returns
     -------
     dict of str to xarray.Dataset
-        The files present, in the order of ``names``; each has the attribute ``from_shipped = 1``.
+        The files present, in the order of ``names``; each has the attribute ``from_shipped = 1``
+        and the synthesizer names the pages show (:func:`dpsynth.registry.with_display_names`).
 
     Raises
     ------
@@ -132,7 +134,7 @@ def shipped_studies(names: Sequence[str] = TRADEOFF_STUDIES,
             raise ShippedResultsError(f"the shipped result {p.name} cannot be read ({err}); recompute it with "
                                      f"`make results`.") from err
         ds.attrs["from_shipped"] = 1
-        out[n] = ds
+        out[n] = registry.with_display_names(ds)
     return out
 
 

@@ -29,7 +29,7 @@ def utility_figure(results):
     """Max-ECDF distance and the median of one synthetic data set against eps, per mechanism.
 
     Each point is one run (one synthetic data set); the line joins the means. Unweighted (not
-    private) and Weighted (its epsilon set by the data, given in the legend) are horizontal lines.
+    private) and LW (its epsilon set by the data, given in the legend) are horizontal lines.
     """
     plots.use_style()
     f = fit_frame(results)

@@ -82,7 +82,7 @@ def privacy_table(results) -> pd.DataFrame:
 
     Epsilons and Delta are the median over runs; "converged" counts the runs whose fits passed
     R-hat, ESS and divergence checks (a row with a failure is marked †); the release time is the
-    median wall time of the fits one release needs (Weighted and Censor_w include the unweighted
+    median wall time of the fits one release needs (LW and Censor_w include the unweighted
     fit whose record bounds set their weights).
     """
     f = fit_frame(results)

@@ -51,7 +51,7 @@ def fit_time_numbers(results) -> dict:
     dict
         ``n`` records, ``runs``, and the smallest and largest median release time in seconds
         (``min_seconds``, ``max_seconds``) over the mechanisms fitted by MCMC, from
-        :func:`~dpsynth.experiments.own_data.tables.privacy_table` (Weighted and Censor_w include
+        :func:`~dpsynth.experiments.own_data.tables.privacy_table` (LW and Censor_w include
         the unweighted fit that sets their weights).
     """
     tab = privacy_table(results)

@@ -23,7 +23,7 @@ __all__ = [
 ]
 
 #: Part 1 synthesizers of the density panels.
-DENSITY_PANELS = ("Weighted", "Weighted-e", "Censor_w", "Censor_uw", "PH", "PH-paper")
+DENSITY_PANELS = ("LW", "Weighted-e", "Censor_w", "Censor_uw", "PH", "PH-paper")
 #: Part 2 synthesizers before and around re-weighting.
 BEFORE = ("LW", "CW", "SW")
 FOUR = ("LW", "LW_final", "CW", "CW_final")

@@ -54,6 +54,7 @@ from .. import require
 
 __all__ = [
     "PART1_SYNTHESIZERS",
+    "PART1_NAMES",
     "PART1_ROWS",
     "PART2_SYNTHESIZERS",
     "PART2_ROWS",
@@ -67,6 +68,9 @@ __all__ = [
 
 #: Fits of Part 1 (censoring paper), in fitting order; the two histograms are added without a fit.
 PART1_SYNTHESIZERS = ("Unweighted", "Weighted", "Weighted-e", "Censor_w", "Censor_uw")
+#: :data:`PART1_SYNTHESIZERS` as the loaded results name them (the files store the censoring paper's
+#: "Weighted"; :func:`dpsynth.registry.display_name` shows it as LW).
+PART1_NAMES = tuple(registry.display_name(n) for n in PART1_SYNTHESIZERS)
 #: Perturbed histograms of Part 1 (name -> registry key): PH at ``eps`` with one record removed
 #: (Laplace(1/eps)); PH-paper, the papers' Laplace(2/eps), which is ``eps`` with one record replaced
 #: and ``eps/2`` with one record removed.

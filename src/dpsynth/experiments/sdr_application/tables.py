@@ -22,7 +22,7 @@ import xarray as xr
 
 from ... import plots
 from ...studies import fit_names, fitted  # noqa: F401  (part of this module's API: the notebook uses them)
-from .replicate import PART1_SYNTHESIZERS, PART2_SYNTHESIZERS
+from .replicate import PART1_NAMES, PART2_SYNTHESIZERS
 
 __all__ = [
     "TABLE2_COLUMNS",
@@ -48,13 +48,13 @@ __all__ = [
 ]
 
 #: Synthesizers of the censoring paper's Table 2, in its order (PH-paper is the paper's histogram).
-TABLE2_COLUMNS = ("Data", "Weighted", "Weighted-e", "Censor_w", "Censor_uw", "PH", "PH-paper")
+TABLE2_COLUMNS = ("Data", "LW", "Weighted-e", "Censor_w", "Censor_uw", "PH", "PH-paper")
 #: The censoring paper's published Table 2 (salary in dollars). ``eps`` is the paper's "Privacy" row,
 #: ``2 Delta``, the figure with one record removed; ``eps_replace`` is our ``4 Delta`` from the
 #: published Delta. PH (noise 1/eps) is not in the paper.
 PAPER_TABLE2 = pd.DataFrame(
     {"Data": [np.nan, np.nan, np.nan, np.nan, np.nan, 91019, 80000, 51000, 150000],
-     "Weighted": [2.62, 5.24, 10.48, 0.0656, 0.0011, 92994, 80135, 44303, 162351],
+     "LW": [2.62, 5.24, 10.48, 0.0656, 0.0011, 92994, 80135, 44303, 162351],
      "Weighted-e": [2.61, 5.22, 10.44, 0.1020, 0.0025, 89525, 76451, 40574, 158037],
      "Censor_w": [2.50, 5.00, 10.00, 0.0968, 0.0026, 88581, 75642, 41142, 158426],
      "Censor_uw": [2.50, 5.00, 10.00, 0.1350, 0.0039, 88840, 75211, 38107, 162686],
@@ -66,7 +66,7 @@ DAGGER = " †"
 #: The private synthesizers of the censoring paper's Table 2 that are ranked by utility.
 RANKED = TABLE2_COLUMNS[1:]
 #: The paper's utility order (its Table 2, avg-ECDF, best first; its histogram is PH-paper).
-PAPER_ORDER = ("Weighted", "Weighted-e", "Censor_w", "Censor_uw", "PH-paper")
+PAPER_ORDER = ("LW", "Weighted-e", "Censor_w", "Censor_uw", "PH-paper")
 
 
 def _dollars(v) -> str:
@@ -114,7 +114,7 @@ def shown_replicate(results) -> int:
 def privacy_table(results, replicate: int = 0) -> pd.DataFrame:
     """Part 1 privacy beside the paper's: Delta, eps removed, eps replaced and convergence.
 
-    Rows: (synthesizer label, ``"ours"``/``"paper"``) for Weighted, Weighted-e, Censor_w,
+    Rows: (synthesizer label, ``"ours"``/``"paper"``) for LW, Weighted-e, Censor_w,
     Censor_uw, PH and PH-paper. Our privacy figures of a non-converged fit carry :data:`DAGGER`.
     """
     ds = results.part1.isel(replicate=replicate)
@@ -144,7 +144,7 @@ def utility_table(results, replicate: int = 0) -> pd.DataFrame:
 
 
 def counts_table(results, replicate: int = 0) -> pd.DataFrame:
-    """Records censored and truncated, local eps (one record removed) and the PH noise scale."""
+    """Records censored and truncated, local eps (one record removed), the PH noise scale and a mixed set's eps."""
     ds = results.part1.isel(replicate=replicate)
     names = [n for n in ds.synthesizer.values if n != "Data"]
     sel = lambda v, n: float(ds[v].sel(synthesizer=n))  # noqa: E731
@@ -153,11 +153,13 @@ def counts_table(results, replicate: int = 0) -> pd.DataFrame:
         "truncated": [f"{sel('n_truncated', n):.0f}" if n == "Weighted-e" else "" for n in names],
         "local 2Δ": [_dag(ds, n, _num(sel("eps_local", n), ".2f")) if _mcmc(ds, n) else "" for n in names],
         "PH noise": [f"{sel('noise_scale', n):.2f}" if n.startswith("PH") else "" for n in names],
+        "ε, mixed set": [f"{sel('eps_mixed', n):,.0f}" if "eps_mixed" in ds and np.isfinite(sel("eps_mixed", n))
+                         else "" for n in names],
     }, index=pd.Index([plots.label(n) for n in names], name="synthesizer"))
 
 
 def spread_table(results) -> pd.DataFrame | None:
-    """Mean (min-max) over replicates of Part 1's eps and utility; ``None`` for one replicate."""
+    """Mean (min-max) over replicates of Part 1's eps, utility and censored records; ``None`` for one replicate."""
     ds = results.part1
     if ds.sizes["replicate"] < 2:
         return None
@@ -172,6 +174,7 @@ def spread_table(results) -> pd.DataFrame | None:
         "avg-ECDF": [cell("avg_ecdf", n, fmt=".4f") for n in names],
         "mean ($k)": [cell("mean", n, 1000, ".1f") for n in names],
         "90th pct ($k)": [cell("q90", n, 1000, ".1f") for n in names],
+        "censored": [cell("n_censored", n, fmt=".1f") if n.startswith("Censor") else "" for n in names],
     }, index=pd.Index([plots.label(n) for n in names], name="synthesizer"))
 
 
@@ -270,7 +273,7 @@ def _paper_order_holds(results) -> pd.Series:
 
 
 def part2_weights_table(results, replicate: int = 0) -> pd.DataFrame:
-    """Part 2 per synthesizer: mean and smallest weight, re-weighting k, fits run, posterior mean of mu."""
+    """Part 2 per synthesizer: weights, re-weighting k, fits run, mean of mu, median mean salary of the sets."""
     ds = results.part2.isel(replicate=replicate)
     names = fit_names(ds)
     return pd.DataFrame({
@@ -279,13 +282,14 @@ def part2_weights_table(results, replicate: int = 0) -> pd.DataFrame:
         "k": [_num(ds.k.sel(synthesizer=n), ".3f") for n in names],
         "fits": [f"{float(ds.n_fits.sel(synthesizer=n)):.0f}" for n in names],
         "mean of μ": [_dollars(ds.mu_mean.sel(synthesizer=n)) for n in names],
+        "median set mean": [_dollars(float(np.median(ds["mean"].sel(synthesizer=n).values))) for n in names],
     }, index=pd.Index([plots.label(n) for n in names], name="synthesizer"))
 
 
 def convergence_table(results) -> pd.DataFrame:
     """Every reported fit of both parts over all replicates: converged count, divergences, R-hat, ESS."""
     rows, index = [], []
-    for part, ds, names in (("1 (beta)", results.part1, PART1_SYNTHESIZERS),
+    for part, ds, names in (("1 (beta)", results.part1, PART1_NAMES),
                             ("2 (NB)", results.part2, PART2_SYNTHESIZERS)):
         for n in names:
             d = ds.sel(synthesizer=n)

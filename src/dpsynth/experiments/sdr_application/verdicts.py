@@ -14,7 +14,7 @@ from ... import plots
 from ...privacy import CENSOR_TOL
 from ...studies import fitted
 from ...verdicts import Verdict, contraction_verdict
-from .replicate import PART1_SYNTHESIZERS, PART2_SYNTHESIZERS
+from .replicate import PART1_NAMES, PART2_SYNTHESIZERS
 from .tables import (
     PAPER_ORDER,
     RANKED,
@@ -24,6 +24,7 @@ from .tables import (
     _paper_order_holds,
     cw_match,
     ranks,
+    shown_replicate,
 )
 
 __all__ = ["ranking_numbers", "cw_match_numbers", "caveats_numbers", "text_numbers", "verdicts"]
@@ -122,9 +123,11 @@ def verdicts(results) -> list[Verdict]:
     s1 = lambda v, n: p1[v].sel(synthesizer=n).values  # noqa: E731
     s2 = lambda v, n: p2[v].sel(synthesizer=n).values  # noqa: E731
     util = {n: _frac(s1("avg_ecdf", n)) for n in TABLE2_COLUMNS[1:]}
-    fits = list(PART1_SYNTHESIZERS)
+    fits = list(PART1_NAMES)
     out = []
     reps = "replicate" if R1 == 1 else f"mean over {R1} replicates"
+    rep = shown_replicate(results)  # the replicate the page's single-run tables show
+    one1, one2 = p1.isel(replicate=rep), p2.isel(replicate=rep)
 
     d_cens = np.concatenate([s1("delta", n) for n in ("Censor_w", "Censor_uw")])
     out.append(Verdict(
@@ -133,7 +136,7 @@ def verdicts(results) -> list[Verdict]:
         f"largest Δ of Censor_w and Censor_uw over {R1} replicate(s): {d_cens.max():.3f}.",
         {"delta_max": float(d_cens.max()), "bound": eps / 2}))
 
-    unc = ["Unweighted", "Weighted", "Weighted-e"]
+    unc = ["Unweighted", "LW", "Weighted-e"]
     rel = (np.allclose(s1("eps", unc), 2 * s1("delta", unc))
            and np.allclose(s1("eps_replace", fits), 2 * s1("eps", fits))
            and np.allclose(s1("eps", "PH"), eps) and np.allclose(s1("eps", "PH-paper"), eps / 2)
@@ -145,13 +148,13 @@ def verdicts(results) -> list[Verdict]:
         f"checked on every fit of both parts; PH-paper: ε = {float(s1('eps', 'PH-paper')[0]):g} removed, "
         f"{float(s1('eps_replace', 'PH-paper')[0]):g} replaced.", {}))
 
-    loc = {n: float(s1("eps_local", n)[0]) for n in ("Weighted", "Weighted-e")}
-    conv_w = all(bool(s1("converged", n)[0]) for n in loc)
+    loc = {n: float(one1["eps_local"].sel(synthesizer=n)) for n in ("LW", "Weighted-e")}
+    conv_w = all(bool(one1["converged"].sel(synthesizer=n)) for n in loc)
     above = all(v > eps for v in loc.values())
     out.append(Verdict(
-        "weighted_above_target", f"Weighted and Weighted-e exceed the target: local 2Δ above {eps:g} "
+        "weighted_above_target", f"LW and Weighted-e exceed the target: local 2Δ above {eps:g} "
         "(the paper: 5.24 and 5.22).", above if conv_w else None,
-        f"local 2Δ {loc['Weighted']:.2f} (Weighted) and {loc['Weighted-e']:.2f} (Weighted-e), replicate 0"
+        f"local 2Δ {loc['LW']:.2f} (LW) and {loc['Weighted-e']:.2f} (Weighted-e), replicate {rep} (the tables')"
         + ("" if conv_w else "; a fit failed the convergence checks, so this is not established") + ".",
         dict(loc)))
 
@@ -159,7 +162,8 @@ def verdicts(results) -> list[Verdict]:
     out.append(Verdict(
         "weights_spare_censoring", "Lipschitz weights spare records from censoring: Censor_w censors fewer than "
         "Censor_uw.", nc["Censor_w"] < nc["Censor_uw"],
-        f"records censored ({reps}): Censor_w {nc['Censor_w']:.1f}, Censor_uw {nc['Censor_uw']:.1f} of "
+        f"records censored ({reps}): Censor_w {nc['Censor_w']:{'.0f' if R1 == 1 else '.1f'}}, Censor_uw "
+        f"{nc['Censor_uw']:{'.0f' if R1 == 1 else '.1f'}} of "
         f"{results.data1.n}.", nc))
 
     out.append(Verdict(
@@ -168,7 +172,7 @@ def verdicts(results) -> list[Verdict]:
         f"avg-ECDF ({reps}): Censor_w {util['Censor_w']:.4f}, Censor_uw {util['Censor_uw']:.4f}.",
         {k: util[k] for k in ("Censor_w", "Censor_uw")}))
 
-    model = ["Weighted", "Weighted-e", "Censor_w", "Censor_uw"]
+    model = ["LW", "Weighted-e", "Censor_w", "Censor_uw"]
     worst_model = max(util[n] for n in model)
     out.append(Verdict(
         "histogram_last", "The papers' histogram (PH-paper) has the worst avg-ECDF of the private synthesizers.",
@@ -189,32 +193,40 @@ def verdicts(results) -> list[Verdict]:
     out.append(Verdict(
         "mixed_sets_compose_eps", "A set whose records each come from their own posterior draw (the papers' code) "
         "costs ε composed over the draws it used, more than a one-draw set.", bool(np.all(mixed > one)),
-        f"Censor_uw's mixed set cost {float(s1('eps_mixed', 'Censor_uw')[0]):,.0f} with one record removed "
-        f"against {float(s1('eps', 'Censor_uw')[0]):g} for one draw (up to {k_mix:.0f} draws per set).",
+        f"in every replicate; in replicate {rep} (the tables') Censor_uw's mixed set cost "
+        f"{float(one1['eps_mixed'].sel(synthesizer='Censor_uw')):,.0f} with one record removed against "
+        f"{float(one1['eps'].sel(synthesizer='Censor_uw')):g} for one draw.",
         {"max_draws": k_mix, "avg_ecdf_mixed": {n: _frac(s1("avg_ecdf_mixed", n)) for n in model},
          "avg_ecdf_one_draw": {n: util[n] for n in model}}))
 
     keeps = {n: bool(np.all(s2("delta", f"{n}_final") <= s2("delta", n) * (1 + 1e-12))) for n in ("LW", "CW")}
+    d2 = lambda n: float(one2["delta"].sel(synthesizer=n))  # noqa: E731
     out.append(Verdict(
         "reweighting_keeps_delta", "Re-weighting never raises Δ above its starting value.", all(keeps.values()),
-        ", ".join(f"{n} {_frac(s2('delta', n)):.3f} → {n}_final {_frac(s2('delta', n + '_final')):.3f}"
-                  for n in keeps) + ".", keeps))
+        f"checked in each of {p2.sizes['replicate']} replicate(s); replicate {rep} (the tables'): "
+        + ", ".join(f"{n} {d2(n):.3f} → {n}_final {d2(n + '_final'):.3f}" for n in keeps) + ".", keeps))
 
-    mw = {n: _frac(s2("mean_weight", n)) for n in ("LW", "LW_final", "CW", "CW_final")}
+    mw_all = {n: p2["mean_weight"].sel(synthesizer=n).values for n in ("LW", "LW_final", "CW", "CW_final")}
+    raised = (mw_all["LW_final"] >= mw_all["LW"]) & (mw_all["CW_final"] > mw_all["CW"])
+    mw = {n: float(one2["mean_weight"].sel(synthesizer=n)) for n in mw_all}
     out.append(Verdict(
         "reweighting_raises_weights", "Re-weighting raises the weights (mean weight up from LW and CW).",
-        mw["LW_final"] >= mw["LW"] and mw["CW_final"] > mw["CW"],
-        f"mean weight LW {mw['LW']:.3f} → {mw['LW_final']:.3f}, CW {mw['CW']:.3f} → {mw['CW_final']:.3f}.", mw))
+        bool(raised.all()),
+        f"in {int(raised.sum())} of {raised.size} replicate(s); replicate {rep} (the tables'): mean weight LW "
+        f"{mw['LW']:.3f} → {mw['LW_final']:.3f}, CW {mw['CW']:.3f} → {mw['CW_final']:.3f}.", mw))
 
-    med = {s: float(np.median(p2["mean"].sel(synthesizer=s).values))
-           for s in ("Data", "LW", "LW_final", "CW", "CW_final")}
-    gain_cw = abs(med["CW"] - med["Data"]) - abs(med["CW_final"] - med["Data"])
-    gain_lw = abs(med["LW"] - med["Data"]) - abs(med["LW_final"] - med["Data"])
+    med_all = {s: np.median(p2["mean"].sel(synthesizer=s).values, axis=-1)
+               for s in ("Data", "LW", "LW_final", "CW", "CW_final")}
+    gain_cw = np.abs(med_all["CW"] - med_all["Data"]) - np.abs(med_all["CW_final"] - med_all["Data"])
+    gain_lw = np.abs(med_all["LW"] - med_all["Data"]) - np.abs(med_all["LW_final"] - med_all["Data"])
+    gains = (gain_cw > 0) & (gain_cw > gain_lw)
+    med = {s: float(v[rep]) for s, v in med_all.items()}
     out.append(Verdict(
         "cw_gains_more", "Re-weighting improves CW's utility much more than LW's (mean salary closer to the data).",
-        bool(gain_cw > 0 and gain_cw > gain_lw),
-        f"median synthetic mean salary: CW \\${med['CW']:,.0f} → \\${med['CW_final']:,.0f}, LW \\${med['LW']:,.0f} "
-        f"→ \\${med['LW_final']:,.0f}, data \\${med['Data']:,.0f}.", med))
+        bool(gains.all()),
+        f"in {int(gains.sum())} of {gains.size} replicate(s); replicate {rep} (the tables'), median mean salary of "
+        f"the synthetic sets: CW \\${med['CW']:,.0f} → \\${med['CW_final']:,.0f}, LW \\${med['LW']:,.0f} → "
+        f"\\${med['LW_final']:,.0f}.", med))
 
     holds = _paper_order_holds(results)
     clean = _converged_part1(results)[list(PAPER_ORDER)].all(axis=1)
@@ -223,7 +235,7 @@ def verdicts(results) -> list[Verdict]:
     n_clean = int(clean.sum())
     verdict = (bool(holds[clean.to_numpy()].mean() > 0.5) if n_clean else None)
     out.append(Verdict(
-        "table2_ranking", "The censoring paper's utility ranking holds: by avg-ECDF Weighted is best, then Weighted-e, "
+        "table2_ranking", "The censoring paper's utility ranking holds: by avg-ECDF LW is best, then Weighted-e, "
         "Censor_w and Censor_uw, and the papers' histogram (PH-paper) is last.", verdict,
         (f"the order holds in {int((holds & clean).sum())} of the {n_clean} replicate(s) whose fits all converged "
          f"({int(holds.sum())} of {R1} in all)" if n_clean else f"the order holds in {int(holds.sum())} of {R1} "
@@ -240,7 +252,7 @@ def verdicts(results) -> list[Verdict]:
     out.append(Verdict(
         "all_fits_converged", "Every reported fit passed the convergence checks (R-hat, ESS, no divergences).",
         bool(c1.all() and c2.all()),
-        f"{int((~c1).sum() + (~c2).sum())} of {c1.size + c2.size} fits failed"
+        f"{int((~c1).sum() + (~c2).sum())} fits failed over {R1} replicate(s)"
         + (f" ({', '.join(bad)}): their numbers are marked †" if bad else "") + ".",
         {"failed": int((~c1).sum() + (~c2).sum()), "fits": int(c1.size + c2.size)}))
     # the book's one contraction verdict: every replicate here has the same size, so it cannot decide
