@@ -160,3 +160,12 @@ def test_result_names_are_mapped_to_the_names_shown():
     both = xr.Dataset(coords={"synthesizer": ["Weighted", "LW"]})
     with pytest.raises(DataError, match="two names"):
         registry.with_display_names(both)
+
+
+def test_every_spec_shows_the_name_the_registry_shows():
+    """A result's label (``MechanismSpec.shown_name``) and the pages (``registry.display_name``) agree."""
+    from dpsynth.mechanisms import catalog
+
+    for s in catalog.specs():
+        if not s.pattern:  # a pattern's results are named by their parameters, e.g. "A[0.4,1.8]"
+            assert s.shown_name == registry.display_name(s.key), s.key

@@ -41,7 +41,7 @@ from .validation import DataError
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-__all__ = ["main", "run", "read_table", "shell", "ShellResult"]
+__all__ = ["main", "run", "read_table", "shell", "ShellResult", "console_markdown"]
 
 PROG = "dpsynth"
 _TABLE_SUFFIXES = (".csv", ".parquet")
@@ -63,12 +63,11 @@ class ShellResult:
 
     cwd: str = ""
 
-    def markdown(self) -> str:
-        """The command and what it printed, as a console block (progress lines from stderr included).
+    def shown(self) -> str:
+        """What it printed (stdout, then stderr's progress lines), with paths as a user reads them.
 
-        Paths are shown as a user would read them at their terminal: the working folder as ``.``
-        and this user's dpsynth folder (ledgers) as ``$DPSYNTH_HOME``, not as the temporary
-        folders a book page runs in.
+        The working folder is shown as ``.`` and this user's dpsynth folder (ledgers) as
+        ``$DPSYNTH_HOME``, not as the temporary folders a book page runs in.
         """
         from .paths import dpsynth_home
 
@@ -76,9 +75,16 @@ class ShellResult:
         for folder, shown in ((self.cwd, "."), (str(dpsynth_home()), "$DPSYNTH_HOME")):
             if folder:
                 out = out.replace(folder.rstrip("/") + "/", shown + "/").replace(folder, shown)
-        return f"```console\n$ {self.command}\n{out}\n```" + (
-            f"\n\n(exit code {self.returncode})" if self.returncode else ""
-        )
+        return out
+
+    def markdown(self) -> str:
+        """The command and what it printed, as a console block (progress lines from stderr included)."""
+        return console_markdown(self.command, self.shown(), self.returncode)
+
+
+def console_markdown(command: str, shown: str, returncode: int = 0) -> str:
+    """A console block: ``$ command`` and what it printed, then the exit code if it is not 0."""
+    return f"```console\n$ {command}\n{shown}\n```" + (f"\n\n(exit code {returncode})" if returncode else "")
 
 
 def shell(args: Sequence[str], *, cwd: str | Path | None = None) -> ShellResult:

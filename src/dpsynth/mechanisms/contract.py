@@ -162,6 +162,7 @@ class MechanismResult:
     key: str = ""
     release: ReleasedState | None = None
     fits: tuple = ()
+    shown: str = ""
 
     @property
     def guarantee(self) -> str:
@@ -171,13 +172,7 @@ class MechanismResult:
     @property
     def label(self) -> str:
         """Name shown with guarantee type, e.g. ``"Censor_uw (DP)"``; an alias shows its mechanism's: ``"LW (aDP)"``."""
-        from ..registry import display_name  # the registry reads the specs of this module's callers
-
-        try:
-            shown = display_name(self.name)
-        except KeyError:  # a name the registry does not know (an ad hoc result)
-            shown = self.name
-        return f"{shown} ({self.guarantee})"
+        return f"{self.shown or self.name} ({self.guarantee})"
 
     @property
     def converged(self) -> bool:
@@ -259,6 +254,9 @@ class MechanismSpec:
         Registry key of the mechanism this entry is another name for (one recipe, two papers'
         names): the API and the command line take both keys, the book shows the other entry's name
         (:func:`dpsynth.registry.display_name`). None for a mechanism of its own.
+    shown_name : str
+        The name its results' ``label`` shows: its own ``name`` by default; an alias gives the name of
+        the mechanism it is another name for (``"LW"`` for ``weighted``).
     covariate_use : str
         How public covariates enter: ``"model"`` (through the model, if the family takes them),
         ``"cells"`` (the levels of categorical covariates as cells), ``"none"`` (not at all: the
@@ -292,8 +290,11 @@ class MechanismSpec:
     targets: tuple = ("continuous", "count", "categorical")
     covariate_use: str = "model"
     alias_of: str | None = None
+    shown_name: str = ""
 
     def __post_init__(self) -> None:
+        if not self.shown_name:  # the name pages show: the entry's own, or (an alias) its mechanism's
+            object.__setattr__(self, "shown_name", self.name)
         if not isinstance(self.key, str) or not _KEY.match(self.key):
             raise ValueError(f"a mechanism key must be lower-case letters, digits and '_'; got {self.key!r}.")
         if self.guarantee not in GUARANTEES:
@@ -380,7 +381,8 @@ class MechanismSpec:
             rep = dataclasses.replace(rep, composed=(float(composed[0]), float(composed[1])))
         all_fits = unique_fits(fits, (fit,))
         return MechanismResult(name=name or self.name, fit=fit, weights=fit.weights, bounds=b, privacy=rep,
-                               extra=dict(extra), key=self.key, fits=all_fits)
+                               extra=dict(extra), key=self.key, fits=all_fits,
+                               shown=self.shown_name if name in (None, self.name) else name)
 
     def released(self, release: ReleasedState, *, eps_remove: float, eps_replace: float,
                  **extra) -> MechanismResult:
@@ -389,7 +391,7 @@ class MechanismSpec:
 
         rep = calibrated_report(eps_remove, eps_replace, guarantee=self.guarantee, **extra)
         return MechanismResult(name=self.name, fit=None, weights=None, bounds=None, privacy=rep, extra=dict(extra),
-                               key=self.key, release=release)
+                               key=self.key, release=release, shown=self.shown_name)
 
 
 def _raised_accept(target_accept: float) -> float:

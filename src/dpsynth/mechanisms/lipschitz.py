@@ -78,7 +78,7 @@ WEIGHTED = MechanismSpec(
     description="LW under the censoring paper's name (an alias: the book shows LW)",
     run=lambda ctx, params: lw_result(ctx, params, WEIGHTED), params=LW_PARAMS,
     fits_per_release="2 (unweighted, weighted)", needs="nothing else",
-    use_when="as LW", alias_of="lw",
+    use_when="as LW", alias_of="lw", shown_name="LW",
 )
 LW = MechanismSpec(
     key="lw", name="LW", guarantee="aDP", colour=PALETTE["blue"], order=21,
