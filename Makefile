@@ -97,11 +97,12 @@ TOC_NAMES := $(basename $(shell sed -n -E 's@^[^\#]*(root|file):[[:space:]]*book
 NOTEBOOKS ?= $(wildcard $(patsubst %,notebooks/%.ipynb,$(TOC_NAMES)))
 PAPERMILL_ARGS ?=
 PYTEST_ARGS ?=
-# make test runs the suite in TEST_JOBS pytest-xdist workers (default: one per core), a test file per
-# worker at a time (its module-scoped fits and the book build stay in one process); TEST_JOBS=1 runs
-# it in one process.
+# make test runs the suite in TEST_JOBS pytest-xdist workers (default: one per core); a test module
+# runs whole on one worker (its module-scoped fits and the book build stay in one process) except the
+# modules of independent slow tests that tests/conftest.py names (SPLIT_MODULES); TEST_JOBS=1 runs it
+# in one process.
 TEST_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
-TEST_PARALLEL := $(if $(filter-out 0 1,$(TEST_JOBS)),-n $(TEST_JOBS) --dist loadfile)
+TEST_PARALLEL := $(if $(filter-out 0 1,$(TEST_JOBS)),-n $(TEST_JOBS) --dist loadgroup)
 JB_ARGS ?=
 
 .PHONY: help which-python venv lock peers peers-lock lab lab-env lab-lock notebooks book results test test-lowest bench bench-report stan \
