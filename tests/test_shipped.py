@@ -291,3 +291,19 @@ def test_pooled_sets_compare_their_mean_not_each_set():
     # a real change (every set twice as far) is still caught after pooling
     worse = again.assign(max_ecdf=again["max_ecdf"] * 3.0)
     assert shipped.compare_replicates(ship, worse, pool=("syn_set",), **kw)
+
+
+def test_paper_scale_markdown_says_whether_the_goal_is_met():
+    import pandas as pd
+
+    def times(minutes, workers="2", load="1.0, 1.0, 1.0"):
+        t = pd.DataFrame({"wall time (min)": minutes, "workers": workers, "load average at end": load},
+                         index=pd.Index(["own_data", "censoring"][:len(minutes)], name="chapter"))
+        t.loc["all chapters"] = {"wall time (min)": sum(minutes), "workers": "", "load average at end": ""}
+        return t
+
+    assert "within the goal of 30 min" in shipped.paper_scale_markdown(times([10.0, 12.0]))
+    assert "not within" not in shipped.paper_scale_markdown(times([10.0, 12.0]))
+    slow = shipped.paper_scale_markdown(times([50.0, 20.0], workers="1", load="5.0, 4.0, 3.0"))
+    assert "**70 min**" in slow and "not within the goal" in slow and "own_data, 50 min" in slow
+    assert "one worker process (own_data, censoring)" in slow and "load average above 3" in slow
