@@ -137,3 +137,28 @@ def test_reference_captions_and_convergence_row(res):
         T.reference_caption(res, "other")
     row = T.convergence_table(res).loc["Censor_ref study"]
     assert row["fits"] == 3 * 2 * res.reference.sizes["variant"] and row["failed"] == 0
+
+
+def test_the_tables_hold_the_numbers_the_verdicts_quote():
+    """The Weighted-e, posterior and Censor_ref verdicts quote only what the chapter's tables show (12
+    replicates, so the replicate counts are above the small integers the page check spares)."""
+    from test_page_check import _page
+
+    from dpsynth import page_check
+    from dpsynth.experiments.censoring import verdicts
+
+    res = fake_results(12)
+    a = T.above_target_table(res)
+    assert a.loc["4", ["ε/2", "LW above", "Weighted-e above"]].tolist() == [2.0, 10, 10]
+    assert a.loc["3", ["LW above", "Weighted-e above", "of them kept"]].tolist() == [12, 12, "8"]
+    f1 = T.figure1_table(res.figure1)
+    assert f1.loc["posterior", "sd / posterior sd"] == 1 and f1.loc["posterior", "mean shift (posterior sds)"] == 0
+    v = {x.key: x for x in verdicts(res)}
+    keys = ("censored_within_bound", "weighted_e_above_target", "censoring_flattens_posterior", "ref_censors_fewer")
+    tables = [a, f1, T.reference_table(res)]
+    page = _page([v[k] for k in keys], tables)
+    assert page_check.unheld_numbers(page, declared=[4.0, 3.0, 1.0, 12]) == []
+    # without the new table the Weighted-e medians are not held
+    assert {u[1] for u in page_check.unheld_numbers(_page([v[k] for k in keys], tables[1:]),
+                                                     declared=[4.0, 3.0, 1.0, 12])} == {
+        v["weighted_e_above_target"].claim}

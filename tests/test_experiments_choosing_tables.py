@@ -165,3 +165,14 @@ def test_the_package_re_exports_the_public_names():
     for name in choosing.__all__:
         assert getattr(choosing, name) is getattr(tables if name in tables.__all__ else figures, name), name
     assert set(choosing.__all__) == set(tables.__all__) | set(figures.__all__)
+
+
+def test_cw_fits_state_the_default_search_and_the_sdr_chapter_s_longer_one():
+    from dpsynth import mechanisms
+    from dpsynth.experiments.sdr_application import Params as SDRParams
+
+    fits = tables.decision_table().loc["CW", "MCMC fits"]
+    default = mechanisms.get("cw").params["match_max_iter"].default
+    assert f"({default} by default, so at most {2 + default} in all)" in fits
+    assert f"search allows up to {SDRParams.paper().cw_max_iter}" in fits
+    assert "SDR" not in tables.decision_table().loc["LW", "MCMC fits"]

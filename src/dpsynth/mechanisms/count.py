@@ -143,7 +143,10 @@ def cw_result(ctx: RunContext, params: dict) -> MechanismResult:
 MECHANISM = MechanismSpec(
     key="cw", name="CW", guarantee="aDP", colour=PALETTE["bluish green"], order=30,
     description="count-weighted (re-weighting paper, Algorithm 2)",
-    run=cw_result, params=CW_PARAMS, fits_per_release="1 (with match_delta: 2 + up to match_max_iter)",
+    run=cw_result, params=CW_PARAMS,
+    fits_per_release=(f"1; with match_delta, the unweighted and LW fits and up to match_max_iter radius-search fits "
+                      f"({CW_PARAMS['match_max_iter'].default} by default, so at most "
+                      f"{2 + CW_PARAMS['match_max_iter'].default} in all)"),
     needs="a ball radius (optionally matched to LW's Δ by search)",
     use_when="when isolation in the data, not the model's fit, should decide the weights",
 )

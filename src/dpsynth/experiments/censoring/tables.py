@@ -17,6 +17,7 @@ import pandas as pd
 import xarray as xr
 
 from ... import registry
+from ...privacy import CENSOR_TOL
 from ...studies import select_fits
 from .reference import DEFAULT, HISTORICAL, variant_settings
 from .replicate import MIX_NAMES, true_stats
@@ -32,6 +33,9 @@ __all__ = [
     "values",
     "figure1_table",
     "eps_table",
+    "WEIGHTED_E_FORMATS",
+    "weighted_e_numbers",
+    "above_target_table",
     "count_table",
     "tally_table",
     "milder_table",
@@ -129,13 +133,21 @@ def _res(results):
 
 
 def figure1_table(figure1: xr.Dataset) -> pd.DataFrame:
-    """Mean, sd and 95% interval of ``phi`` under the prior (Uniform(0, 1)), posterior and censored posterior."""
+    """Mean, sd and 95% interval of ``phi`` under the prior (Uniform(0, 1)), posterior and censored posterior.
+
+    Also each distribution's sd as a multiple of the posterior's and its mean's distance from the
+    posterior mean in posterior sds (what the verdict ``censoring_flattens_posterior`` quotes).
+    """
     f = figure1.isel(replicate=0) if "replicate" in figure1.dims else figure1
     rows = {"prior": {"mean": 0.5, "sd": 1 / np.sqrt(12), "2.5%": 0.025, "97.5%": 0.975}}
     for name, key in (("Unweighted", "posterior"), ("Censor_uw", "censored posterior")):
         v = f["phi"].sel(synthesizer=name).values
         rows[key] = {"mean": float(v.mean()), "sd": float(v.std()), "2.5%": float(np.quantile(v, 0.025)),
                      "97.5%": float(np.quantile(v, 0.975))}
+    post = rows["posterior"]
+    for r in rows.values():
+        r["sd / posterior sd"] = r["sd"] / post["sd"]
+        r["mean shift (posterior sds)"] = (r["mean"] - post["mean"]) / post["sd"]
     return pd.DataFrame(rows).T.rename_axis("distribution")
 
 
@@ -162,6 +174,67 @@ def eps_table(results) -> pd.DataFrame:
     df = pd.DataFrame.from_dict(rows, orient="index")
     df.index = pd.MultiIndex.from_tuples(df.index, names=["target eps", "synthesizer"])
     return df
+
+
+#: How the Weighted-e numbers are written, in :func:`above_target_table` and in the verdict that quotes them.
+WEIGHTED_E_FORMATS = {"delta": "{:.2f}", "truncated": "{:.0f}", "above_after_refit": "{:.0f}", "risen": "{:.0f}",
+                      "shift_sd": "{:+.2f}"}
+
+
+def weighted_e_numbers(results) -> dict:
+    """Weighted-e against its target eps/2, per eps: why its Delta ends above it.
+
+    Returns
+    -------
+    dict
+        Keyed by eps (as ``"4"``): replicates with Weighted-e's Delta above eps/2 (``above``) of
+        ``replicates``; medians over those replicates of the records truncated under the LW fit
+        (``truncated``), of the refit's records with ``Delta_i > eps/2`` (``above_after_refit``),
+        of those that had been under eps/2 in the LW fit (``risen``), of Delta (``delta``) and of the
+        shift of the refit's posterior mean of ``phi`` in LW posterior sds (``shift_sd``); and
+        ``all_risen``: in every such replicate the records above eps/2 after the refit are records
+        the truncation had kept (their LW bound was at or under eps/2). None where not stored.
+    """
+    study = results.study
+    if "n_above_target" not in study:
+        return {}
+    out = {}
+    for e in _eps_grid(study):
+        d = values(study, "delta", "Weighted-e", e)
+        hit = d > e / 2 + CENSOR_TOL
+        v = {k: values(study, var, "Weighted-e", e)[hit] for k, var in (
+            ("truncated", "n_truncated"), ("above_after_refit", "n_above_target"), ("risen", "n_risen"),
+            ("shift_sd", "refit_shift_sd"))}
+
+        def med(a):
+            return float(np.median(a)) if a.size else np.nan
+
+        out[f"{e:g}"] = {"above": int(hit.sum()), "replicates": int(d.size), "delta": med(d[hit]),
+                         **{k: med(a) for k, a in v.items()},
+                         "all_risen": bool(np.all((v["risen"] > 0) & (v["risen"] == v["above_after_refit"])))}
+    return out
+
+
+def above_target_table(results) -> pd.DataFrame:
+    """The aDP synthesizers against the target eps/2, per eps: how often, and for Weighted-e why.
+
+    Columns: the target eps/2; the replicates in which the LW and the Weighted-e Delta end above
+    it (beyond :data:`~dpsynth.privacy.CENSOR_TOL`); and over the Weighted-e ones the medians of
+    :func:`weighted_e_numbers`: Delta, the records the LW fit truncated, the refit's records above
+    eps/2, how many of those the truncation had kept, and the refit's shift of the posterior mean
+    of ``phi`` in LW posterior sds (written as :data:`WEIGHTED_E_FORMATS`; "–" where no replicate
+    is above). Empty when the results do not store the refit's counts.
+    """
+    _, study = _res(results)
+    num = weighted_e_numbers(results)
+    rows = {}
+    for e, d in num.items():
+        lw = int((values(study, "delta", "LW", float(e)) > float(e) / 2 + CENSOR_TOL).sum())
+        med = {k: (WEIGHTED_E_FORMATS[k].format(d[k]) if d["above"] else "–") for k in WEIGHTED_E_FORMATS}
+        rows[e] = {"ε/2": float(e) / 2, "LW above": lw, "Weighted-e above": d["above"], "Δ": med["delta"],
+                   "truncated": med["truncated"], "above after refit": med["above_after_refit"],
+                   "of them kept": med["risen"], "shift of φ (LW sds)": med["shift_sd"]}
+    return pd.DataFrame.from_dict(rows, orient="index").rename_axis("ε")
 
 
 def count_table(results, *, downscale: bool = False, full: bool = False) -> pd.DataFrame:

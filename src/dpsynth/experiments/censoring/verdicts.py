@@ -25,6 +25,7 @@ from .tables import (
     PAPER_DELTA_RANGES,
     PAPER_TABLE1,
     PAPER_TABLE_S5,
+    WEIGHTED_E_FORMATS,
     _eps_grid,
     _res,
     _show_label,
@@ -35,6 +36,7 @@ from .tables import (
     release_summary,
     tally_table,
     values,
+    weighted_e_numbers,
 )
 
 __all__ = [
@@ -297,40 +299,6 @@ def _cap_numbers(results) -> dict:
     return worst
 
 
-def weighted_e_numbers(results) -> dict:
-    """Weighted-e against its target eps/2, per eps: why its Delta ends above it.
-
-    Returns
-    -------
-    dict
-        Keyed by eps (as ``"4"``): replicates with Weighted-e's Delta above eps/2 (``above``) of
-        ``replicates``; medians over those replicates of the records truncated under the LW fit
-        (``truncated``), of the refit's records with ``Delta_i > eps/2`` (``above_after_refit``),
-        of those that had been under eps/2 in the LW fit (``risen``), of Delta (``delta``) and of the
-        shift of the refit's posterior mean of ``phi`` in LW posterior sds (``shift_sd``); and
-        ``all_risen``: in every such replicate the records above eps/2 after the refit are records
-        the truncation had kept (their LW bound was at or under eps/2). None where not stored.
-    """
-    study = results.study
-    if "n_above_target" not in study:
-        return {}
-    out = {}
-    for e in _eps_grid(study):
-        d = values(study, "delta", "Weighted-e", e)
-        hit = d > e / 2 + CENSOR_TOL
-        v = {k: values(study, var, "Weighted-e", e)[hit] for k, var in (
-            ("truncated", "n_truncated"), ("above_after_refit", "n_above_target"), ("risen", "n_risen"),
-            ("shift_sd", "refit_shift_sd"))}
-
-        def med(a):
-            return float(np.median(a)) if a.size else np.nan
-
-        out[f"{e:g}"] = {"above": int(hit.sum()), "replicates": int(d.size), "delta": med(d[hit]),
-                         **{k: med(a) for k, a in v.items()},
-                         "all_risen": bool(np.all((v["risen"] > 0) & (v["risen"] == v["above_after_refit"])))}
-    return out
-
-
 def _weighted_e_verdict(results) -> Verdict:
     num = weighted_e_numbers(results)
     cells = {e: d for e, d in num.items() if d["above"] > 0}
@@ -343,10 +311,11 @@ def _weighted_e_verdict(results) -> Verdict:
                     f"{d['replicates']} replicates")
             if not d["above"]:
                 return head
-            return (head + f" (median $\\Delta$ {d['delta']:.2f}); there the LW fit's bounds made it truncate a median "
-                    f"of {d['truncated']:.0f} records, yet after the refit {d['above_after_refit']:.0f} records are "
-                    f"above $\\varepsilon/2$, {d['risen']:.0f} of them kept by the truncation (their LW bound was "
-                    f"under it), and the refit's posterior mean of $\\phi$ moved {d['shift_sd']:+.2f} LW posterior sds")
+            f = {k: WEIGHTED_E_FORMATS[k].format(d[k]) for k in WEIGHTED_E_FORMATS}  # as the table shows them
+            return (head + f" (median $\\Delta$ {f['delta']}); there the LW fit's bounds made it truncate a median "
+                    f"of {f['truncated']} records, yet after the refit {f['above_after_refit']} records are "
+                    f"above $\\varepsilon/2$, {f['risen']} of them kept by the truncation (their LW bound was "
+                    f"under it), and the refit's posterior mean of $\\phi$ moved {f['shift_sd']} LW posterior sds")
 
         ev = "; ".join(one(e, d) for e, d in num.items()) + "."
     return Verdict(
@@ -455,13 +424,13 @@ def reference_verdicts(results) -> list[Verdict]:
         f"a DP reference adds a median {float(np.median(cost)):.3g} to $\\varepsilon$ (one record removed).",
         {"worst_excess": excess, "charge_error": charged}))
 
-    fewer = {e: med["ref"][e]["n_censored"] < min(med["uw"][e]["n_censored"], med["pub"][e]["n_censored"])
-             for e in grid}
+    # shares of the same n order as the counts do; quoted as the table's "% censored" column shows them
+    fewer = {e: med["ref"][e]["censored"] < min(med["uw"][e]["censored"], med["pub"][e]["censored"]) for e in grid}
     out.append(Verdict(
         "ref_censors_fewer", "Censor_ref censors fewer records than Censor_uw and Censor_w-pub at every eps.",
-        all(fewer.values()), "median records censored (Censor_uw, Censor_w-pub, Censor_ref): " + "; ".join(
-            f"{med['uw'][e]['n_censored']:g}, {med['pub'][e]['n_censored']:g}, {med['ref'][e]['n_censored']:g} at "
-            f"{eq} {e:g}" for e in grid) + ".", {"fewer": fewer}))
+        all(fewer.values()), "median share of the records censored (Censor_uw, Censor_w-pub, Censor_ref): " + "; ".join(
+            ", ".join(f"{100 * med[k][e]['censored']:.3g}%" for k in ("uw", "pub", "ref")) + f" at {eq} {e:g}"
+            for e in grid) + ".", {"fewer": fewer}))
 
     useful = {e: med["ref"][e]["max_ecdf"] < min(med["uw"][e]["max_ecdf"], med["pub"][e]["max_ecdf"]) for e in grid}
     out.append(Verdict(
@@ -498,8 +467,9 @@ def reference_verdicts(results) -> list[Verdict]:
     if "hist" in med:
         diff = {e: med["hist"][e]["censored"] - med["ref"][e]["censored"] for e in grid}
         holds = all(abs(v) <= REFERENCE_SAME_SHARE for v in diff.values())
-        ev = ("median share censored with a historical θ₀ minus with a DP θ₀: "
-              + ", ".join(f"{100 * v:+.1f} points at {eq} {e:g}" for e, v in diff.items()) + "; median max-ECDF "
+        ev = ("median share of the records censored with a historical θ₀ against with a DP θ₀: "
+              + ", ".join(f"{100 * med['hist'][e]['censored']:.3g}% against {100 * med['ref'][e]['censored']:.3g}% at "
+                          f"{eq} {e:g}" for e in grid) + "; median max-ECDF "
               + ", ".join(f"{med['hist'][e]['max_ecdf']:.3f} against {med['ref'][e]['max_ecdf']:.3f}" for e in grid)
               + ".")
     else:
@@ -610,12 +580,20 @@ def verdicts(results) -> list[Verdict]:
         f"of {n_ecdf} cells. Its guarantee is aDP only.", {"best": best, "cells": n_ecdf}))
 
     mx = mixing_numbers(results)
-    mult = {k: mx["eps_mixed"][k] / float(np.median(values(study, "eps_remove", k, p.mix_eps))) for k in mx["one"]}
+    eps_one = {k: float(np.median(values(study, "eps_remove", k, p.mix_eps))) for k in mx["one"]}
+    draws = {k: float(np.median(values(study, "mix_n_draws", k, p.mix_eps))) for k in mx["one"]}
+    mult = {k: mx["eps_mixed"][k] / eps_one[k] for k in mx["one"]}
+
+    def g4(v):  # as the mixing table writes its medians (.4g, thousands with separators)
+        return f"{v:,.0f}" if abs(v) >= 1e3 else f"{v:.4g}"
+
     out.append(Verdict(
         "mixing_multiplies_eps", "Record-wise mixing multiplies the privacy budget by the number of distinct draws.",
         all(v > 1 for v in mult.values()),
-        f"at $\\varepsilon$ = {p.mix_eps:g}, a median of {mx['draws']:.0f} distinct draws; median relative change of "
-        f"max-ECDF {-100 * mx['change']:+.0f}%.", {"multiplier": mult, "rel_change": -mx["change"]}))
+        f"at $\\varepsilon$ = {p.mix_eps:g}, medians over the replicates, one draw → record-wise mixed: " + "; ".join(
+            f"{L(k)} $\\varepsilon$ {g4(eps_one[k])} → {g4(mx['eps_mixed'][k])} ({g4(draws[k])} distinct draws), "
+            f"max-ECDF {g4(mx['one'][k])} → {g4(mx['mixed'][k])}" for k in mx["one"]) + ".",
+        {"multiplier": mult, "rel_change": -mx["change"]}))
 
     f1 = results.figure1.isel(replicate=0) if "replicate" in results.figure1.dims else results.figure1
     post, cens = f1["phi"].sel(synthesizer="Unweighted"), f1["phi"].sel(synthesizer="Censor_uw")
@@ -647,7 +625,8 @@ def verdicts(results) -> list[Verdict]:
                    + f" from the paper's, {100 * mn['zeros_at_5'][v]:.0f}% zeros at $\\varepsilon$ = 5"
                    for v, rel in mn["relative_difference"].items()) + "."
          if mn["decidable"] else f"undecided: this run has n = {p.n} and $\\varepsilon$ in "
-         + ", ".join(f"{e:g}" for e in grid) + "; the paper n = 2000 and 5, 4, 3."),
+         + ", ".join(f"{e:g}" for e in grid) + "; the comparison needs the n of the paper's Table 1 and "
+         "$\\varepsilon$ = 5, 4 and 3."),
         {k: mn[k] for k in ("relative_difference", "zeros_at_5", "reproduces")}))
 
     common = [e for e in grid if float(e).is_integer() and (int(e), "Censor_uw") in PAPER_TABLE1]
@@ -659,7 +638,7 @@ def verdicts(results) -> list[Verdict]:
         (all(abs(v) <= 0.10 for v in rel_err.values()) if decidable else None),
         ("median relative difference "
          + ", ".join(f"{100 * v:+.0f}% at $\\varepsilon$ = {e}" for e, v in rel_err.items())
-         if decidable else f"undecided: this run has n = {p.n}, the paper n = 2000."),
+         if decidable else f"undecided: this run has n = {p.n}, not the n of the paper's Table 1."),
         {"relative_difference": rel_err}))
     if getattr(results, "reference", None) is not None:
         out += reference_verdicts(results)

@@ -46,8 +46,23 @@ def decision_table(keys: Sequence[str] | None = None) -> pd.DataFrame:
     else:
         specs = [mechanisms.get(k) for k in keys]
     rows = [{"mechanism": s.name + ("a,b]" if s.pattern else ""), "guarantee": s.guarantee, "needs": s.needs,
-             "MCMC fits": s.fits_per_release, "use it when": s.use_when} for s in specs]
+             "MCMC fits": s.fits_per_release + _FITS_ELSEWHERE.get(s.key, lambda: "")(), "use it when": s.use_when}
+            for s in specs]
     return pd.DataFrame(rows).set_index("mechanism")
+
+
+def _cw_fits_in_the_sdr_chapter() -> str:
+    """Where a chapter sets CW's search otherwise than the default: the SDR chapter's longer search."""
+    from ..sdr_application.params import SDRApplicationParams
+
+    p = SDRApplicationParams.paper()
+    if not p.cw_match or p.cw_max_iter <= mechanisms.get("cw").params["match_max_iter"].default:
+        return ""
+    return f"; the SDR chapter's search allows up to {p.cw_max_iter} (its table counts the search's fits)"
+
+
+#: Registry key -> the decision table's addition to its "MCMC fits", where a chapter's setting costs more.
+_FITS_ELSEWHERE = {"cw": _cw_fits_in_the_sdr_chapter}
 
 
 def posterior_probability_bound(prior: float | np.ndarray, eps: float | np.ndarray) -> np.ndarray:

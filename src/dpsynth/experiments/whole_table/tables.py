@@ -14,7 +14,8 @@ import xarray as xr
 
 from .replicate import TABLES
 
-__all__ = ["COLUMNS", "study_of", "mean_frame", "comparison_table", "privacy_table", "tables_table", "peer_bins_table"]
+__all__ = ["COLUMNS", "study_of", "mean_frame", "comparison_table", "privacy_table", "tables_table", "peer_bins_table",
+           "verdict_means_table"]
 
 #: Displayed utility columns: variable -> header.
 COLUMNS = {
@@ -105,3 +106,27 @@ def peer_bins_table(results) -> pd.DataFrame:
             rows.append({"table": str(name), "column": c, "kind": spec.kinds[c], "lower": lo, "upper": hi,
                          "bins": bins, "bin width": (hi - lo) / bins})
     return pd.DataFrame(rows).set_index(["table", "column"])
+
+
+def verdict_means_table(verdicts) -> pd.DataFrame:
+    """The counts and means the comparison verdicts quote, one row per verdict that compares two means.
+
+    Parameters
+    ----------
+    verdicts : list of dpsynth.verdicts.Verdict
+        :func:`dpsynth.experiments.whole_table.verdicts` of the results.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by the verdict's claim: the (table, ε) cells compared, the cells the verdict's
+        winner takes, and the mean over the cells of the chain rule's value and of the other
+        side's (Independent, or the better of MST and AIM).
+    """
+    rows = {}
+    for v in verdicts:
+        n = v.numbers or {}
+        if "ours_mean" in n and "other_mean" in n:
+            rows[v.claim] = {"cells": int(n["cells"]), "wins": int(n["wins"]), "chain rule, mean": n["ours_mean"],
+                             "other, mean": n["other_mean"]}
+    return pd.DataFrame.from_dict(rows, orient="index").rename_axis("verdict")
