@@ -98,5 +98,5 @@ def censor_w_utility_note(results) -> str:
     tail = (" What stays open is why the censored fit places the median better: the records Censor_uw censors "
             "are not kept per replicate, and the real file, on which the paper's ranking was found, could not "
             "be read here." if v.holds else "")
-    return disagreement_note(v, "the paper's utility ranking (Censor_uw above Censor_w)",
+    return disagreement_note(v, "Censor_uw above Censor_w on the stand-in, against the paper's ranking",
                              f"*Explanation tested: {v.claim}* — **{v.word}**. {v.evidence}{tail}")
