@@ -98,7 +98,8 @@ def censor_uw_hump(results, mechanism: str = "Censor_uw", n: int | None = None) 
           f"\\${nums['median'][lo]:,.0f} → \\${nums['median'][peak]:,.0f} (the data's \\${data['q50']:,.0f}), its "
           f"distance from the data's growing by \\${merr:,.1f} (standard error \\${merr_se:,.1f}, {merr_z:.1f} "
           f"standard errors), and over the runs at $\\varepsilon \\le$ {peak:g} the max-ECDF and the median's "
-          f"distance correlate at {corr:.2f}.")
+          f"distance correlate at "
+          f"{corr:.2f}.")
     claim = (f"{mechanism}'s max-ECDF rising from $\\varepsilon$ = {lo:g} to {peak:g} is a shift of the synthetic "
              "median away from the data's, not Monte Carlo error and not a "
              "posterior flattened toward the prior by censoring.")

@@ -87,7 +87,8 @@ def contraction_ruled_out(contraction: xr.Dataset, *, who: str = "LW", paper_n: 
         row["within_sampling_error"] = bool(not abs(row["iqr_change_z"]) >= Z_BEYOND)
         row["level_matched"] = bool(abs(lvl / row["paper_level"] - 1) <= 0.1)
         if not shrinks:
-            other = row["iqr_converged"][1] < row["iqr_converged"][0] or row["relative_iqr"][1] < row["relative_iqr"][0]
+            other = (row["iqr_converged"][1] < row["iqr_converged"][0]
+                     or row["relative_iqr"][1] < row["relative_iqr"][0])
             if other:
                 rescued.append(dm)
             elif row["within_sampling_error"]:
@@ -99,7 +100,8 @@ def contraction_ruled_out(contraction: xr.Dataset, *, who: str = "LW", paper_n: 
     parts = []
     for dm, r in per.items():
         parts.append(
-            f"{_NAMES.get(dm, dm)}: median Δ {r['level']:.2f} at n = {r['level_n']} (the paper's ≈ {r['paper_level']:g}); "
+            f"{_NAMES.get(dm, dm)}: median Δ {r['level']:.2f} at n = {r['level_n']} "
+            f"(the paper's ≈ {r['paper_level']:g}); "
             f"IQR over data sets {r['iqr'][0]:.3f} → {r['iqr'][1]:.3f} as n goes {n0} → {n1} ({r['datasets'][0]} "
             f"and {r['datasets'][1]} data sets), a change of {r['iqr_change']:+.3f} with bootstrap standard error "
             f"{r['iqr_change_se']:.3f} ({r['iqr_change_z']:+.1f}); without the {r['unconverged']} unconverged fits "
@@ -131,7 +133,8 @@ def contraction_note(results, who: str = "LW") -> str:
     ruled.append("the MCMC length as the cause of a trend over n: every n uses the same "
                  f"{p.get('contraction_draws', '?')} draws after {p.get('contraction_tune', '?')} tuning steps per chain")
     if sure:
-        ruled.append(f"sampling error over the data sets, for {nm(sure)}: the change exceeds {Z_BEYOND:g} "
+        ruled.append(f"sampling error over the data sets, for {nm(sure)}: the change exceeds "
+                     f"{Z_BEYOND:g} "
                      "bootstrap standard errors")
     if v.numbers["failing"]:
         ruled.append(f"unconverged fits and a relative reading of the spread, for {nm(v.numbers['failing'])}")
@@ -139,7 +142,8 @@ def contraction_note(results, who: str = "LW") -> str:
             + (f"Not ruled out: sampling error, for {nm(noisy)}: with "
                f"{min(min(r['datasets']) for r in per.values())} data sets per n the change of the spread between "
                f"n = {v.numbers['sizes'][0]} and {v.numbers['sizes'][-1]} is within {Z_BEYOND:g} bootstrap standard "
-               "errors, so these results can show neither that the spread shrinks nor that it does not. " if noisy else "")
+               "errors, so these results can show neither that the spread shrinks nor that it does not. "
+               if noisy else "")
             + "Open as well: Δ is a maximum over posterior draws and the shipped results keep one Δ per fit, not "
               "the draws, so neither the Monte Carlo error of each Δ nor another rule for which draws enter the "
               "maximum can be tested from them; nor can sizes beyond the largest studied, where the paper's "
