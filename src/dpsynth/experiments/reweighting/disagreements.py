@@ -110,7 +110,8 @@ def contraction_ruled_out(contraction: xr.Dataset, *, who: str = "LW", paper_n: 
     ev = "; ".join(parts) + "."
     claim = (f"{who}'s local bound does contract and the study hides it: sampling error over the data sets, "
              "unconverged fits, or reading the spread in absolute rather than relative terms.")
-    nums = {"per_model": per, "rescued": rescued, "failing": failing, "undecided": undecided, "sizes": ns, "params": draws}
+    nums = {"per_model": per, "rescued": rescued, "failing": failing, "undecided": undecided,
+            "sizes": ns, "params": draws}
     return Verdict("contraction_hidden_by_study", claim, holds, ev, nums)
 
 
@@ -131,7 +132,8 @@ def contraction_note(results, who: str = "LW") -> str:
         ruled.append(f"a different weight rule or data model, for {nm(matched)}: the level is within 10% of the "
                      "paper's at its n")
     ruled.append("the MCMC length as the cause of a trend over n: every n uses the same "
-                 f"{p.get('contraction_draws', '?')} draws after {p.get('contraction_tune', '?')} tuning steps per chain")
+                 f"{p.get('contraction_draws', '?')} draws after {p.get('contraction_tune', '?')} tuning steps "
+                 "per chain")
     if sure:
         ruled.append(f"sampling error over the data sets, for {nm(sure)}: the change exceeds "
                      f"{Z_BEYOND:g} "
