@@ -200,3 +200,26 @@ def test_unitfree_table():
     assert tab.loc[(_label("Censor_ref"), 1.0, "thousands"), "sd (censored)"] == pytest.approx(2.0)
     assert tab.loc[(_label("Censor_ref"), 1.0, "thousands"), "converged"] == "3/3"
     assert list(tab.index.get_level_values(2)[:3]) == ["dollars", "thousands", "cents"]
+
+
+def test_the_tables_hold_the_numbers_the_verdicts_quote():
+    """Every number a verdict quotes is in a table of the page (the tables the notebook shows, with
+    :func:`verdict_numbers_table` and :func:`unit_spread_table`), apart from the declared ε grid and sizes;
+    without the two tables the unit spreads and tolerances are not."""
+    from own_data_fake import fake_all
+    from test_page_check import _page
+
+    from dpsynth import page_check
+    from dpsynth.experiments.own_data import verdicts
+
+    res = fake_all()
+    vs = verdicts(res)
+    top = max(EPS)
+    shown = [T.privacy_table(res), T.utility_table(res), T.coefficient_table(res, top), T.files_table(res),
+             T.units_table(res), T.unitfree_table(res)]
+    new = [T.verdict_numbers_table(vs), T.unit_spread_table(res)]
+    assert new[0].shape[1] == 1 and new[1].shape[1] <= 4
+    declared = [float(e) for e in EPS] + [float(N)]
+    assert page_check.unheld_numbers(_page(vs, shown + new), declared=declared) == []
+    missing = {u[1] for u in page_check.unheld_numbers(_page(vs, shown), declared=declared)}
+    assert "Censor_uw's censoring moves with the unit" in missing

@@ -28,3 +28,25 @@ def test_tables_are_narrow_and_labelled():
     mix = T.mixing_table(ds)
     assert mix.loc["LW (aDP)", "eps remove (mixed)"] == pytest.approx(30 * mix.loc["LW (aDP)", "eps remove (one draw)"])
     assert T.decomposition_table(ds).loc[("[0.4,1.8]", 40), "attained at weight 0"] == "4/4"
+
+
+def test_the_tables_hold_the_numbers_the_verdicts_quote():
+    """Every number a verdict quotes is in a table of the page (the tables the notebook shows, with
+    :func:`verdict_numbers_table`: the replicate-and-n counts and the mean λ), apart from the sample sizes and
+    the replicates; without that table the counts are not (12 replicates, above the small integers spared)."""
+    from test_page_check import _page
+
+    from dpsynth import page_check
+    from dpsynth.experiments.range_restriction import verdicts
+
+    ds = fake_study(replicates=12)
+    vs = verdicts(ds)
+    shown = [T.eps_table(ds), T.inequality_table(ds), T.decomposition_table(ds), T.mixing_table(ds),
+             T.spread_table(ds), T.convergence_table(ds)]
+    declared = [float(n) for n in ds["n_obs"].values] + [12.0]
+    numbers = T.verdict_numbers_table(vs)
+    assert numbers.shape[1] == 1 and numbers.index.names == ["verdict", "figure"]
+    cases = 12 * ds.sizes["n_obs"] * 2
+    assert f"{cases}" in set(numbers["value"])
+    assert page_check.unheld_numbers(_page(vs, shown + [numbers]), declared=declared) == []
+    assert {u[0] for u in page_check.unheld_numbers(_page(vs, shown), declared=declared)} >= {f"{cases}"}

@@ -55,3 +55,23 @@ def test_one_synthesizer_dimension(res):
         assert str(ds.synthesizer.values[0]) == "Data"
         assert s.fit_names(ds) == [str(v) for v in ds.synthesizer.values[1:]]
     assert s.fit_names(res.synthesizers) == list(rw.SYNTHESIZERS)
+
+
+def test_the_tables_hold_the_numbers_the_verdicts_quote(res):
+    """Every number a verdict quotes is in a table of the page (the tables the notebook shows, with
+    :func:`verdict_numbers_table`), apart from the declared settings; without that table some are not."""
+    from test_page_check import _page
+
+    from dpsynth import page_check
+
+    vs = rw.verdicts(res)
+    shown = [s.fits_table(res), s.reweighting_table(res), s.table1(res),
+             s.width_table(res).drop(columns="mixed overlaps paper"),
+             s.contraction_table(res).drop(columns=["min", "max"]), s.convergence_table(res)]
+    declared = page_check.declared_numbers(res.params)
+    numbers = s.verdict_numbers_table(vs)
+    assert numbers.shape[1] == 1 and numbers.index.names == ["verdict", "figure"]
+    place = {v.key: i for i, v in enumerate(vs, start=1)}
+    assert place["one_draw_wider_than_mixed"] in numbers.index.get_level_values("verdict")
+    assert page_check.unheld_numbers(_page(vs, shown + [numbers]), declared=declared) == []
+    assert page_check.unheld_numbers(_page(vs, shown), declared=declared)

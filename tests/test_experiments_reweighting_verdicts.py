@@ -113,7 +113,8 @@ def test_bias_and_width_summary(res):
 def test_data_row_does_not_change_verdicts(res):
     """NaN/False on the "Data" row (not a fit) is not counted as a failed fit or an out-of-range weight."""
     v = _by_key(res)
-    assert v["fits_converged"].numbers == {"not_converged": 0, "fits": 12 + 40}
+    assert v["fits_converged"].numbers == {"not_converged": 0, "fits": 12 + 40, "sections": (0, 12),
+                                           "appendix": (0, 40)}
     assert v["weights_in_unit_interval"].holds is True and v["one_signed_window"].holds is True
 
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-__all__ = ["Verdict", "verdicts_markdown", "CONTRACTION_DEFINITION", "CONTRACTION_MIN_DATASETS", "contraction_verdict"]
+__all__ = ["Verdict", "verdicts_markdown", "quoted_numbers_table", "CONTRACTION_DEFINITION", "CONTRACTION_MIN_DATASETS",
+           "contraction_verdict"]
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,30 @@ class Verdict:
 def verdicts_markdown(verdicts: Iterable[Verdict]) -> str:
     """A numbered Markdown list of verdicts."""
     return "\n".join(f"{i}. {v.markdown()}" for i, v in enumerate(verdicts, start=1))
+
+
+def quoted_numbers_table(verdicts: Iterable[Verdict], figures: Mapping[str, Iterable[tuple[str, str]]]):
+    """The numbers the verdicts quote that the page's other tables do not show, one row per figure.
+
+    Parameters
+    ----------
+    verdicts : list of Verdict
+        The verdicts as the page lists them (their place in the list numbers the rows).
+    figures : mapping
+        ``{verdict key: [(figure, value as the verdict writes it), ...]}``; keys of verdicts not in
+        ``verdicts`` are skipped (a study that did not run).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by ``verdict`` (its number in the list) and ``figure``; one column, ``value``.
+    """
+    import pandas as pd
+
+    place = {v.key: i for i, v in enumerate(verdicts, start=1)}
+    rows = [(place[k], name, value) for k, figs in figures.items() if k in place for name, value in figs]
+    rows.sort(key=lambda r: r[0])
+    return pd.DataFrame(rows, columns=["verdict", "figure", "value"]).set_index(["verdict", "figure"])
 
 
 #: The book's one definition of aDP contraction (the re-weighting paper's Figures 14–17): as n grows, the

@@ -18,7 +18,8 @@ from .replicate import QUANTILES
 
 __all__ = ["study_of", "units_of", "fit_frame", "privacy_table", "utility_table", "coefficient_table",
            "units_table", "QUANTILE_COLUMNS", "files_of", "unitfree_of", "static", "files_table",
-           "files_quantile_table", "files_share_table", "unitfree_table"]
+           "files_quantile_table", "files_share_table", "unitfree_table", "unit_spread_table",
+           "verdict_numbers_table"]
 
 #: The quantile variables, in order.
 QUANTILE_COLUMNS = tuple(f"q{int(round(100 * a))}" for a in QUANTILES)
@@ -259,3 +260,80 @@ def unitfree_table(results) -> pd.DataFrame:
                               "censored_sd": "sd (censored)", "median": "synthetic median ($)",
                               "max_ecdf": "max-ECDF", "max_ecdf_sd": "sd (max-ECDF)", "eps": "ε"})
     return out.set_index(["mechanism", "ε", "unit"])
+
+
+def unit_spread_table(results) -> pd.DataFrame:
+    """How far the unit-free study's results move with the unit, against their Monte Carlo tolerance.
+
+    Per mechanism and ε (:func:`dpsynth.experiments.own_data.verdicts.unit_spread`, floors 1 record and
+    0.001, as the verdicts use them): the spread across units of the mean censored count and of the mean
+    max-ECDF, each beside its tolerance (three standard errors of a difference of two means).
+    """
+    from .verdicts import unit_spread
+
+    u = unitfree_of(results)
+    rows = []
+    for mech in registry.order([str(m) for m in u["mechanism"].values]):
+        c = unit_spread(u, mech, "n_censored", 1.0)
+        d = unit_spread(u, mech, "max_ecdf", 1e-3)
+        for i, e in enumerate(u["eps"].values):
+            rows.append({"mechanism": registry.label(mech), "ε": float(e), "spread, censored": c["spread"][i],
+                         "tol., censored": c["tolerance"][i], "spread, max-ECDF": d["spread"][i],
+                         "tol., max-ECDF": d["tolerance"][i]})
+    return pd.DataFrame(rows).set_index(["mechanism", "ε"])
+
+
+def verdict_numbers_table(verdicts) -> pd.DataFrame:
+    """The figures the verdicts quote that the chapter's other tables do not show, as the verdicts write them.
+
+    Parameters
+    ----------
+    verdicts : list of dpsynth.verdicts.Verdict
+        :func:`dpsynth.experiments.own_data.verdicts` of the results, in the page's order.
+
+    Returns
+    -------
+    pandas.DataFrame
+        :func:`dpsynth.verdicts.quoted_numbers_table`: indexed by the verdict's number and the figure,
+        one column ``value``: the censored fits and their largest Δ − ε/2, the fits compared under both
+        neighbour relations, the shares censored
+        in each unit, the offset's difference, Unweighted's max-ECDF, the regression errors, the
+        files study's converged fits and the reference's cost. The unit-free spreads are in
+        :func:`unit_spread_table`.
+    """
+    from ...verdicts import quoted_numbers_table
+
+    n = {v.key: v.numbers for v in verdicts}
+    fig: dict = {}
+    if "fits" in n.get("censored_within_bound", {}):
+        c = n["censored_within_bound"]
+        fig["censored_within_bound"] = [("censored fits", f"{c['fits']}"), ("largest Δ − ε/2", f"{c['worst']:.2g}")]
+    if "fits" in n.get("privacy_relations", {}):
+        c = n["privacy_relations"]
+        fig["privacy_relations"] = [("fits compared", f"{c['fits']}"),
+                                    ("ε (one replaced) / ε (one removed)", f"{c['min']:.3g} to {c['max']:.3g}")]
+    if "dollars_max" in n.get("unit_changes_censoring", {}):
+        c = n["unit_changes_censoring"]
+        fig["unit_changes_censoring"] = [("share censored, dollars", f"{c['dollars_min']:.1%}–{c['dollars_max']:.1%}"),
+                                         ("share censored, thousands",
+                                          f"{c['thousands_min']:.1%}–{c['thousands_max']:.1%}")]
+    if "offset_is_a_unit" in n:
+        fig["offset_is_a_unit"] = [("largest difference in the share censored", f"{n['offset_is_a_unit']['gap']:.2%}")]
+    if "unweighted" in n.get("marginal_favours_model_free", {}):
+        fig["marginal_favours_model_free"] = [
+            ("Unweighted's max-ECDF (mean)", f"{n['marginal_favours_model_free']['unweighted']:.3f}")]
+    if "model_keeps_regression" in n:
+        c = n["model_keeps_regression"]
+        fig["model_keeps_regression"] = [
+            (f"coefficient RMS error, {registry.label('Censor_uw')}", f"{c['censor_uw']:.3f}"),
+            (f"coefficient RMS error, {registry.label('OpenDP-Q')}", f"{c['opendp_q']:.3f}")]
+    if "retried" in n.get("defaults_converge", {}):
+        c = n["defaults_converge"]
+        fig["defaults_converge"] = [("default fits converged", f"{c['converged']} of {c['fits']}"),
+                                    ("needed a retry", f"{c['retried']}")]
+    if "reference_min" in n.get("statement_charges_reference", {}):
+        c = n["statement_charges_reference"]
+        fig["statement_charges_reference"] = [
+            ("reference ε", f"{c['reference_min']:.3g} to {c['reference_max']:.3g}"),
+            ("ε (one replaced) / target", f"{c['replaced_min']:.3g} to {c['replaced_max']:.3g}")]
+    return quoted_numbers_table(verdicts, fig)

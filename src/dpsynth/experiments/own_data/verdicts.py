@@ -104,13 +104,15 @@ def verdicts(results) -> list:
     worst = float((cens["delta"] - cens["eps"] / 2).max()) if len(cens) else float("nan")
     out.append(Verdict("censored_within_bound", "A censored likelihood keeps every record's term within ±ε/2",
                        bool(len(cens)) and worst <= 1e-9,
-                       f"largest Δ − ε/2 over {len(cens)} censored fits: {worst:.2g}.", {"worst": worst}))
+                       f"largest Δ − ε/2 over {len(cens)} censored fits: {worst:.2g}.",
+                       {"worst": worst, "fits": len(cens)}))
     priv = f[(f["synthesizer"] != "Data") & np.isfinite(f["eps_remove"])]
     ratio = (priv["eps_replace"] / priv["eps_remove"]).to_numpy()
     ok = bool(np.allclose(ratio, 2.0, rtol=1e-6))
     out.append(Verdict("privacy_relations", "With one record replaced, ε doubles", ok,
                        f"ratio ε(replaced)/ε(removed) from {ratio.min():.3g} to {ratio.max():.3g} over "
-                       f"{ratio.size} fits.", {"min": float(ratio.min()), "max": float(ratio.max())}))
+                       f"{ratio.size} fits.", {"min": float(ratio.min()), "max": float(ratio.max()),
+                                                           "fits": int(ratio.size)}))
     u = units_of(results)
     n = float(u.attrs.get("n", 1))
     share = (u["n_censored"] / n).mean("replicate")
@@ -121,7 +123,8 @@ def verdicts(results) -> list:
     out.append(Verdict("unit_changes_censoring", "The unit of a continuous variable decides how much is censored",
                        holds, f"share censored in dollars {float(dol.min()):.1%}–{float(dol.max()):.1%}; in thousands "
                        f"{float(thou.min()):.1%}–{float(thou.max()):.1%} (mechanisms × ε of the units study).",
-                       {"dollars_min": float(dol.min()), "thousands_max": float(thou.max())}))
+                       {"dollars_min": float(dol.min()), "dollars_max": float(dol.max()),
+                        "thousands_min": float(thou.min()), "thousands_max": float(thou.max())}))
     gap = float(np.abs(off - thou).max())
     out.append(Verdict("offset_is_a_unit", "A public offset −log 1000 in dollars is the thousands fit",
                        gap <= 0.02, f"largest difference in the share censored: {gap:.2%} of the records.",
@@ -138,7 +141,8 @@ def verdicts(results) -> list:
                            f"{len(wins)} of {len(eps_grid)} ε; Unweighted, not private, has "
                            f"{float(f.loc[f['synthesizer'] == 'Unweighted', 'max_ecdf'].mean()):.3f}: the lognormal "
                            f"regression itself misses the shape of the wages.",
-                           {"wins": len(wins), "eps": len(eps_grid)}))
+                           {"wins": len(wins), "eps": len(eps_grid),
+                            "unweighted": float(f.loc[f["synthesizer"] == "Unweighted", "max_ecdf"].mean())}))
     ds = study_of(results)
     top = float(np.nanmax(ds["eps"].values))
     have = set(ds["synthesizer"].values)
@@ -284,7 +288,8 @@ def new_verdicts(results) -> list:
         conv, fits = int(ds["converged"].sum()), int(ds["converged"].size)
         out.append(Verdict("defaults_converge", "A newcomer's default fits converge on all three real files",
                            conv == fits, f"{conv} of {fits} default fits passed R-hat, ESS and divergence checks "
-                           f"({int((ds['retries'] > 0).sum())} needed a retry).", {"converged": conv, "fits": fits}))
+                           f"({int((ds['retries'] > 0).sum())} needed a retry).",
+                           {"converged": conv, "fits": fits, "retried": int((ds["retries"] > 0).sum())}))
         e = ds["eps"].broadcast_like(ds["eps_remove"])
         gap = np.abs(ds["eps_remove"] - e - ds["reference_eps_remove"])
         ok = bool((gap < 1e-9).all() and (ds["reference_eps_remove"] >= 0).all()
@@ -294,7 +299,11 @@ def new_verdicts(results) -> list:
                            f"ε (one removed) − target ε = reference ε from {float(ref.min()):.3g}"
                            f" to {float(ds['reference_eps_remove'].max()):.3g}; ε (one replaced) from "
                            f"{float((ds['eps_replace'] / e).min()):.3g} to {float((ds['eps_replace'] / e).max()):.3g} "
-                           f"times the target.", {"gap": float(gap.max())}))
+                           f"times the target.",
+                           {"gap": float(gap.max()), "reference_min": float(ref.min()),
+                            "reference_max": float(ref.max()),
+                            "replaced_min": float((ds["eps_replace"] / e).min()),
+                            "replaced_max": float((ds["eps_replace"] / e).max())}))
     if getattr(results, "unitfree", None) is not None or not hasattr(results, "unitfree"):
         u = unitfree_of(results)
         mechs = {str(m) for m in u["mechanism"].values}

@@ -17,7 +17,7 @@ from ... import registry
 
 __all__ = [
     "study_of", "n_main", "range_tags", "eps_table", "inequality_table", "decomposition_table", "mixing_table",
-    "spread_table", "convergence_table",
+    "spread_table", "convergence_table", "verdict_numbers_table",
 ]
 
 
@@ -160,3 +160,48 @@ def convergence_table(results) -> pd.DataFrame:
     frame = pd.DataFrame.from_dict(rows, orient="index")
     frame.index.name = "synthesizer"
     return frame
+
+
+def verdict_numbers_table(verdicts) -> pd.DataFrame:
+    """The counts and means the verdicts quote that the chapter's other tables do not show.
+
+    Parameters
+    ----------
+    verdicts : list of dpsynth.verdicts.Verdict
+        :func:`dpsynth.experiments.range_restriction.verdicts` of the results, in the page's order.
+
+    Returns
+    -------
+    pandas.DataFrame
+        :func:`dpsynth.verdicts.quoted_numbers_table`: indexed by the verdict's number and the figure,
+        one column ``value``: for each verdict that counts replicate-and-n cases (pooled over the
+        ranges), the cases and how many satisfy it; and the mean knowledge probability λ of the
+        narrow and the wide range at the chapter's n.
+    """
+    from ...verdicts import quoted_numbers_table
+
+    n = {v.key: v.numbers for v in verdicts}
+    fig: dict = {}
+    if "lw_below_unweighted" in n:
+        c = n["lw_below_unweighted"]
+        fig["lw_below_unweighted"] = [("replicate-and-n cases", f"{c['cases']}"),
+                                      ("Δ_LW < Δ_Unweighted", f"{c['lower']}")]
+    for key in ("averaged_within_lw", "literal_b_within_lw", "whole_term_within_lw"):
+        if key in n:
+            fig[key] = [("replicate-and-n cases, all ranges", f"{n[key]['cases']}"),
+                        ("Δ ≤ Δ_LW", f"{n[key]['within']}")]
+    if "literal_b_exceeds_by_range_term" in n:
+        c = n["literal_b_exceeds_by_range_term"]
+        fig["literal_b_exceeds_by_range_term"] = [
+            ("replicate-and-n cases, all ranges", f"{c['cases']}"), ("Δ_B > Δ_LW", f"{c['exceed']}"),
+            ("of them, −log P ≥ Δ_LW", f"{c['exceed_by_range_term']}")]
+    if "literal_b_attained_by_zero_weight" in n:
+        c = n["literal_b_attained_by_zero_weight"]
+        fig["literal_b_attained_by_zero_weight"] = [
+            ("Δ_B > Δ_LW", f"{c['exceed']}"), ("of them, at weight 0", f"{c['exceed_at_zero_weight']}"),
+            ("all cases at weight 0", f"{c['attained_at_zero_weight']} of {c['cases']}")]
+    if "mean_lambda_narrow" in n.get("narrower_range_buys_more", {}):
+        c = n["narrower_range_buys_more"]
+        fig["narrower_range_buys_more"] = [(f"mean λ, {c['narrow']}", f"{c['mean_lambda_narrow']:.2f}"),
+                                           (f"mean λ, {c['wide']}", f"{c['mean_lambda_wide']:.2f}")]
+    return quoted_numbers_table(verdicts, fig)

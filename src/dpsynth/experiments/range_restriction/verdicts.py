@@ -83,9 +83,9 @@ def verdicts(results) -> list[Verdict]:
     k, N = _count(d.sel(synthesizer="LW") < d.sel(synthesizer="Unweighted"))
     out.append(Verdict(
         "lw_below_unweighted", "The Lipschitz weights (LW) lower the local bound below Unweighted's.", k == N,
-        f"at n = {n} the median Δ goes from {float(med.sel(synthesizer='Unweighted')):.2f} (Unweighted, not private) "
-        f"to {float(med.sel(synthesizer='LW')):.2f} (LW): a local ε of {2 * float(med.sel(synthesizer='LW')):.2f} with "
-        f"one record removed, {4 * float(med.sel(synthesizer='LW')):.2f} with one record replaced; lower in {k} of {N} "
+        f"at n = {n} the median Δ goes from {float(med.sel(synthesizer='Unweighted')):.3g} (Unweighted, not private) "
+        f"to {float(med.sel(synthesizer='LW')):.3g} (LW): a local ε of {2 * float(med.sel(synthesizer='LW')):.3g} with "
+        f"one record removed, {4 * float(med.sel(synthesizer='LW')):.3g} with one record replaced; lower in {k} of {N} "
         "replicate-and-n cases.",
         {"cases": N, "lower": k, "median_delta_unweighted": float(med.sel(synthesizer="Unweighted")),
          "median_delta_lw": float(med.sel(synthesizer="LW"))}))
@@ -153,7 +153,9 @@ def verdicts(results) -> list[Verdict]:
             f"{float(lam_w.sel(n_obs=n).mean()):.2f} for {t_w} (larger in every case: {'yes' if more else 'no'}); "
             f"median $\\Delta_A$ {float(med.sel(synthesizer=f'A{t_n}')):.2f} against "
             f"{float(med.sel(synthesizer=f'A{t_w}')):.2f}.",
-            {"narrow": t_n, "wide": t_w, "lambda_larger_everywhere": more, "delta_lower": lower}))
+            {"narrow": t_n, "wide": t_w, "lambda_larger_everywhere": more, "delta_lower": lower,
+             "mean_lambda_narrow": float(lam_n.sel(n_obs=n).mean()),
+             "mean_lambda_wide": float(lam_w.sel(n_obs=n).mean())}))
     else:
         out.append(Verdict("narrower_range_buys_more", "A narrower public range buys more.", None,
                            "only one range was run.", {}))

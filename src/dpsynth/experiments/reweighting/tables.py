@@ -32,6 +32,8 @@ __all__ = [
     "width_table",
     "contraction_table",
     "convergence_table",
+    "PAPER_SW_ALPHA",
+    "verdict_numbers_table",
 ]
 
 #: Display names of the generating models.
@@ -69,6 +71,8 @@ PAPER_TABLE1 = {
         "CW_final": (96.1, 100.1),
     },
 }
+#: The scalar weight the paper reports for SW on the Poisson data (Section 3.1).
+PAPER_SW_ALPHA = 0.375
 #: Rows ("Data" and synthesizers) of the paper's Table 1.
 TABLE1_SOURCES = ("Data", "LW", "LW_final", "CW", "CW_final")
 
@@ -210,7 +214,7 @@ def contraction_table(res) -> pd.DataFrame:
                         "min": d.min(),
                         "max": d.max(),
                         "max − min": d.max() - d.min(),
-                        "IQR / median": (q75 - q25) / q50,
+                        "IQR": q75 - q25,
                         # Poisson and NB terms are <= 0: a window of width Delta
                         "max ε_x (remove)": eps_from_delta(d.max(), "remove", one_signed=True),
                     }
@@ -254,3 +258,61 @@ def convergence_table(res) -> pd.DataFrame:
         },
     ]
     return pd.DataFrame(rows).set_index("study")
+
+
+def verdict_numbers_table(verdicts) -> pd.DataFrame:
+    """The figures the verdicts quote that the chapter's other tables do not show, as the verdicts write them.
+
+    Parameters
+    ----------
+    verdicts : list of dpsynth.verdicts.Verdict
+        :func:`dpsynth.experiments.reweighting.verdicts` of the results, in the page's order.
+
+    Returns
+    -------
+    pandas.DataFrame
+        :func:`dpsynth.verdicts.quoted_numbers_table`: indexed by the verdict's number and the figure,
+        one column ``value``: the largest Δ after / Δ before of re-weighting, the range of the
+        weights, SW's posterior sd against LW's and the paper's SW weight, the mean bias of the 15th
+        and 90th percentiles on the mixture and the largest on the Poisson data, the tail bias before
+        and after re-weighting and the largest shift of a mean between one-draw and mixed sets, the
+        width ratios, and the draws and ε of a mixed set.
+    """
+    from ...verdicts import quoted_numbers_table
+
+    n = {v.key: v.numbers for v in verdicts}
+    lab = registry.label
+    fig: dict = {}
+    if "reweighting_never_raises_delta" in n:
+        worst = n["reweighting_never_raises_delta"]["max_ratio"]
+        fig["reweighting_never_raises_delta"] = [("largest Δ after / Δ before", f"{worst:.3f}")]
+    if "weights_in_unit_interval" in n:
+        w = n["weights_in_unit_interval"]
+        fig["weights_in_unit_interval"] = [("smallest and largest weight", f"{w['min']:.3f}, {w['max']:.3f}")]
+    if "sw_wider_posterior" in n:
+        sw = n["sw_wider_posterior"]
+        fig["sw_wider_posterior"] = [(f"posterior sd of μ, SW / LW ({DM_LABEL.get(dm, dm)})", f"{v:.1f}×")
+                                     for dm, v in sw["sd_ratio"].items()]
+        fig["sw_wider_posterior"].append(("SW's α in the paper (Poisson)", f"{sw['paper_alpha']:g}"))
+    if "skewed_tails_shortened" in n:
+        t = n["skewed_tails_shortened"]
+        fig["skewed_tails_shortened"] = [(f"bias of 15th / 90th pct, {lab(s)}", f"{lo:+.1f} / {hi:+.1f}")
+                                         for s, (lo, hi) in t["mixture"].items()]
+        fig["skewed_tails_shortened"].append(("largest |bias|, Poisson data", f"{t['poisson_max_abs']:.1f}"))
+    if "reweighting_cw_reduces_tail_bias" in n:
+        fig["reweighting_cw_reduces_tail_bias"] = [
+            (f"|bias| 15th + 90th pct, {lab(s)} → {lab(s + '_final')}", f"{b0:.1f} → {a:.1f}")
+            for s, (b0, a) in n["reweighting_cw_reduces_tail_bias"]["tail_bias"].items()]
+        fig["reweighting_cw_reduces_tail_bias"].append(
+            ("largest shift of a mean, one draw − mixed", f"{n['reweighting_cw_reduces_tail_bias']['mean_shift']:.1f}"))
+    if "one_draw_wider_than_mixed" in n:
+        w = n["one_draw_wider_than_mixed"]
+        fig["one_draw_wider_than_mixed"] = [("width ratio, one draw / mixed (median)", f"{w['median_ratio']:.1f}×"),
+                                            ("distinct draws per mixed set (mean)", f"{w['mixed_n_draws']:.0f}"),
+                                            ("LW's ε, one draw (mixture)", f"{w['eps_lw']:.2f}"),
+                                            ("LW's ε, a mixed set", f"{w['eps_lw_mixed']:.0f}")]
+    if "intervals_overlap_paper" in n:
+        o = n["intervals_overlap_paper"]
+        fig["intervals_overlap_paper"] = [("width / paper's (median), one draw", f"{o['paper_ratio_one']:.2f}×"),
+                                          ("width / paper's (median), mixed", f"{o['paper_ratio_mixed']:.2f}×")]
+    return quoted_numbers_table(verdicts, fig)
