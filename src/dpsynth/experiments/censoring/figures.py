@@ -17,9 +17,9 @@ from .reference import DEFAULT, HISTORICAL, variant_settings
 from .replicate import DOWNSCALE_NAMES, MIX_NAMES, true_stats
 from .tables import _eps_grid, _shown, reference_label, values
 
-__all__ = ["posterior_figure", "bounds_figure", "threshold_figure", "ecdf_figure", "mixing_figure",
-           "percentile_figure", "downscale_figure", "downscale_utility_figure", "reference_style", "reference_figure",
-           "STAT_LABELS"]
+__all__ = ["downscale_captions", "posterior_figure", "bounds_figure", "threshold_figure", "ecdf_figure",
+           "mixing_figure", "percentile_figure", "downscale_figure", "downscale_utility_figure", "reference_style",
+           "reference_figure", "STAT_LABELS"]
 
 #: Axis labels of the utility statistics.
 STAT_LABELS = {"max_ecdf": "max-ECDF", "avg_ecdf": "avg-ECDF", "mean": "mean", "median": "median",
@@ -279,3 +279,43 @@ def reference_figure(results, axes=None, *, variants=None):
     # below the panels (constrained layout makes room for an "outside" legend)
     fig.legend(handles, labels, loc="outside lower center", ncol=3, frameon=False)
     return axes
+
+
+def downscale_captions(results, run_tag: str, downscale_evidence: str) -> dict[str, str]:
+    """Captions of the downscaling section (supplement S5): the bounds figure (``"bounds"``), the two utility
+    figures (``"ecdf-mean"``, ``"median-q90"``) and the counts table (``"counts"``), with this run's settings.
+
+    Parameters
+    ----------
+    results : CensoringResults
+        The chapter's results (their ``params`` give eps and c).
+    run_tag : str
+        The run's scale and replicates, e.g. ``"paper scale, 100 replicates of n = 2000"``.
+    downscale_evidence : str
+        The evidence of the ``downscaling_reduces_counts`` verdict, appended to the table's caption.
+    """
+    from .tables import PAPER_DELTA_RANGES
+
+    p = results.params
+    lo, hi = PAPER_DELTA_RANGES["LW"]
+    at = f"at $\\varepsilon$ = {p.downscale_eps:g} (one record removed)"
+    three = "LW (aDP), Weighted-e (aDP) and Censor_w (aDP, weights from the same data)"
+    out = {"bounds": (
+        f"{three} {at} without (left) and with (right) the weights scaled by $c$ = {p.downscale:g} ({run_tag}): "
+        f"Lipschitz bound (top), avg-ECDF of one synthetic data set (middle) and 15th percentile (bottom, analytical "
+        f"value dashed). The paper's LW bounds range from about {lo:g} to {hi:g}; $c$ = {p.downscale:g} moves the "
+        f"middle of that range, {(lo + hi) / 2:g}, to {p.downscale * (lo + hi) / 2:g} (target $\\varepsilon/2$ = "
+        f"{p.downscale_eps / 2:g}).")}
+    for shown, tag, what in ((("max_ecdf", "mean"), "ecdf-mean", "Max-ECDF (left) and mean (right)"),
+                             (("median", "q90"), "median-q90", "Median (left) and 90th percentile (right)")):
+        out[tag] = (
+            f"{what} of one synthetic data set (one posterior draw) per replicate ({run_tag}) for {three} {at}, "
+            f"without downscaling (top) and with the weights scaled by $c$ = {p.downscale:g} (bottom); analytical "
+            f"Beta(0.5, 3) values dashed ("
+            + ", ".join(f"{STAT_LABELS[s]} {true_stats()[s]:.4f}" for s in shown if s != "max_ecdf")
+            + "). The supplement's S5 Figures 7–10.")
+    out["counts"] = (
+        f"Truncation (Weighted-e, aDP) and censoring (Censor_w, aDP) counts {at} without and with downscaling "
+        f"({run_tag}), ours ($c$ = {p.downscale:g}) beside the supplement's Table 1 (Section S5; whose $c$ we could "
+        f"not read). " + downscale_evidence)
+    return out
