@@ -53,3 +53,10 @@ def test_on_the_shipped_results(monkeypatch):
     v = contraction_ruled_out(res.contraction, paper_n=res.params.n)
     assert set(v.numbers["per_model"]) == {"poisson", "nb_mixture"}
     assert contraction_note(res).startswith((":::{admonition} Open:", ":::{admonition} Explained:"))
+
+
+def test_the_spread_of_no_converged_fit_is_nan_not_an_error():
+    from dpsynth.experiments.reweighting.disagreements import _iqr
+
+    assert np.isnan(_iqr(np.array([])))
+    assert _iqr(np.array([1.0, 2.0, 3.0, 4.0, 5.0])) == 2.0

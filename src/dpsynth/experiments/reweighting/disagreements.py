@@ -25,6 +25,9 @@ _NAMES = {"poisson": "Poisson", "nb_mixture": "NB mixture"}
 
 
 def _iqr(x: np.ndarray) -> float:
+    """Interquartile range; NaN without values (e.g. no converged fit at a sample size)."""
+    if len(x) == 0:
+        return float("nan")
     q75, q25 = np.percentile(x, [75, 25])
     return float(q75 - q25)
 
