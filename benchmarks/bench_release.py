@@ -67,7 +67,8 @@ class _Meter:
             meter.sampler_s += time.perf_counter() - t
             ss, wu = idata.sample_stats, idata.get("warmup_sample_stats")
             meter.gradients += int(ss["n_steps"].sum()) + (int(wu["n_steps"].sum()) if wu is not None else 0)
-            meter.draws += int(ss["n_steps"].size)
+            # sampler iterations of every chain, tuning included
+            meter.draws += int(ss["n_steps"].size) + (int(wu["n_steps"].size) if wu is not None else 0)
             meter.fits += 1
             meter.cores = max(meter.cores, int(kw.get("cores") or 1))
             return idata
@@ -156,7 +157,7 @@ def main() -> None:
                  None),
                 ("MCMC fits per release", mid["fits"], "", None),
                 ("gradient evaluations", mid["gradients"], "", None),
-                ("gradients per draw", round(mid["gradients"] / mid["draws"], 1), "", None),
+                ("gradients per iteration (tuning included)", round(mid["gradients"] / mid["draws"], 1), "", None),
                 ("time per gradient (one core)", round(per_grad * 1e3, 3), "ms", None),
                 ("floating-point limit", round(limit, 3), "s", None),
                 ("achieved fraction of the limit", round(limit / total, 4), "", None),
@@ -166,7 +167,7 @@ def main() -> None:
                 rec.add(label, value, unit, target=target, group=name)
             print(f"{name}: first {first:.1f} s; refit+release {total:.1f} s (sampler {mid['sampler']:.1f} s, "
                   f"S x n {mid['loglik']:.2f} s); {mid['fits']} fit(s), {mid['gradients']} gradients "
-                  f"({mid['gradients'] / mid['draws']:.1f} per draw), {per_grad * 1e3:.3f} ms each; limit "
+                  f"({mid['gradients'] / mid['draws']:.1f} per iteration), {per_grad * 1e3:.3f} ms each; limit "
                   f"{limit:.3f} s = {limit / total:.2%} achieved; converged {sum(x['converged'] for x in runs)}"
                   f"/{REFITS}; censored {mid['censored']} of {n}", flush=True)
 
