@@ -262,15 +262,40 @@ def unitfree_table(results) -> pd.DataFrame:
     return out.set_index(["mechanism", "ε", "unit"])
 
 
+def unit_spread(u, mechanism: str, var: str, floor: float) -> dict:
+    """How far ``var`` of ``mechanism`` moves with the unit, against its Monte Carlo error, at each eps.
+
+    At each eps: ``spread`` is the largest minus the smallest mean over runs among the units;
+    ``tolerance`` is ``3 sqrt(2 / R) s`` with ``s`` the pooled standard deviation over the ``R`` runs
+    within a unit (three standard errors of a difference of two means), at least ``floor``.
+
+    Returns
+    -------
+    dict
+        ``spread`` and ``tolerance`` (lists over eps), ``moves`` (any eps where spread > tolerance)
+        and ``worst`` (the largest ratio spread / tolerance).
+    """
+    sub = u[var].sel(mechanism=mechanism).astype(float)
+    R = int(sub.sizes["replicate"])
+    spreads, tols = [], []
+    for e in u["eps"].values:
+        v = sub.sel(eps=e)
+        means = v.mean("replicate")
+        spread = float(means.max() - means.min())
+        sd = float(np.sqrt(v.var("replicate", ddof=1).mean())) if R > 1 else 0.0
+        spreads.append(spread)
+        tols.append(max(3.0 * np.sqrt(2.0 / R) * sd, floor))
+    ratio = [s / t for s, t in zip(spreads, tols)]
+    return {"spread": spreads, "tolerance": tols, "moves": any(r > 1 for r in ratio), "worst": float(max(ratio))}
+
+
 def unit_spread_table(results) -> pd.DataFrame:
     """How far the unit-free study's results move with the unit, against their Monte Carlo tolerance.
 
-    Per mechanism and ε (:func:`dpsynth.experiments.own_data.verdicts.unit_spread`, floors 1 record and
+    Per mechanism and ε (:func:`unit_spread`, floors 1 record and
     0.001, as the verdicts use them): the spread across units of the mean censored count and of the mean
     max-ECDF, each beside its tolerance (three standard errors of a difference of two means).
     """
-    from .verdicts import unit_spread
-
     u = unitfree_of(results)
     rows = []
     for mech in registry.order([str(m) for m in u["mechanism"].values]):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import registry
-from .tables import coefficient_table, fit_frame, privacy_table, study_of, units_of
+from .tables import coefficient_table, fit_frame, privacy_table, study_of, unit_spread, units_of
 
 __all__ = ["units_numbers", "fit_time_numbers", "text_numbers", "verdicts", "files_numbers", "unit_spread",
            "unitfree_numbers", "new_verdicts"]
@@ -212,33 +212,6 @@ def files_numbers(results) -> dict:
                                 "pmse_ratio": float(c["pmse_ratio"].mean()), "coef_z": float(c["coef_rms_z"].mean())}
         out[str(f)] = row
     return out
-
-
-def unit_spread(u, mechanism: str, var: str, floor: float) -> dict:
-    """How far ``var`` of ``mechanism`` moves with the unit, against its Monte Carlo error, at each eps.
-
-    At each eps: ``spread`` is the largest minus the smallest mean over runs among the units;
-    ``tolerance`` is ``3 sqrt(2 / R) s`` with ``s`` the pooled standard deviation over the ``R`` runs
-    within a unit (three standard errors of a difference of two means), at least ``floor``.
-
-    Returns
-    -------
-    dict
-        ``spread`` and ``tolerance`` (lists over eps), ``moves`` (any eps where spread > tolerance)
-        and ``worst`` (the largest ratio spread / tolerance).
-    """
-    sub = u[var].sel(mechanism=mechanism).astype(float)
-    R = int(sub.sizes["replicate"])
-    spreads, tols = [], []
-    for e in u["eps"].values:
-        v = sub.sel(eps=e)
-        means = v.mean("replicate")
-        spread = float(means.max() - means.min())
-        sd = float(np.sqrt(v.var("replicate", ddof=1).mean())) if R > 1 else 0.0
-        spreads.append(spread)
-        tols.append(max(3.0 * np.sqrt(2.0 / R) * sd, floor))
-    ratio = [s / t for s, t in zip(spreads, tols)]
-    return {"spread": spreads, "tolerance": tols, "moves": any(r > 1 for r in ratio), "worst": float(max(ratio))}
 
 
 def unitfree_numbers(results) -> dict:
