@@ -111,29 +111,26 @@ def read_notebook(nb: Mapping | str | Path) -> Mapping:
     return nb
 
 
-def _display_markdown(nb: Mapping) -> Iterable[str]:
-    """The Markdown a page displays from its code cells (glued values, shown only where quoted, excluded)."""
+def _display(nb: Mapping, mime: str) -> Iterable[str]:
+    """The ``mime`` outputs (``text/markdown``, ``text/html``) a page displays from its code cells (glued
+    values, shown only where quoted, excluded)."""
     for cell in nb.get("cells", []):
         if cell.get("cell_type") != "code":
             continue
         for out in cell.get("outputs", []):
             if "scrapbook" in out.get("metadata", {}):
                 continue
-            md = out.get("data", {}).get("text/markdown")
-            if md:
-                yield "".join(md) if isinstance(md, list) else md
+            data = out.get("data", {}).get(mime)
+            if data:
+                yield "".join(data) if isinstance(data, list) else data
+
+
+def _display_markdown(nb: Mapping) -> Iterable[str]:
+    return _display(nb, "text/markdown")
 
 
 def _display_html(nb: Mapping) -> Iterable[str]:
-    for cell in nb.get("cells", []):
-        if cell.get("cell_type") != "code":
-            continue
-        for out in cell.get("outputs", []):
-            if "scrapbook" in out.get("metadata", {}):
-                continue
-            h = out.get("data", {}).get("text/html")
-            if h:
-                yield "".join(h) if isinstance(h, list) else h
+    return _display(nb, "text/html")
 
 
 def verdict_evidence(nb: Mapping | str | Path) -> list[tuple[str, str]]:
