@@ -455,7 +455,7 @@ def reference_verdicts(results) -> list[Verdict]:
                         for a, b in zip(fixed, fixed[1:])) for e in grid}
         holds = all(trade.values())
         ev = "; ".join(f"at {eq} {e:g}: " + ", ".join(
-            f"α = {k[6:]} {100 * med[k][e]['censored']:.1f}% censored, sd {med[k][e]['sd']:.4f}" for k in fixed)
+            f"α = {k[6:]} {100 * med[k][e]['censored']:.1f}% censored, sd {med[k][e]['sd']:.3g}" for k in fixed)
             for e in grid) + "."
     else:
         holds, ev = None, "undecided: fewer than two fixed values of α."
@@ -484,7 +484,7 @@ def reference_verdicts(results) -> list[Verdict]:
         worse = {e: abs(med["widen-1"][e]["bias"]) > abs(med["ref"][e]["bias"]) for e in grid}
         holds = all(worse.values())
         ev = "median bias of the posterior mean of φ without widening against widen 2: " + ", ".join(
-            f"{med['widen-1'][e]['bias']:+.4f} against {med['ref'][e]['bias']:+.4f} at {eq} {e:g}" for e in grid) + "."
+            f"{med['widen-1'][e]['bias']:+.3g} against {med['ref'][e]['bias']:+.3g} at {eq} {e:g}" for e in grid) + "."
     else:
         holds, ev = None, "undecided: no variant without widening."
     out.append(Verdict(
