@@ -228,20 +228,16 @@ def test_good_sampler_config_does_not_warn(lognormal_cm):
 
 
 def test_divergences_are_counted_and_fail_the_fit():
-    import arviz as az
-
     from dpsynth.fitting import Diagnostics, _diagnostics
 
     rng = np.random.default_rng(0)
     post = {"mu": rng.normal(size=(2, 500))}
-    clean = az.from_dict(posterior=post, sample_stats={"diverging": np.zeros((2, 500), dtype=bool)})
     div = np.zeros((2, 500), dtype=bool)
     div[1, [3, 70, 400]] = True
-    bad = az.from_dict(posterior=post, sample_stats={"diverging": div})
     cfg = SamplerConfig(draws=500, tune=500, chains=2)
-    ok = _diagnostics(clean, ["mu"], cfg)
+    ok = _diagnostics(post, np.zeros((2, 500), dtype=bool), ["mu"], cfg)
     assert ok.ok and ok.divergences == 0
-    d = _diagnostics(bad, ["mu"], cfg)
+    d = _diagnostics(post, div, ["mu"], cfg)
     assert d.divergences == 3 and not d.failed and not d.ok
     assert "3 divergent transition(s)" in d.problems()
     assert Diagnostics(rhat={"mu": 1.0}, ess_bulk={"mu": 900.0}).ok
@@ -336,3 +332,31 @@ def test_low_rank_mass_matrix_takes_fewer_steps_on_correlated_coefficients():
     assert fits["low_rank"].diagnostics.ok
     b = {m: f.draws["beta"].mean(axis=0) for m, f in fits.items()}
     np.testing.assert_allclose(b["low_rank"], b["diag"], atol=0.05)
+
+
+def test_diagnostics_are_arviz_s_on_the_inference_data_and_draws_its_posterior(lognormal_cm):
+    """A fit reads draws and diagnostics from nutpie's raw trace; they are what ArviZ finds on the
+    InferenceData the fit builds on request (the same draws, R-hat, bulk ESS and divergences)."""
+    import arviz as az
+
+    from dpsynth.fitting import _diagnostics
+
+    rng = np.random.default_rng(5)
+    vector = {"beta": rng.normal(size=(2, 300, 3)), "sigma": rng.normal(size=(2, 300))}
+    vector["beta"][1, :, 2] += 0.5  # one component mixes badly: its R-hat is the parameter's
+    d = _diagnostics(vector, np.zeros(600, bool), ["beta", "sigma"], SMALL)
+    ds = az.convert_to_dataset(vector)
+    assert d.rhat["beta"] == pytest.approx(float(az.rhat(ds)["beta"].max()))
+    assert d.ess_bulk["beta"] == pytest.approx(float(az.ess(ds, method="bulk")["beta"].min()))
+    assert "beta" in d.failed
+
+    f = lognormal_cm.fit(datasets.lognormal_data(100, 21), sampler=SMALL, seed=21)
+    post = f.idata.posterior
+    assert set(f.draws) == set(post.data_vars)
+    for k in post.data_vars:
+        np.testing.assert_array_equal(f.draws[k], post[k].values.reshape(-1, *post[k].shape[2:]))
+    rhat, ess = az.rhat(post), az.ess(post, method="bulk")
+    for k in f.diagnostics.rhat:
+        assert f.diagnostics.rhat[k] == pytest.approx(float(rhat[k].max()))
+        assert f.diagnostics.ess_bulk[k] == pytest.approx(float(ess[k].min()))
+    assert f.diagnostics.divergences == int(f.idata.sample_stats["diverging"].sum())

@@ -11,9 +11,10 @@ input as they come (so the caller can alternate its own fits with Stan's; it exi
 the input). A request line is a JSON object
 ``{"data": PATH, "seed": INT}`` or just a path (seed: ``--seed`` plus the request's index).
 
-A data file is a JSON object of the program's data (here ``n``, ``x`` and ``M``, as CmdStan would
-read it). The draws of ``phi`` and ``lam`` are written beside it, to ``<data stem>.draws.npy``
-(shape ``(2, chains, draws)``, parameters in that order), for the caller to compare posteriors.
+A data file is a JSON object of the program's data, as CmdStan would read it (``n``, ``x`` and ``M``
+for ``censored_beta.stan``; ``n``, ``outcome``, ``alpha`` and ``M`` for the censoring paper's own
+script, ``censoring_paper_beta.stan``). The draws of ``phi`` and ``lam`` are written beside it, to ``<data stem>.draws.npy``
+(shape ``(2, chains, draws)``: the mean and the concentration, ``--params``), for the caller to compare posteriors.
 
 Output protocol: one JSON object per line on standard output, nothing else (PyStan's own messages
 and the compiler's go to standard error)::
@@ -31,7 +32,7 @@ new data (the compiled model is found in httpstan's cache; PyStan sends it the d
 
 Usage::
 
-    .venv-stan/bin/python benchmarks/stan/run_stan.py [--program censored_beta.stan] [--chains 2]
+    .venv-stan/bin/python benchmarks/stan/run_stan.py [--program censored_beta.stan] [--params phi,lam] [--chains 2]
         [--tune 1000] [--draws 1000] [--seed 1] [--rebuild] [DATA.json ...]
 """
 
@@ -47,6 +48,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+#: The two parameters whose draws are kept (the mean, then the concentration), as the program names them.
 PARAMS = ("phi", "lam")
 
 
@@ -134,7 +136,7 @@ def fit_one(program_code: str, model_name: str, data_path: Path, seed: int, args
     fit = posterior.sample(num_chains=args.chains, num_warmup=args.tune, num_samples=args.draws)
     t2 = time.perf_counter()
     # fit[name] is (1, draws * chains) with the chains interleaved (draw-major): back to (chains, draws)
-    draws = np.stack([np.asarray(fit[p]).reshape(args.draws, args.chains).T for p in PARAMS])
+    draws = np.stack([np.asarray(fit[p]).reshape(args.draws, args.chains).T for p in args.params])
     out = data_path.with_name(data_path.stem + ".draws.npy")
     np.save(out, draws)
     divergences = int(np.asarray(fit["divergent__"]).sum())
@@ -173,6 +175,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tune", type=int, default=1000, help="warm-up iterations per chain (Stan's num_warmup)")
     ap.add_argument("--draws", type=int, default=1000, help="retained draws per chain (Stan's num_samples)")
     ap.add_argument("--seed", type=int, default=1, help="seed of the first request that names none")
+    ap.add_argument("--params", type=lambda v: tuple(v.split(",")), default=PARAMS,
+                    help="the program's names of the mean and the concentration, comma-separated (default phi,lam; "
+                         "the censoring paper's script calls the concentration lambda)")
     ap.add_argument("--rebuild", action="store_true",
                     help="remove the compiled model from httpstan's cache first, so the build is a compilation")
     args = ap.parse_args(argv)

@@ -45,18 +45,75 @@ def compile_count() -> int:
     return _COMPILES["count"]
 
 
-def _diagnostics(idata, names: list[str], cfg: SamplerConfig) -> Diagnostics:
-    post = idata.posterior[names]
-    rhat = az.rhat(post)
-    ess = az.ess(post, method="bulk")
-    rh = {k: float(np.nanmax(rhat[k].values)) for k in names}
-    es = {k: float(np.nanmin(ess[k].values)) for k in names}
+def _diagnostics(posterior: Mapping[str, np.ndarray], diverging: np.ndarray, names: list[str],
+                 cfg: SamplerConfig) -> Diagnostics:
+    """R-hat, bulk ESS and divergences of draws shaped ``(chain, draw, *shape)`` (ArviZ's estimators).
+
+    Each component of a vector parameter is checked on its own (ArviZ's array functions take one
+    ``(chain, draw)`` array); the parameter's worst R-hat and smallest ESS are kept, as ArviZ
+    computes them on an InferenceData.
+    """
+    rh, es = {}, {}
+    for k in names:
+        arr = np.asarray(posterior[k], dtype=float)
+        comps = arr.reshape(arr.shape[0], arr.shape[1], -1)
+        r = [float(az.rhat(comps[:, :, j])) for j in range(comps.shape[2])]
+        e = [float(az.ess(comps[:, :, j], method="bulk")) for j in range(comps.shape[2])]
+        rh[k] = float(np.nanmax(r))
+        es[k] = float(np.nanmin(e))
     failed = tuple(k for k in names if not (rh[k] <= cfg.rhat_max and es[k] >= cfg.ess_threshold))
-    stats = getattr(idata, "sample_stats", None)
-    div = 0
-    if stats is not None and "diverging" in stats:
-        div = int(np.asarray(stats["diverging"].values).sum())
-    return Diagnostics(rhat=rh, ess_bulk=es, failed=failed, divergences=div)
+    return Diagnostics(rhat=rh, ess_bulk=es, failed=failed, divergences=int(np.asarray(diverging).sum()))
+
+
+def _arrow_column(col) -> np.ndarray:
+    """One column of nutpie's Arrow trace (one chain) as ``(rows, *shape)`` (list columns by their ``shape``)."""
+    import pyarrow
+
+    meta = col.field.metadata or {}
+    shape = tuple(int(v) for v in meta[b"shape"].decode().split(",")) if meta.get(b"shape") else ()
+    arr = pyarrow.array(col)
+    rows = len(arr)
+    if hasattr(arr, "flatten"):
+        arr = arr.flatten()
+    return np.asarray(arr.to_numpy(zero_copy_only=False)).reshape(rows, *shape)
+
+
+class _ArrowTrace:
+    """A raw nutpie trace whose Arrow batches were taken (nutpie hands them out once), for its ``_extract``."""
+
+    def __init__(self, draw_batches, stat_batches):
+        self.batches = (draw_batches, stat_batches)
+
+    def is_zarr(self) -> bool:
+        return False
+
+    def is_arrow(self) -> bool:
+        return True
+
+    def get_arrow_trace(self):
+        return self.batches
+
+
+def _raw_posterior(trace: _ArrowTrace) -> tuple[dict, np.ndarray]:
+    """Every variable's retained draws, ``(chain, draw, *shape)``, and the divergences, from a raw trace.
+
+    Read straight from nutpie's Arrow trace (``return_raw_trace=True``): the rows a chain flags as
+    tuning are dropped and every column of the draws is kept, as nutpie does when it builds an
+    InferenceData's posterior, without building one.
+    """
+    draw_batches, stat_batches = trace.get_arrow_trace()
+    post: dict[str, list] = {}
+    div = []
+    for d, st in zip(draw_batches, stat_batches):
+        keep = ~np.asarray(_arrow_column(st.column("tuning")), dtype=bool)
+        for k in d.column_names:
+            post.setdefault(k, []).append(_arrow_column(d.column(k))[keep])
+        if "diverging" in st.column_names:
+            div.append(np.asarray(_arrow_column(st.column("diverging")), dtype=bool)[keep])
+    lengths = {len(c) for chains in post.values() for c in chains}
+    if len(lengths) != 1:
+        raise RuntimeError(f"nutpie's chains kept different numbers of draws ({sorted(lengths)}); cannot pool them.")
+    return {k: np.stack(v) for k, v in post.items()}, np.concatenate(div) if div else np.zeros(0, bool)
 
 
 @dataclass
@@ -91,9 +148,25 @@ class Fit:
     draws: dict
     bounds: RecordBounds
     diagnostics: Diagnostics
-    idata: object = None
     compiled: CompiledModel | None = field(default=None, repr=False)
     reference: np.ndarray | None = field(default=None, repr=False)
+    #: nutpie's sampler and raw trace, turned into an InferenceData on the first read of ``idata``.
+    _trace: tuple | None = field(default=None, repr=False)
+    _idata: object = field(default=None, repr=False)
+
+    @property
+    def idata(self):
+        """The sampler output as an ArviZ InferenceData (built on first read; ``None`` if not kept).
+
+        A fit keeps nutpie's raw trace and builds the InferenceData only when asked: the
+        conversion costs more than a refit's sampling on small data, and a release does not need it.
+        """
+        if self._idata is None and self._trace is not None:
+            sampler, raw = self._trace
+            sampler._return_raw_trace = False
+            self._idata = sampler._extract(raw)
+            self._trace = None
+        return self._idata
 
     @property
     def censored(self) -> bool:
@@ -267,16 +340,21 @@ class CompiledModel:
         compiled = self._nutpie.with_data(**self._data_values(xv, cov, w, M, ref))
         cores = cfg.cores or min(cfg.chains, default_cores())
         extra = {} if init is None else {"init_mean": self.unconstrained(init)}
-        idata = nutpie.sample(
+        sampler = nutpie.sample(
             compiled, draws=cfg.draws, tune=cfg.tune, chains=cfg.chains, cores=cores,
             seed=int_seed(seed), progress_bar=bool(cfg.progress), target_accept=float(cfg.target_accept),
-            low_rank_modified_mass_matrix=cfg.mass_matrix == "low_rank", **extra,
+            low_rank_modified_mass_matrix=cfg.mass_matrix == "low_rank", return_raw_trace=True, blocking=False,
+            **extra,
         )
-        post = idata.posterior
-        draws = {
-            k: np.asarray(post[k].values).reshape(-1, *post[k].shape[2:]) for k in post.data_vars
-        }
-        diag = _diagnostics(idata, self.param_names, cfg)
+        try:
+            raw = sampler.wait()
+        except BaseException:
+            sampler.cancel()
+            raise
+        raw = _ArrowTrace(*raw.get_arrow_trace())
+        posterior, diverging = _raw_posterior(raw)
+        draws = {k: v.reshape(-1, *v.shape[2:]) for k, v in posterior.items()}
+        diag = _diagnostics(posterior, diverging, self.param_names, cfg)
         if not diag.ok:
             warnings.warn(
                 f"{self.family.name} fit did not converge: {diag.problems()}; thresholds R-hat <= "
@@ -291,8 +369,8 @@ class CompiledModel:
         del F
         return Fit(
             family=self.family, x=xv, covariates=cov, weights=w, bound=float(M), draws=draws,
-            bounds=bounds, diagnostics=diag, idata=idata if keep_idata else None, compiled=self,
-            reference=None if reference is None else ref,
+            bounds=bounds, diagnostics=diag, compiled=self, reference=None if reference is None else ref,
+            _trace=(sampler, raw) if keep_idata else None,
         )
 
 
