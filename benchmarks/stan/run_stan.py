@@ -13,8 +13,9 @@ the input). A request line is a JSON object
 
 A data file is a JSON object of the program's data, as CmdStan would read it (``n``, ``x`` and ``M``
 for ``censored_beta.stan``; ``n``, ``outcome``, ``alpha`` and ``M`` for the censoring paper's own
-script, ``censoring_paper_beta.stan``). The draws of ``phi`` and ``lam`` are written beside it, to ``<data stem>.draws.npy``
-(shape ``(2, chains, draws)``: the mean and the concentration, ``--params``), for the caller to compare posteriors.
+script, ``censoring_paper_beta.stan``). The draws of the mean and the concentration (``--params``)
+are written beside it, to ``<data stem>.draws.npy`` (shape ``(2, chains, draws)``), for the caller
+to compare posteriors.
 
 Output protocol: one JSON object per line on standard output, nothing else (PyStan's own messages
 and the compiler's go to standard error)::
