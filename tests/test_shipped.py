@@ -53,7 +53,7 @@ def recomputed(tmp_path_factory):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", list(shipped.SHIPPED_STUDIES))
-def test_shipped_file_is_current(name, recomputed):
+def test_shipped_file_is_current(name, recomputed, tmp_path):
     from dpsynth.peers import PeerUnavailable
 
     try:
@@ -61,7 +61,25 @@ def test_shipped_file_is_current(name, recomputed):
     except PeerUnavailable as err:  # the whole-table study recomputes a SmartNoise peer
         pytest.skip(f"{name}: {err}")
     problems = shipped.staleness(name, ship, again)
+    problems = shipped.confirm_stale(name, problems, cache_dir=tmp_path)
     assert not problems, "\n".join(problems)
+
+
+def test_a_study_with_unseeded_noise_is_stale_only_if_a_second_recomputation_differs(monkeypatch, tmp_path):
+    name = "whole_table"
+    assert shipped.SHIPPED_STUDIES[name].unseeded
+    ship = xr.Dataset({"marginal": ("replicate", [0.1])})
+    second: list = []
+    monkeypatch.setattr(shipped, "recompute", lambda *a, **k: (ship, ship))
+    monkeypatch.setattr(shipped, "staleness", lambda *a, **k: list(second))
+    assert shipped.confirm_stale(name, ["marginal: off"], cache_dir=tmp_path) == [], "the second look passed"
+    second.append("marginal: off again")
+    got = shipped.confirm_stale(name, ["marginal: off"], cache_dir=tmp_path)
+    assert got[0] == "marginal: off again" and got[1].startswith("(first recomputation;") and len(got) == 2
+    # a seeded study gets no second look: its first failure stands
+    assert not shipped.SHIPPED_STUDIES["censoring"].unseeded
+    assert shipped.confirm_stale("censoring", ["delta: off"], cache_dir=tmp_path) == ["delta: off"]
+    assert shipped.confirm_stale(name, [], cache_dir=tmp_path) == []
 
 
 @pytest.mark.slow

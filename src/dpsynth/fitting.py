@@ -136,8 +136,8 @@ class Fit:
         By-record Lipschitz reductions (computed with ``privacy_weights``).
     diagnostics : Diagnostics
         R-hat and ESS.
-    idata : arviz.InferenceData or None
-        The sampler output, if kept.
+
+    The sampler output, as an ArviZ InferenceData, is :attr:`idata` (built when first read).
     """
 
     family: ModelFamily

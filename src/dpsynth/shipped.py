@@ -28,7 +28,7 @@ from .studies import run_study
 
 __all__ = ["compare_replicates", "ShippedStudy", "SHIPPED_STUDIES", "shipped_names", "CHAPTER_STUDIES",
            "chapter_times", "paper_scale_markdown", "PAPER_SCALE_GOAL_MIN", "recompute", "align_to", "staleness",
-           "check_current"]
+           "check_current", "confirm_stale"]
 
 
 def compare_replicates(
@@ -146,6 +146,12 @@ class ShippedStudy:
         has (:func:`align_to`). The replicate must address its random streams by the cell (e.g.
         ``stream(seed, name, eps)``), not by its position in the grid, so that a cell recomputed
         alone repeats the shipped one.
+    unseeded : str
+        What noise of the study cannot be seeded (OpenDP's samplers draw from the system's secure
+        randomness), or ``""``. A recomputation of such a study is a new draw of that noise, and
+        one unlucky draw can fall outside the tolerance of a current file: :func:`check_current`
+        then recomputes once more, and calls the file stale only if both recomputations differ
+        (:func:`confirm_stale`).
     """
 
     function: str
@@ -153,6 +159,7 @@ class ShippedStudy:
     sd_vars: tuple = ("max_ecdf", "mean", "q90", "n_censored")
     check_overrides: dict = field(default_factory=dict)
     pool: tuple = ("syn_set",)
+    unseeded: str = ""
 
 
 _PRIVACY_UTILITY = {"delta": 0.15, "max_ecdf": 0.5}
@@ -171,7 +178,8 @@ SHIPPED_STUDIES: dict[str, ShippedStudy] = {
     # moves with it; one eps of the grid is recomputed
     "censoring-reference": ShippedStudy("dpsynth.experiments.censoring.reference:reference_replicate",
                                         {"delta": 0.25, "max_ecdf": 0.5, "n_censored": 0.5},
-                                        check_overrides={"ref_eps_grid": [3.0]}),
+                                        check_overrides={"ref_eps_grid": [3.0]},
+                                        unseeded="Censor_ref's reference (OpenDP quantiles)"),
     "range_restriction": ShippedStudy("dpsynth.experiments.range_restriction.replicate:replicate",
                                       {**_PRIVACY_UTILITY, "q90": 0.25}),
     "reweighting-synthesizers": ShippedStudy("dpsynth.experiments.reweighting.replicate:synthesizers_replicate",
@@ -186,18 +194,21 @@ SHIPPED_STUDIES: dict[str, ShippedStudy] = {
                              {"delta": 0.15, "max_ecdf": 0.5, "n_censored": 0.5, "q50": 0.25},
                              sd_vars=("max_ecdf", "n_censored", "q50"),
                              check_overrides={"eps": [10.0], "mechanisms": ["censor_w", "censor_uw", "ph",
-                                                                            "opendp_quantiles"]}),
+                                                                            "opendp_quantiles"]},
+                             unseeded="the OpenDP quantile baseline"),
     "own_data-units": ShippedStudy("dpsynth.experiments.own_data.replicate:units_replicate",
                                    {"n_censored": 0.5, "max_ecdf": 0.5}, check_overrides={"units_eps": [10.0]}),
     # the check refits the fastest file (NMES, a count) at one eps; streams are addressed by (file, eps)
     "own_data-files": ShippedStudy("dpsynth.experiments.own_data.files:files_replicate",
                                    {"censored_share": 0.5, "eps_remove": 0.01, "max_ecdf": 0.5, "pmse_ratio": 0.5},
                                    sd_vars=("censored_share", "max_ecdf", "pmse_ratio"),
-                                   check_overrides={"files": ["nmes1988"], "files_eps": [5.0]}),
+                                   check_overrides={"files": ["nmes1988"], "files_eps": [5.0]},
+                                   unseeded="Censor_ref's reference and the released size (OpenDP)"),
     # one unit pair (dollars and cents) at one eps; streams are addressed by (unit, mechanism, eps)
     "own_data-unitfree": ShippedStudy("dpsynth.experiments.own_data.files:unitfree_replicate",
                                       {"n_censored": 0.5, "max_ecdf": 0.5},
-                                      check_overrides={"unitfree_units": ["dollars", "cents"], "unitfree_eps": [5.0]}),
+                                      check_overrides={"unitfree_units": ["dollars", "cents"], "unitfree_eps": [5.0]},
+                                      unseeded="Censor_ref's reference (OpenDP quantiles)"),
     # one synthetic table per cell: its utilities vary with the draw as much as between runs; the check
     # recomputes one cell (house prices, eps 5) for ours and MST (it needs .venv-peers). MST's noise is not
     # seeded, so its recomputed cell is a new draw, and its pMSE ratio is right-skewed: a fresh-clone run gave
@@ -207,7 +218,11 @@ SHIPPED_STUDIES: dict[str, ShippedStudy] = {
                                  "pmse_ratio": 2.0},
                                 sd_vars=("marginal", "pairwise", "coef_rmse", "pmse_ratio"),
                                 check_overrides={"tables": ["house_prices"], "eps": [5.0],
-                                                 "methods": ["table", "mst"]}),
+                                                 "methods": ["table", "mst"]},
+                                # a fresh-clone run recomputed ours at marginal 0.283 and pMSE ratio 108 against
+                                # the shipped 0.114 and 14 (the three shipped runs: 0.10-0.11 and 2.9-14)
+                                unseeded="Censor_ref's reference and the released size in ours (OpenDP), MST's "
+                                         "noise (SmartNoise)"),
 }
 
 
@@ -385,4 +400,27 @@ def check_current(name: str, *, replicates: int = 1, cache_dir: str | os.PathLik
         Empty if the file is current; else messages that start with the file to recompute.
     """
     ship, again = recompute(name, replicates=replicates, cache_dir=cache_dir, path=path)
-    return staleness(name, ship, again, path=path, sd_multiple=sd_multiple)
+    problems = staleness(name, ship, again, path=path, sd_multiple=sd_multiple)
+    return confirm_stale(name, problems, replicates=replicates, cache_dir=cache_dir, path=path,
+                         sd_multiple=sd_multiple)
+
+
+def confirm_stale(name: str, problems: list[str], *, replicates: int = 1, cache_dir: str | os.PathLike,
+                  path: Path | None = None, sd_multiple: float = 4.0) -> list[str]:
+    """A second look at a study whose noise cannot be seeded (:attr:`ShippedStudy.unseeded`).
+
+    ``problems`` are :func:`staleness`'s messages for a first recomputation. For a study whose
+    recomputation is a new draw of unseedable noise, a failed check is repeated once with a new
+    recomputation, and the file is stale only if that one differs too (both messages are
+    returned, the first marked as such). Otherwise ``problems`` is returned unchanged. For a
+    current file whose one recomputation falls outside the tolerance with probability p, both
+    do with about p squared; a stale file fails both.
+    """
+    spec = SHIPPED_STUDIES[name]
+    if not problems or not spec.unseeded:
+        return problems
+    ship, again = recompute(name, replicates=replicates, cache_dir=Path(cache_dir) / "second-look", path=path)
+    second = staleness(name, ship, again, path=path, sd_multiple=sd_multiple)
+    if not second:
+        return []
+    return [*second, *(f"(first recomputation; {spec.unseeded} cannot be seeded) {m}" for m in problems)]
