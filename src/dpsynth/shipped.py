@@ -319,7 +319,11 @@ def paper_scale_markdown(times, goal_min: float = PAPER_SCALE_GOAL_MIN) -> str:
         parts.append("Getting under the goal without running less than the papers ran is open: the release "
                      "sampler's low-rank mass matrix, which halves the gradient evaluations of a regression, is "
                      "not yet used by the studies, because every shipped result would have to be recomputed "
-                     "with it.")
+                     "with it. These times also predate two cuts of fixed costs, made after the results were "
+                     "shipped and not yet measured at paper scale: a fit no longer builds an ArviZ "
+                     "InferenceData, and the environments are installed with compiled bytecode, so that no new "
+                     "process (a study worker, a notebook's kernel) compiles the scientific stack's sources "
+                     "again; BENCHMARKS.md in the repository has the measurements.")
     return " ".join(parts)
 
 
