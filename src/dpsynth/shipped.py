@@ -15,6 +15,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -426,5 +427,7 @@ def confirm_stale(name: str, problems: list[str], *, replicates: int = 1, cache_
     ship, again = recompute(name, replicates=replicates, cache_dir=Path(cache_dir) / "second-look", path=path)
     second = staleness(name, ship, again, path=path, sd_multiple=sd_multiple)
     if not second:
+        warnings.warn(f"{name}: the first recomputation differed and a second one agreed ({spec.unseeded} cannot "
+                      f"be seeded); the first said: {'; '.join(problems)}", UserWarning, stacklevel=2)
         return []
     return [*second, *(f"(first recomputation; {spec.unseeded} cannot be seeded) {m}" for m in problems)]
