@@ -459,12 +459,10 @@ def test_dp_needs_a_censored_fit_and_a_known_guarantee():
         privacy_report(record_bounds(F3, W3), guarantee="DP-ish")
 
 
-@pytest.mark.parametrize("block", [1, 7, 1 << 19])
-def test_record_bounds_by_blocks_of_draws_match_the_whole_matrix(monkeypatch, block):
-    """The reduction a block of draws at a time gives the numbers of the whole-matrix formula."""
+def test_record_bounds_in_one_compiled_pass_match_the_whole_matrix():
+    """The one-pass compiled reduction gives the numbers of the whole-matrix formula."""
     import dpsynth.privacy as privacy
 
-    monkeypatch.setattr(privacy, "_BLOCK_ENTRIES", block)
     rng = np.random.default_rng(4)
     F = rng.normal(-1.0, 2.0, (23, 11))
     F[3, 2] = -np.inf
@@ -483,3 +481,8 @@ def test_record_bounds_by_blocks_of_draws_match_the_whole_matrix(monkeypatch, bl
             np.testing.assert_array_equal(b.abs_loglik, np.abs(F).max(axis=0))
             assert b.n_censored == (0 if M is None else int((np.abs(g) > M).any(axis=0).sum()))
             assert b.n_draws == 23
+            # and of the same formula written on whole matrices, with NumPy (draw_quantile < 1 takes it)
+            ref = privacy._abs_contributions(F.copy(), w, kw.get("log_range_prob"), kw.get("shift"))
+            d, a, e = privacy._reduce_by_blocks(F, w, kw.get("log_range_prob"), kw.get("shift"), M)
+            np.testing.assert_array_equal(d, (ref if M is None else np.minimum(ref, M)).max(axis=0))
+            np.testing.assert_array_equal(e, np.zeros(11, bool) if M is None else (ref > M).any(axis=0))

@@ -317,10 +317,6 @@ def calibrated_report(eps_remove: float, eps_replace: float, *, guarantee: str |
     return PrivacyReport(delta=float("nan"), guarantee=guarantee, extra=dict(extra), calibrated=(e1, e2))
 
 
-#: Matrix entries a block of draws holds in :func:`_reduce_by_blocks` (about 4 MB of doubles).
-_BLOCK_ENTRIES = 1 << 19
-
-
 def _abs_contributions(F, w, L, r) -> np.ndarray:
     """``|alpha_i f - log P(R_i) - r_i|`` (weight-0 records contribute ``|-log P|`` before the shift, 0 after it)."""
     zero = w == 0.0
@@ -338,21 +334,62 @@ def _abs_contributions(F, w, L, r) -> np.ndarray:
 
 
 def _reduce_by_blocks(F, w, L, r, M):
-    """By-record max of the clamped contributions, of ``|f|``, and whether M was exceeded, over every draw."""
+    """By-record max of the clamped contributions, of ``|f|``, and whether M was exceeded, over every draw.
+
+    One pass over the matrix in a compiled loop (:func:`_reduce_kernel`); the same numbers as the
+    whole-matrix formula of :func:`_abs_contributions`, to the last bit (the same operations in the
+    same order on each entry).
+    """
     S, n = F.shape
-    step = max(1, _BLOCK_ENTRIES // n)
-    delta_i = np.zeros(n)
-    abs_f = np.zeros(n)
-    exceeds = np.zeros(n, dtype=bool)
-    for s0 in range(0, S, step):
-        Fb = F[s0:s0 + step]
-        g = _abs_contributions(Fb, w, None if L is None else L[s0:s0 + step], r)
-        if M is not None:
-            exceeds |= (g > M).any(axis=0)
-            np.minimum(g, M, out=g)
-        np.maximum(delta_i, g.max(axis=0), out=delta_i)
-        np.maximum(abs_f, np.abs(Fb).max(axis=0), out=abs_f)
+    kernel = _reduce_kernel()
+    empty = np.zeros((0, 0))
+    delta_i, abs_f, exceeds = kernel(
+        np.ascontiguousarray(F), np.ascontiguousarray(w, dtype=float),
+        empty if L is None else np.ascontiguousarray(L), L is not None,
+        np.zeros(0) if r is None else np.ascontiguousarray(r, dtype=float), r is not None,
+        np.inf if M is None else float(M), M is not None)
     return delta_i, abs_f, exceeds
+
+
+_KERNEL: dict = {}
+
+
+def _reduce_kernel():
+    """The compiled one-pass reduction of :func:`_reduce_by_blocks` (compiled on first use, cached on disk)."""
+    if "k" not in _KERNEL:
+        import numba
+
+        @numba.njit(cache=True, nogil=True)
+        def kernel(F, w, L, has_L, r, has_r, M, has_M):  # pragma: no cover - compiled
+            S, n = F.shape
+            delta_i = np.zeros(n)
+            abs_f = np.zeros(n)
+            exceeds = np.zeros(n, dtype=np.bool_)
+            for s in range(S):
+                for i in range(n):
+                    f = F[s, i]
+                    zero = w[i] == 0.0
+                    g = 0.0 if zero else f * w[i]
+                    if has_L:
+                        g = g - L[s, i]
+                    if has_r:
+                        g = g - r[i]
+                        if zero:
+                            g = 0.0
+                    g = abs(g)
+                    if has_M:
+                        if g > M:
+                            exceeds[i] = True
+                            g = M
+                    if g > delta_i[i]:
+                        delta_i[i] = g
+                    a = abs(f)
+                    if a > abs_f[i]:
+                        abs_f[i] = a
+            return delta_i, abs_f, exceeds
+
+        _KERNEL["k"] = kernel
+    return _KERNEL["k"]
 
 
 def record_bounds(
@@ -415,8 +452,8 @@ def record_bounds(
             raise DataError(f"`shift` must be {n} finite numbers, one per record; got shape {r.shape}.")
 
     if q == 1.0:
-        # every draw is kept: reduce the matrix a block of draws at a time (the block's temporaries stay
-        # in the cache instead of a few S x n copies), which gives the same numbers
+        # every draw is kept: reduce the matrix in one compiled pass (no S x n temporaries), which gives
+        # the same numbers
         delta_i, abs_f, exceeds = _reduce_by_blocks(F, w, L, r, M)
         n_censored = int(exceeds.sum()) if M is not None else 0
         n_kept = F.shape[0]
