@@ -61,17 +61,30 @@ class _Meter:
         sample, bounds, loglik = nutpie.sample, fitting.record_bounds, fitting.CompiledModel.record_loglik
         meter = self
 
+        class TimedSampler:
+            """nutpie's background sampler (dpsynth samples with ``blocking=False, return_raw_trace=True``),
+            whose ``wait`` is timed and whose raw trace's sampler statistics are counted."""
+
+            def __init__(self, inner, cores):
+                self._inner, self._cores, self._t = inner, cores, time.perf_counter()
+
+            def wait(self, *a, **k):
+                raw = self._inner.wait(*a, **k)
+                meter.sampler_s += time.perf_counter() - self._t
+                draws, stats = raw.get_arrow_trace()
+                for st in stats:  # every chain, tuning included
+                    steps = fitting._arrow_column(st.column("n_steps"))
+                    meter.gradients += int(np.sum(steps))
+                    meter.draws += int(steps.size)
+                meter.fits += 1
+                meter.cores = max(meter.cores, self._cores)
+                return fitting._ArrowTrace(draws, stats)
+
+            def __getattr__(self, name):
+                return getattr(self._inner, name)
+
         def timed_sample(*args, **kw):
-            t = time.perf_counter()
-            idata = sample(*args, **kw)
-            meter.sampler_s += time.perf_counter() - t
-            ss, wu = idata.sample_stats, idata.get("warmup_sample_stats")
-            meter.gradients += int(ss["n_steps"].sum()) + (int(wu["n_steps"].sum()) if wu is not None else 0)
-            # sampler iterations of every chain, tuning included
-            meter.draws += int(ss["n_steps"].size) + (int(wu["n_steps"].size) if wu is not None else 0)
-            meter.fits += 1
-            meter.cores = max(meter.cores, int(kw.get("cores") or 1))
-            return idata
+            return TimedSampler(sample(*args, **kw), int(kw.get("cores") or 1))
 
         def timed_bounds(*args, **kw):
             t = time.perf_counter()
