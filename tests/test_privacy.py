@@ -483,6 +483,6 @@ def test_record_bounds_in_one_compiled_pass_match_the_whole_matrix():
             assert b.n_draws == 23
             # and of the same formula written on whole matrices, with NumPy (draw_quantile < 1 takes it)
             ref = privacy._abs_contributions(F.copy(), w, kw.get("log_range_prob"), kw.get("shift"))
-            d, a, e = privacy._reduce_by_blocks(F, w, kw.get("log_range_prob"), kw.get("shift"), M)
+            d, a, e = privacy._reduce_every_draw(F, w, kw.get("log_range_prob"), kw.get("shift"), M)
             np.testing.assert_array_equal(d, (ref if M is None else np.minimum(ref, M)).max(axis=0))
             np.testing.assert_array_equal(e, np.zeros(11, bool) if M is None else (ref > M).any(axis=0))

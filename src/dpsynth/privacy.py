@@ -30,6 +30,7 @@ The book states every epsilon under removal and reports the replacement figure b
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -333,7 +334,7 @@ def _abs_contributions(F, w, L, r) -> np.ndarray:
     return np.abs(g, out=g)
 
 
-def _reduce_by_blocks(F, w, L, r, M):
+def _reduce_every_draw(F, w, L, r, M):
     """By-record max of the clamped contributions, of ``|f|``, and whether M was exceeded, over every draw.
 
     One pass over the matrix in a compiled loop (:func:`_reduce_kernel`); the same numbers as the
@@ -351,45 +352,41 @@ def _reduce_by_blocks(F, w, L, r, M):
     return delta_i, abs_f, exceeds
 
 
-_KERNEL: dict = {}
-
-
+@functools.cache
 def _reduce_kernel():
-    """The compiled one-pass reduction of :func:`_reduce_by_blocks` (compiled on first use, cached on disk)."""
-    if "k" not in _KERNEL:
-        import numba
+    """The compiled one-pass reduction of :func:`_reduce_every_draw` (compiled on first use, cached on disk)."""
+    import numba
 
-        @numba.njit(cache=True, nogil=True)
-        def kernel(F, w, L, has_L, r, has_r, M, has_M):  # pragma: no cover - compiled
-            S, n = F.shape
-            delta_i = np.zeros(n)
-            abs_f = np.zeros(n)
-            exceeds = np.zeros(n, dtype=np.bool_)
-            for s in range(S):
-                for i in range(n):
-                    f = F[s, i]
-                    zero = w[i] == 0.0
-                    g = 0.0 if zero else f * w[i]
-                    if has_L:
-                        g = g - L[s, i]
-                    if has_r:
-                        g = g - r[i]
-                        if zero:
-                            g = 0.0
-                    g = abs(g)
-                    if has_M:
-                        if g > M:
-                            exceeds[i] = True
-                            g = M
-                    if g > delta_i[i]:
-                        delta_i[i] = g
-                    a = abs(f)
-                    if a > abs_f[i]:
-                        abs_f[i] = a
-            return delta_i, abs_f, exceeds
+    @numba.njit(cache=True, nogil=True)
+    def kernel(F, w, L, has_L, r, has_r, M, has_M):  # pragma: no cover - compiled
+        S, n = F.shape
+        delta_i = np.zeros(n)
+        abs_f = np.zeros(n)
+        exceeds = np.zeros(n, dtype=np.bool_)
+        for s in range(S):
+            for i in range(n):
+                f = F[s, i]
+                zero = w[i] == 0.0
+                g = 0.0 if zero else f * w[i]
+                if has_L:
+                    g = g - L[s, i]
+                if has_r:
+                    g = g - r[i]
+                    if zero:
+                        g = 0.0
+                g = abs(g)
+                if has_M:
+                    if g > M:
+                        exceeds[i] = True
+                        g = M
+                if g > delta_i[i]:
+                    delta_i[i] = g
+                a = abs(f)
+                if a > abs_f[i]:
+                    abs_f[i] = a
+        return delta_i, abs_f, exceeds
 
-        _KERNEL["k"] = kernel
-    return _KERNEL["k"]
+    return kernel
 
 
 def record_bounds(
@@ -454,7 +451,7 @@ def record_bounds(
     if q == 1.0:
         # every draw is kept: reduce the matrix in one compiled pass (no S x n temporaries), which gives
         # the same numbers
-        delta_i, abs_f, exceeds = _reduce_by_blocks(F, w, L, r, M)
+        delta_i, abs_f, exceeds = _reduce_every_draw(F, w, L, r, M)
         n_censored = int(exceeds.sum()) if M is not None else 0
         n_kept = F.shape[0]
     else:
