@@ -44,8 +44,8 @@ def test_reference_fields_stay_out_of_the_other_studies():
     d = p.study_dict()
     assert not any(k.startswith("ref_") for k in d)  # the four shipped studies' parameters did not change
     r = p.reference_dict()
-    assert set(r) == {"n", "draws", "tune", "chains", "lambda_min", "lambda_alpha", "ref_eps_grid", "ref_alphas",
-                      "ref_widens", "ref_eps"}
+    assert set(r) == {"n", "draws", "tune", "chains", "mass_matrix", "lambda_min", "lambda_alpha", "ref_eps_grid",
+                      "ref_alphas", "ref_widens", "ref_eps"}
     assert r["ref_eps_grid"] == [5.0, 4.0, 3.0, 2.0, 1.0] and p.ref_replicates == 20
     back = Params.from_mapping(r)
     assert back.n == p.n and tuple(back.ref_alphas) == p.ref_alphas

@@ -139,16 +139,17 @@ def test_check_overrides_of_the_shipped_file_are_valid_params():
 
 #: The parameters the two older studies were shipped with (results/own_data.nc, own_data-units.nc): their keys
 #: must not change, or run_study would refuse the shipped files.
-LEGACY_KEYS = {"beta_sd", "chains", "draws", "eps", "lower", "mechanisms", "n", "n_candidates", "ph_bins",
-               "quantile_cells", "sigma_prior_scale", "tune", "unit", "units_eps", "units_mechanisms", "upper"}
+LEGACY_KEYS = {"beta_sd", "chains", "draws", "eps", "lower", "mass_matrix", "mechanisms", "n", "n_candidates",
+               "ph_bins", "quantile_cells", "sigma_prior_scale", "tune", "unit", "units_eps", "units_mechanisms",
+               "upper"}
 
 
 @pytest.mark.parametrize("scale", ["smoke", "quick", "paper"])
 def test_the_older_studies_get_their_shipped_keys_and_the_new_ones_only_theirs(scale):
     p = Params.preset(scale)
     assert set(p.legacy_dict()) == LEGACY_KEYS
-    assert set(p.files_dict()) == {"draws", "tune", "chains", "files", "files_eps", "n"}
-    assert set(p.unitfree_dict()) == {"draws", "tune", "chains", "beta_sd", "sigma_prior_scale", "n",
+    assert set(p.files_dict()) == {"draws", "tune", "chains", "mass_matrix", "files", "files_eps", "n"}
+    assert set(p.unitfree_dict()) == {"draws", "tune", "chains", "mass_matrix", "beta_sd", "sigma_prior_scale", "n",
                                       "unitfree_units", "unitfree_eps", "unitfree_mechanisms"}
     # each rebuilds the parameters it holds
     q = OwnDataParams.from_mapping(p.files_dict())

@@ -70,12 +70,12 @@ class SamplerConfig:
         not the posterior.
     mass_matrix : {"diag", "low_rank"}
         The sampler's mass-matrix adaptation: ``"diag"`` (a diagonal mass matrix, nutpie's default,
-        which the book's studies use) or ``"low_rank"`` (nutpie's low-rank modified mass matrix, which
+        the default of this class) or ``"low_rank"`` (nutpie's low-rank modified mass matrix, which
         also learns the strongest correlations between parameters: on a regression with correlated
         coefficients it takes about 7 instead of 16 gradient evaluations per draw, so a fit is about
         twice as fast, and the draws pass the same R-hat, ESS and divergence checks). It changes how
-        the posterior is explored, not the posterior. :class:`dpsynth.Synthesizer` uses
-        ``"low_rank"`` by default.
+        the posterior is explored, not the posterior. :class:`dpsynth.Synthesizer` and the book's
+        studies (``StudyParams.mass_matrix``) use ``"low_rank"`` by default.
 
     Raises
     ------
@@ -132,7 +132,10 @@ class SamplerConfig:
 
     @classmethod
     def from_params(cls, params: Mapping) -> SamplerConfig:
-        """Build from a study's parameters: ``draws``, ``tune`` and optionally ``chains``.
+        """Build from a study's parameters: ``draws``, ``tune`` and optionally ``chains`` and ``mass_matrix``.
+
+        Parameters that name no ``mass_matrix`` were written before studies chose it and were
+        sampled with the diagonal one, which is what they get.
 
         Whole-number floats (``300.0``) are read as integers; anything else is checked as given
         (a string or a fractional value raises, naming the parameter).
@@ -141,7 +144,8 @@ class SamplerConfig:
         def whole(v):
             return int(v) if isinstance(v, (float, np.floating)) and float(v).is_integer() else v
 
-        return cls(draws=whole(params["draws"]), tune=whole(params["tune"]), chains=whole(params.get("chains", 2)))
+        return cls(draws=whole(params["draws"]), tune=whole(params["tune"]), chains=whole(params.get("chains", 2)),
+                   mass_matrix=params.get("mass_matrix", "diag"))
 
     @property
     def ess_threshold(self) -> float:

@@ -17,15 +17,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..mcmc_settings import SamplerConfig
+from ..mcmc_settings import MASS_MATRICES, SamplerConfig
 from ..validation import DataError
 
 __all__ = ["SCALES", "StudyParams"]
 
+#: The mass matrix of study parameters that do not name one (written before studies chose it).
+LEGACY_MASS_MATRIX = "diag"
+
 #: The presets every chapter offers.
 SCALES = ("smoke", "quick", "paper")
 
-_SHARED = ("scale", "replicates", "draws", "tune", "chains", "seed")
+_SHARED = ("scale", "replicates", "draws", "tune", "chains", "mass_matrix", "seed")
 
 
 def _is_int(v: Any) -> bool:
@@ -83,6 +86,10 @@ class StudyParams:
         Monte Carlo replicates.
     draws, tune, chains : int
         Retained draws and tuning steps per chain, and chains (pooled).
+    mass_matrix : {"low_rank", "diag"}
+        The sampler's mass-matrix adaptation (:class:`~dpsynth.mcmc_settings.SamplerConfig`): the
+        release sampler's ``"low_rank"`` by default, so that a study samples as a release does. It
+        changes how the posterior is explored, not the posterior.
     seed : int
         Master seed; every stream of the study is addressed from it.
     """
@@ -92,6 +99,7 @@ class StudyParams:
     draws: int = 1000
     tune: int = 1000
     chains: int = 2
+    mass_matrix: str = "low_rank"
     seed: int = 20260101
 
     def __post_init__(self) -> None:
@@ -114,6 +122,9 @@ class StudyParams:
         for name in ("replicates", "draws", "tune", "chains"):
             if getattr(self, name) < 1:
                 raise DataError(f"`{name}` must be >= 1; got {getattr(self, name)!r}.")
+        if self.mass_matrix not in MASS_MATRICES:
+            raise DataError(f"`mass_matrix` must be one of {MASS_MATRICES} (the sampler's mass-matrix adaptation); "
+                            f"got {self.mass_matrix!r}.")
         if self.seed < 0:
             raise DataError(f"`seed` must be a non-negative integer; got {self.seed!r}.")
 
@@ -164,7 +175,7 @@ class StudyParams:
     @property
     def sampler(self) -> SamplerConfig:
         """The :class:`~dpsynth.fitting.SamplerConfig` of the study."""
-        return SamplerConfig(draws=self.draws, tune=self.tune, chains=self.chains)
+        return SamplerConfig(draws=self.draws, tune=self.tune, chains=self.chains, mass_matrix=self.mass_matrix)
 
     def to_dict(self) -> dict:
         """All fields as a JSON-able dict (tuples become lists)."""
@@ -191,4 +202,6 @@ class StudyParams:
         known = {f.name for f in dataclasses.fields(cls)}
         given = {k: v for k, v in dict(params).items() if k in known}
         given.setdefault("scale", "quick")
+        # parameters written before studies chose their mass matrix were sampled with the diagonal one
+        given.setdefault("mass_matrix", LEGACY_MASS_MATRIX)
         return cls(**given)

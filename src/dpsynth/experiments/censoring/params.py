@@ -13,7 +13,7 @@ __all__ = ["CensoringParams", "REFERENCE_FIELDS", "REFERENCE_SHARED"]
 #: so adding them did not change the shipped studies' parameters.
 REFERENCE_FIELDS = ("ref_replicates", "ref_eps_grid", "ref_alphas", "ref_widens", "ref_eps")
 #: The fields the Censor_ref study shares with the main study (its data, model and sampler).
-REFERENCE_SHARED = ("n", "draws", "tune", "chains", "lambda_min", "lambda_alpha")
+REFERENCE_SHARED = ("n", "draws", "tune", "chains", "mass_matrix", "lambda_min", "lambda_alpha")
 
 _BIN_RULES = ("sqrt", "log")
 

@@ -68,9 +68,12 @@ def file_frame(name: str, n: int = 0) -> pd.DataFrame:
 
 def sampler_of(p: OwnDataParams) -> SamplerConfig | None:
     """The sampler to pass: None (the Synthesizer's default) when the preset's settings are the defaults."""
+    from ...synthesizer import RELEASE_SAMPLER
+
     cfg = p.sampler
-    d = SamplerConfig()
-    return None if (cfg.draws, cfg.tune, cfg.chains) == (d.draws, d.tune, d.chains) else cfg
+    d = SamplerConfig(**RELEASE_SAMPLER)
+    same = (cfg.draws, cfg.tune, cfg.chains, cfg.mass_matrix) == (d.draws, d.tune, d.chains, d.mass_matrix)
+    return None if same else cfg
 
 
 def report_measures(original: pd.DataFrame, synthetic: pd.DataFrame, target: str, covariates, levels=None) -> dict:

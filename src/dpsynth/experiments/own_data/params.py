@@ -146,12 +146,13 @@ class OwnDataParams(StudyParams):
     def files_dict(self) -> dict:
         """The parameters of the files study ``own_data-files``: the sampler, the files, their epsilons, ``n``."""
         d = self.study_dict()
-        return {k: d[k] for k in ("draws", "tune", "chains", "files", "files_eps", "n")}
+        return {k: d[k] for k in ("draws", "tune", "chains", "mass_matrix", "files", "files_eps", "n")}
 
     def unitfree_dict(self) -> dict:
         """The parameters of the unit-free study ``own_data-unitfree``."""
         d = self.study_dict()
-        return {k: d[k] for k in ("draws", "tune", "chains", "beta_sd", "sigma_prior_scale", "n", "unitfree_units",
+        return {k: d[k] for k in ("draws", "tune", "chains", "mass_matrix", "beta_sd", "sigma_prior_scale", "n",
+                                  "unitfree_units",
                                   "unitfree_eps", "unitfree_mechanisms")}
 
     @classmethod

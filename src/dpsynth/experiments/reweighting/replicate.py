@@ -315,7 +315,7 @@ def contraction_replicate(replicate: int, seed: np.random.SeedSequence, params: 
     """
     p = ReweightingParams.from_mapping(params)
     dms, ns = list(p.data_models), list(p.sizes)
-    cfg = SamplerConfig(draws=p.contraction_draws, tune=p.contraction_tune, chains=p.chains)
+    cfg = SamplerConfig(draws=p.contraction_draws, tune=p.contraction_tune, chains=p.chains, mass_matrix=p.mass_matrix)
     rows = list(CONTRACTION_COORD)
     at = {nm: i for i, nm in enumerate(rows)}
     shape = (len(dms), len(ns), len(rows))
