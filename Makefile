@@ -99,10 +99,10 @@ PAPERMILL_ARGS ?=
 PYTEST_ARGS ?=
 # make test runs the suite in TEST_JOBS pytest-xdist workers (default: one per core); a test module
 # runs whole on one worker (its module-scoped fits and the book build stay in one process) except the
-# modules of independent slow tests that tests/conftest.py names (SPLIT_MODULES); TEST_JOBS=1 runs it
-# in one process.
+# modules of independent slow tests that tests/conftest.py names (SPLIT_MODULES): its
+# pytest_xdist_make_scheduler hands the modules out; TEST_JOBS=1 runs it in one process.
 TEST_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
-TEST_PARALLEL := $(if $(filter-out 0 1,$(TEST_JOBS)),-n $(TEST_JOBS) --dist loadgroup)
+TEST_PARALLEL := $(if $(filter-out 0 1,$(TEST_JOBS)),-n $(TEST_JOBS))
 JB_ARGS ?=
 
 .PHONY: help which-python venv lock peers peers-lock lab lab-env lab-lock notebooks book results test test-lowest bench bench-report stan \

@@ -1,6 +1,6 @@
 """Benchmark: peak memory of a 100-replicate study (censored Beta synthesizer, n = 2000).
 
-Each replicate fits the Unweighted, Weighted (LW) and Censor_w mechanisms at eps = 4 and keeps
+Each replicate fits the Unweighted, LW and Censor_w mechanisms at eps = 4 and keeps
 only per-replicate summaries, as the chapters do. Reports wall time and the process's peak
 resident memory (``ru_maxrss``); writes them to ``benchmarks/results/bench_study_memory.json``.
 """
@@ -37,7 +37,7 @@ def main() -> dict:
 if __name__ == "__main__":
     p = PARAMS
     description = (f"A {R}-replicate study through dpsynth.studies.run_study on one worker: each replicate fits "
-                   f"Unweighted, Weighted (LW) and Censor_w at eps = {p['eps']:g} on Beta data, n = {p['n']}, "
+                   f"Unweighted, LW and Censor_w at eps = {p['eps']:g} on Beta data, n = {p['n']}, "
                    f"{p['chains']} chains x {p['draws']} draws after {p['tune']} tuning steps, and keeps only "
                    "per-replicate summaries, as the chapters do. Peak memory is the process's ru_maxrss.")
     with Record(__file__, "Memory of a 100-replicate study", description, {"replicates": R, **PARAMS}) as rec:

@@ -46,7 +46,7 @@ TINY = SamplerConfig(draws=100, tune=150, chains=2)
 
 #: Test modules whose tests are independent of each other (no module-scoped fit worth sharing): under
 #: pytest-xdist each of their tests is a unit of work of its own. Every other module runs whole on one
-#: worker (``xdist_group``, with ``--dist loadgroup``), so its module-scoped fits are built once.
+#: worker (:func:`pytest_xdist_make_scheduler`), so its module-scoped fits and the book build are made once.
 SPLIT_MODULES = ("test_shipped.py", "test_notebooks.py", "test_page_check.py")
 #: The modules that take longest, handed out first so that no worker is left alone with one at the end.
 FIRST_MODULES = ("test_shipped.py", "test_notebooks.py", "test_book.py", "test_synthesizer.py", "test_peers.py",
@@ -55,12 +55,17 @@ FIRST_MODULES = ("test_shipped.py", "test_notebooks.py", "test_book.py", "test_s
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
-    """Longest modules first (a stable sort: the order within a module is kept); group the rest by module."""
+    """Longest modules first (a stable sort: the order within a module is kept)."""
     rank = {m: i for i, m in enumerate(FIRST_MODULES)}
     items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
-    for item in items:
-        if item.path.name not in SPLIT_MODULES:
-            item.add_marker(pytest.mark.xdist_group(item.path.name))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """Hand out whole modules but :data:`SPLIT_MODULES` (:mod:`xdist_scheduling`)."""
+    from xdist_scheduling import module_scheduler
+
+    return module_scheduler(config, log, SPLIT_MODULES)
 
 
 # --------------------------------------------------------------------------------------------
