@@ -326,3 +326,14 @@ def test_paper_scale_markdown_says_whether_the_goal_is_met():
     slow = shipped.paper_scale_markdown(times([50.0, 20.0], workers="1", load="5.0, 4.0, 3.0"))
     assert "**70 min**" in slow and "not within the goal" in slow and "own_data, 50 min" in slow
     assert "one worker process (own_data, censoring)" in slow and "load average above 3" in slow
+    assert "fewer replicates or shorter chains" in slow  # every study samples as a release does
+    older = times([50.0, 20.0])
+    older["mass matrix"] = ["diagonal", "low-rank", ""]
+    said = shipped.paper_scale_markdown(older)
+    assert "Some studies (own_data) were sampled with the diagonal mass matrix" in said
+    assert "fewer replicates" not in said
+
+
+def test_a_study_s_mass_matrix_is_read_from_its_parameters():
+    assert shipped.study_mass_matrix({"params": json.dumps({"draws": 10, "mass_matrix": "low_rank"})}) == "low_rank"
+    assert shipped.study_mass_matrix({"params": json.dumps({"draws": 10})}) == "diag"  # written before the choice
