@@ -69,7 +69,9 @@ def test_convergence_table_counts_every_fit_once(res):
 
 def test_milder_table(res):
     t = T.milder_table(res)
-    assert list(t.columns) == ["median", "mean", "zeros"]
+    assert list(t.columns) == ["median", "mean", "zeros", "median vs paper"]
+    assert t.loc[(3.0, "power"), "median vs paper"] == pytest.approx((t.loc[(3.0, "power"), "median"] - 741) / 741)
+    assert np.isnan(t.loc[(3.0, "paper"), "median vs paper"])
     assert t.loc[(4.0, "shift"), "median"] == pytest.approx(426.0)
     assert t.loc[(4.0, "shift"), "zeros"] == pytest.approx(1 / 3)
     assert t.loc[(3.0, "power"), "mean"] == pytest.approx(201.0) and t.loc[(4.0, "LW (ours)"), "zeros"] == 0

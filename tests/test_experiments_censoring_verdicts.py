@@ -120,10 +120,12 @@ def test_milder_verdict_decides_at_the_papers_design(res, monkeypatch):
 
     import pandas as pd
 
+    pub = {4.0: 425, 3.0: 741}  # the paper's Table 1 medians of Censor_w
     rows = {(5.0, "a"): [0, 50, 0.8], (4.0, "a"): [400, 380, 0.1], (3.0, "a"): [700, 690, 0.0],
             (5.0, "b"): [200, 210, 0.0], (4.0, "b"): [425, 420, 0.0], (3.0, "b"): [741, 741, 0.0],
             (5.0, "paper"): [0, 110, np.nan]}
-    t = pd.DataFrame.from_dict(rows, orient="index", columns=["median", "mean", "zeros"])
+    rows = {(e, k): [*v, (v[0] - pub[e]) / pub[e] if e in pub else np.nan] for (e, k), v in rows.items()}
+    t = pd.DataFrame.from_dict(rows, orient="index", columns=["median", "mean", "zeros", "median vs paper"])
     t.index = pd.MultiIndex.from_tuples(t.index)
     monkeypatch.setattr(V, "milder_table", lambda results: t)
     monkeypatch.setattr(V, "_eps_grid", lambda study: [5.0, 4.0, 3.0])

@@ -341,9 +341,9 @@ def paper_scale_markdown(times, goal_min: float = PAPER_SCALE_GOAL_MIN) -> str:
                          "of a regression.")
         else:
             parts.append("Every study samples as a release does (the low-rank mass matrix, the record bounds in one "
-                         "compiled pass, no InferenceData); what is left is mostly the number of fits the papers' designs "
-                         "ask for, so getting under the goal would mean running fewer replicates or shorter chains "
-                         "than the papers ran.")
+                         "compiled pass, no InferenceData); what is left is mostly the number of fits the papers' "
+                         "designs ask for, so getting under the goal would mean running fewer replicates or shorter "
+                         "chains than the papers ran.")
     return " ".join(parts)
 
 

@@ -304,8 +304,10 @@ def _zeros(v) -> float:
 def milder_table(results) -> pd.DataFrame:
     """Censor_w counts with the LW weights and with milder weights (:data:`~.replicate.MILDER_LW`), and as published.
 
-    Columns: median, mean, and the share of replicates with no record censored (``zeros``; the
-    paper gives no share: NaN on its rows, although its median 0 at eps = 5 means at least half).
+    Columns: median, mean, the share of replicates with no record censored (``zeros``; the
+    paper gives no share: NaN on its rows, although its median 0 at eps = 5 means at least half),
+    and ``median vs paper``, the median's relative difference from the paper's (NaN where the
+    paper has no row or a median of 0, and on its own rows).
     """
     study = results.study
     out = {}
@@ -321,6 +323,10 @@ def milder_table(results) -> pd.DataFrame:
         if float(eps).is_integer() and (int(eps), "Censor_w") in PAPER_TABLE1:
             pub = PAPER_TABLE1[(int(eps), "Censor_w")]
             out[(eps, "paper")] = {"median": pub["median"], "mean": pub["mean"], "zeros": np.nan}
+    for (eps, k), row in out.items():
+        pub = out.get((eps, "paper"), {}).get("median", np.nan)
+        row["median vs paper"] = ((row["median"] - pub) / pub if k != "paper" and np.isfinite(pub) and pub != 0
+                                  else np.nan)
     df = pd.DataFrame.from_dict(out, orient="index")
     df.index = pd.MultiIndex.from_tuples(df.index, names=["eps", "Censor_w weights"])
     return df
