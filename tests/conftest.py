@@ -48,6 +48,9 @@ TINY = SamplerConfig(draws=100, tune=150, chains=2)
 #: pytest-xdist each of their tests is a unit of work of its own. Every other module runs whole on one
 #: worker (:func:`pytest_xdist_make_scheduler`), so its module-scoped fits and the book build are made once.
 SPLIT_MODULES = ("test_shipped.py", "test_notebooks.py", "test_page_check.py")
+#: Of those, the modules whose tests are parametrised by a chapter and read its smoke-executed notebook
+#: (:class:`SmokeNotebooks`): a chapter's tests in them run together, on the worker that executes it.
+BY_CHAPTER = ("test_notebooks.py", "test_page_check.py")
 #: The modules that take longest, handed out first so that no worker is left alone with one at the end.
 FIRST_MODULES = ("test_shipped.py", "test_notebooks.py", "test_book.py", "test_synthesizer.py", "test_peers.py",
                  "test_cli.py", "test_validation.py", "test_models.py", "test_experiments_whole_table_replicate.py")
@@ -62,10 +65,10 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config, log):
-    """Hand out whole modules but :data:`SPLIT_MODULES` (:mod:`xdist_scheduling`)."""
+    """Whole modules; :data:`SPLIT_MODULES` test by test, :data:`BY_CHAPTER` by chapter (:mod:`xdist_scheduling`)."""
     from xdist_scheduling import module_scheduler
 
-    return module_scheduler(config, log, SPLIT_MODULES)
+    return module_scheduler(config, log, SPLIT_MODULES, BY_CHAPTER)
 
 
 # --------------------------------------------------------------------------------------------
