@@ -30,6 +30,9 @@ def test_write_then_load_checks_params_replicates_and_seed(tmp_path):
     attrs = result_files.provenance(params, replicates=2, seed=7, elapsed_seconds=3.0, workers=1)
     assert attrs["dpsynth_version"] == __version__
     assert json.loads(attrs["sampler"]) == {"draws": 5, "chains": 2}
+    with_mm = result_files.provenance({**params, "mass_matrix": "low_rank"}, replicates=2, seed=7, elapsed_seconds=3.0,
+                                      workers=1)
+    assert json.loads(with_mm["sampler"]) == {"draws": 5, "chains": 2, "mass_matrix": "low_rank"}
     assert result_files.machine_description() == attrs["machine"]
     path = result_files.write(ds, tmp_path / "s.nc", attrs)
     got = result_files.load("s", params, replicates=2, seed=7, path=path)

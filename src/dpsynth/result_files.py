@@ -81,7 +81,7 @@ def machine_description() -> str:
 
 def provenance(params: Mapping, *, replicates: int, seed: int, elapsed_seconds: float, workers) -> dict:
     """Attributes recording how a shipped result was made."""
-    sampler = {k: params[k] for k in ("draws", "tune", "chains") if k in params}
+    sampler = {k: params[k] for k in ("draws", "tune", "chains", "mass_matrix") if k in params}
     try:
         load = os.getloadavg()
     except OSError:
