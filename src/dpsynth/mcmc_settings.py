@@ -42,6 +42,12 @@ def default_cores() -> int:
 
 #: The mass-matrix adaptations :class:`SamplerConfig` accepts.
 MASS_MATRICES = ("diag", "low_rank")
+#: The mass matrix of a release (``dpsynth.synthesizer.RELEASE_SAMPLER``) and of the book's studies
+#: (``StudyParams.mass_matrix``).
+RELEASE_MASS_MATRIX = "low_rank"
+#: The mass matrix of study parameters that name none: they were written before studies chose it,
+#: and sampled with the diagonal one.
+LEGACY_MASS_MATRIX = "diag"
 
 
 @dataclass(frozen=True)
@@ -145,7 +151,7 @@ class SamplerConfig:
             return int(v) if isinstance(v, (float, np.floating)) and float(v).is_integer() else v
 
         return cls(draws=whole(params["draws"]), tune=whole(params["tune"]), chains=whole(params.get("chains", 2)),
-                   mass_matrix=params.get("mass_matrix", "diag"))
+                   mass_matrix=params.get("mass_matrix", LEGACY_MASS_MATRIX))
 
     @property
     def ess_threshold(self) -> float:

@@ -24,6 +24,7 @@ import numpy as np
 import xarray as xr
 
 from . import registry
+from .mcmc_settings import LEGACY_MASS_MATRIX
 from .result_files import ShippedResultsError, results_dir, shipped_path
 from .studies import run_study
 
@@ -247,10 +248,8 @@ def study_mass_matrix(attrs) -> str:
     """The mass matrix a shipped study was sampled with, from its provenance (``attrs``).
 
     Parameters that name none were written before studies chose it, with the diagonal one
-    (:data:`dpsynth.experiments.base_params.LEGACY_MASS_MATRIX`).
+    (:data:`dpsynth.mcmc_settings.LEGACY_MASS_MATRIX`).
     """
-    from .experiments.base_params import LEGACY_MASS_MATRIX
-
     return str(json.loads(attrs["params"]).get("mass_matrix", LEGACY_MASS_MATRIX))
 
 

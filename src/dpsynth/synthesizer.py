@@ -45,6 +45,7 @@ import pandas as pd
 
 from . import mechanisms
 from .covariates import CovariateDesign
+from .mcmc_settings import RELEASE_MASS_MATRIX
 from .models import FAMILIES, ModelFamily, OffsetFamily, PyMCFunctionFamily, family_class
 from .models.user_function import import_function, qualname
 from .privacy import check_neighbours, neighbours_phrase
@@ -90,7 +91,7 @@ __all__ = [
 #: :class:`~dpsynth.mcmc_settings.SamplerConfig`'s defaults): the low-rank modified mass matrix,
 #: which halves the gradient evaluations of a regression with correlated coefficients (measured by
 #: ``benchmarks/bench_release.py``) and leaves the posterior unchanged.
-RELEASE_SAMPLER: Mapping = {"mass_matrix": "low_rank"}
+RELEASE_SAMPLER: Mapping = {"mass_matrix": RELEASE_MASS_MATRIX}
 
 
 def __getattr__(name: str):

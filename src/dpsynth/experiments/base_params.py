@@ -17,13 +17,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..mcmc_settings import MASS_MATRICES, SamplerConfig
+from ..mcmc_settings import LEGACY_MASS_MATRIX, MASS_MATRICES, RELEASE_MASS_MATRIX, SamplerConfig
 from ..validation import DataError
 
 __all__ = ["SCALES", "StudyParams"]
-
-#: The mass matrix of study parameters that do not name one (written before studies chose it).
-LEGACY_MASS_MATRIX = "diag"
 
 #: The presets every chapter offers.
 SCALES = ("smoke", "quick", "paper")
@@ -99,7 +96,7 @@ class StudyParams:
     draws: int = 1000
     tune: int = 1000
     chains: int = 2
-    mass_matrix: str = "low_rank"
+    mass_matrix: str = RELEASE_MASS_MATRIX
     seed: int = 20260101
 
     def __post_init__(self) -> None:

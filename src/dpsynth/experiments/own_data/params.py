@@ -152,8 +152,7 @@ class OwnDataParams(StudyParams):
         """The parameters of the unit-free study ``own_data-unitfree``."""
         d = self.study_dict()
         return {k: d[k] for k in ("draws", "tune", "chains", "mass_matrix", "beta_sd", "sigma_prior_scale", "n",
-                                  "unitfree_units",
-                                  "unitfree_eps", "unitfree_mechanisms")}
+                                  "unitfree_units", "unitfree_eps", "unitfree_mechanisms")}
 
     @classmethod
     def quick(cls) -> OwnDataParams:
