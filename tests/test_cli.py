@@ -32,7 +32,8 @@ SAMPLER = [
     "--model-param",
     "sigma_prior_scale=1",
 ]
-EPS = 4.0
+#: The total with one record replaced (covariates carried): a window of 4, as the Synthesizer tests use.
+EPS = 8.0
 
 
 def wages(n: int = 120, seed: int = 0) -> pd.DataFrame:
@@ -87,7 +88,7 @@ def fitted(tmp_path_factory):
 
 def ledger_of(syn) -> Ledger:
     s = Synthesizer.load(syn)
-    return Ledger(s.dataset, s.relation)
+    return Ledger(s.dataset)
 
 
 @pytest.mark.slow
@@ -100,7 +101,7 @@ def test_fit_release_twice_ledger_then_budget_refusal(fitted, tmp_path, capsys):
     assert not (fitted.parent / "confidential.csv").exists()
     ledger = ledger_of(syn)
     spent = ledger.total()
-    eps = 2 * EPS  # covariates are carried into the release: their rows and n are public, one record replaced
+    eps = EPS  # the total asked, with one record replaced (covariates carried: their rows and n are public)
     budget = str(spent + 2 * eps)
     assert main(["release", str(syn), "--out", str(tmp_path / "r1.csv"), "--budget", budget, "--seed", "1"]) == 0
     out = capsys.readouterr().out
@@ -171,11 +172,11 @@ def test_release_with_public_covariates_and_an_unseen_level(fitted, tmp_path, ca
 
 def test_hand_edited_synthesizer_is_refused(fitted, tmp_path, capsys):
     doc = json.loads(fitted.read_text())
-    doc["content"]["privacy"]["eps_remove"] = 0.1
+    doc["content"]["privacy"]["budget"]["total"] = 0.1
     syn = tmp_path / "edited.json"
     syn.write_text(json.dumps(doc))
     assert main(["release", str(syn), "--out", str(tmp_path / "r.csv")]) == 2
-    assert "SHA-256" in error_line(capsys)
+    assert "do not match their MAC" in error_line(capsys)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["edited.json"]
 
 
@@ -216,7 +217,7 @@ def test_fit_with_force_replaces(tmp_path, csv, capsys):
     assert main(fit_args(data, out, "--force", "--allow-unconverged")) == 0
     assert json.loads(out.read_text())["format"] == "dpsynth.synthesizer"
     err = capsys.readouterr().err
-    assert "owner-readable only" in err and "confidential (computed from the data; do not publish)" in err
+    assert "owner-readable only" in err and "CONFIDENTIAL (computed from the data; do not publish)" in err
 
 
 def test_a_bom_semicolon_csv_needs_sep(tmp_path, capsys):
@@ -394,9 +395,10 @@ def test_ph_fit_saves_atomically_and_releases(tmp_path, csv, capsys):
     ]
     assert main(args) == 0
     cap = capsys.readouterr()
-    # with covariates the relation is "replace" (their rows are public): PH's eps = 1 removed is 2 replaced
-    assert "PH (strict DP): eps = 2 with one record replaced (1 with one record removed)" in cap.out
-    assert "fitting lognormal / ph (50 records, mechanism ph, eps = 1" in cap.err and "done in" in cap.err
+    # with covariates the relation is "replace" (their rows are public): eps = 1 is the total under it
+    assert "PH (strict DP): eps = 1 with one record replaced for one released file" in cap.out
+    assert "privacy budget: eps = 1 with one record replaced" in cap.err  # printed before the fit
+    assert "fitting lognormal / ph (50 records, mechanism ph, total eps = 1" in cap.err and "done in" in cap.err
     assert_nothing_written(tmp_path, data, syn)
     assert main(["release", str(syn), "--out", str(tmp_path / "r.csv"), "--seed", "1"]) == 0
     assert pd.read_csv(tmp_path / "r.csv")["wage"].between(0, 10).all()
@@ -439,7 +441,8 @@ def test_shell_help_exits_0(src_on_path):
 
     res = shell(["--help"])
     assert res.returncode == 0 and res.command == "dpsynth --help"
-    assert res.stdout.startswith("usage: dpsynth") and "{fit,release,ledger,report}" in res.stdout
+    assert res.stdout.startswith("usage: dpsynth") and "{fit,release,ledger,report,home}" in res.stdout
+    assert "one\nconfidential column" not in res.stdout and "whole table" in " ".join(res.stdout.split())
     md = res.markdown()
     assert "$ dpsynth --help" in md and "usage: dpsynth" in md and "exit code" not in md
 
@@ -606,10 +609,10 @@ def test_a_table_through_fit_release_and_ledger(tmp_path, csv, capsys):
                 "z",
                 "region",
                 "--eps",
-                "3",
-                # 300 records: the DP reference needs more than the default 0.1 (the flag reaches every column)
+                "12",
+                # 300 records: the DP reference needs more than the default share (the flag reaches every column)
                 "--reference-eps",
-                "1",
+                "2",
                 "--seed",
                 "3",
                 "--out",

@@ -10,7 +10,7 @@ import pytest
 
 from dpsynth import Synthesizer, TableSynthesizer
 from dpsynth.ledger import Ledger
-from dpsynth.synthesizer_files import digest
+from dpsynth.synthesizer_files import ChecksumError, digest
 from dpsynth.validation import DataError
 
 LEVELS = ["bus", "car", "walk"]  # 'walk' is a public level that never occurs
@@ -39,10 +39,9 @@ TARGETS = ["income", "visits", "mode"]
 
 @pytest.fixture(scope="module")
 def fitted():
-    # 400 records: the DP reference of each column gets more than the default 0.1 (below ~500 records OpenDP's
-    # median at 0.1 can land far from the data, and the conditional then censors nearly every record)
-    return TableSynthesizer(table(), TARGETS, covariates=["z", "region"], eps=3.0, progress=False,
-                            mechanism_params={t: {"reference_eps": 1.0} for t in TARGETS}).fit(seed=1)
+    # eps is the table's total with one record replaced: 4 per column, 2 of it for the column's DP reference
+    return TableSynthesizer(table(), TARGETS, covariates=["z", "region"], eps=12.0, progress=False,
+                            mechanism_params={t: {"reference_eps": 2.0} for t in TARGETS}).fit(seed=1)
 
 
 # ----------------------------------------------------------------------------------- arguments
@@ -54,11 +53,13 @@ def fitted():
         ({"targets": "income"}, "list of column names"),
         ({"targets": ["income", "income"]}, "twice"),
         ({"targets": ["income", "z"]}, r"both `targets` and `covariates`"),
-        ({"targets": ["income", "pay"]}, r"\['pay'\] are not in `data`"),
-        ({"covariates": ["z"]}, r"\['region'\] that are neither targets nor covariates"),
+        ({"targets": ["income", "pay"]}, r"column 'pay' is not in `data`"),
+        ({"covariates": ["z"]}, r"neither `targets` nor `covariates`: \['region'\]"),
         ({"eps": None}, "`eps` is required"),
-        ({"eps_split": [1.0, 1.0]}, "one eps per target"),
-        ({"eps": 3.0, "eps_split": {"income": 1.0, "visits": 1.0, "mode": 2.0}}, "not the sum"),
+        ({"eps_split": [1.0, 1.0]}, "one proportion per target"),
+        ({"eps_split": {"income": 1.0, "visits": -1.0, "mode": 2.0}}, r"eps_split\['visits'\]"),
+        ({"eps_split": {"income": 1.0}}, r"lacks column\(s\) \['visits', 'mode'\]"),
+        ({"mechanism_params": {"income": {"reference_eps": 1.0}}}, "nothing is left for the draw"),
         ({"mechanisms": {"pay": "ph"}}, r"\['pay'\] that are not targets"),
         ({"mechanisms": {"mode": "laplace"}}, r"`mechanisms`\['mode'\] must be a registry key"),
     ],
@@ -69,14 +70,21 @@ def test_bad_arguments_name_the_argument(kwargs, match):
         TableSynthesizer(table(40), **kw)
 
 
-def test_eps_is_split_equally_or_as_given():
+def test_eps_is_the_tables_total_split_equally_or_in_public_proportions():
     t = TableSynthesizer(table(40), TARGETS, covariates=["z", "region"], eps=3.0)
-    assert t.eps_split == {"income": 1.0, "visits": 1.0, "mode": 1.0} and t.eps == 3.0
-    t = TableSynthesizer(
-        table(40), TARGETS, covariates=["z", "region"], eps_split={"income": 2, "visits": 0.5, "mode": 0.5}
-    )
-    assert t.eps == 3.0 and t.relation == "replace"
-    assert TableSynthesizer(table(40)[TARGETS], TARGETS, eps=3.0).relation == "remove"
+    b = t.budget
+    assert b.total == 3.0 and b.size == 0.0 and t.relation == "replace"  # n public with one record replaced
+    assert {c: q.total for c, q in b.parts.items()} == pytest.approx({"income": 1.0, "visits": 1.0, "mode": 1.0})
+    # each part carves its reference (10%) out of its share; the categorical one has a public reference
+    assert b.parts["income"].reference == pytest.approx(0.1) and b.parts["mode"].reference == 0.0
+    assert sum(q.reference + q.draw for q in b.parts.values()) == pytest.approx(3.0)
+    t = TableSynthesizer(table(40), TARGETS, covariates=["z", "region"], eps=3.0,
+                         eps_split={"income": 4, "visits": 1, "mode": 1})
+    assert [q.total for q in t.budget.parts.values()] == pytest.approx([2.0, 0.5, 0.5])
+    removed = TableSynthesizer(table(40)[TARGETS], TARGETS, eps=3.0)
+    assert removed.relation == "remove" and removed.budget.size == pytest.approx(0.15)  # the DP size: 5%, once
+    assert sum(q.total for q in removed.budget.parts.values()) == pytest.approx(2.85)
+    assert "eps = 3 with one record removed for the first released table" in removed.budget.plan_line("budget")
 
 
 def test_a_table_file_is_not_a_one_column_synthesizer(fitted, tmp_path):
@@ -93,38 +101,37 @@ def test_a_three_column_release_composes_books_once_and_keeps_types(fitted):
     """Acceptance: one continuous, one count, one categorical column with public covariates at eps = 3."""
     p = fitted.privacy
     assert p.guarantee == "DP" and p.converged
-    assert p.eps_remove == pytest.approx(sum(q.eps_remove for q in p.parts))
-    assert p.eps_replace == pytest.approx(sum(q.eps_replace for q in p.parts)) and p.eps == p.eps_replace
-    # each part: its mechanism's eps (1 each) plus its DP reference's, stated in the split
+    assert p.eps == pytest.approx(12.0) == sum(q.eps for q in p.parts)  # the total asked, under replacement
     assert [q.name for q in p.parts] == ["Censor_ref"] * 3
-    assert all(q.eps_remove >= 1.0 for q in p.parts)
+    assert [q.eps for q in p.parts] == pytest.approx([4.0] * 3)
     statement = p.statement()
-    assert f"strict DP eps = {p.eps:.4g} with one record replaced" in statement and "Split: income:" in statement
-    book = Ledger(fitted.dataset, fitted.relation)
+    assert "strict DP eps = 12 with one record replaced" in statement and "Split: income:" in statement
+    book = Ledger(fitted.dataset)
     before = len(book.releases())
     out = fitted.sample(seed=2)
     recs = book.releases()
     assert len(recs) == before + 1  # booked once, with the total
-    assert recs[-1]["spend"] == pytest.approx(p.eps) and recs[-1]["guarantee"] == "DP"
+    assert recs[-1]["spend"] == pytest.approx(12.0) and recs[-1]["guarantee"] == "DP"
     draws = recs[-1]["draw"]
     assert sorted(draws) == sorted(TARGETS) and all(isinstance(v, int) for v in draws.values())  # one per column
-    assert out.attrs["draws"] == draws
+    assert out.attrs["draw"] == draws
     src = table()
     assert list(out.columns) == list(src.columns)
     assert out["income"].dtype == np.float64 and (out["income"] > 0).all()
     assert out["visits"].dtype == np.int64 and (out["visits"] >= 0).all()
     assert isinstance(out["mode"].dtype, pd.CategoricalDtype) and list(out["mode"].cat.categories) == LEVELS
     np.testing.assert_array_equal(out["z"], src["z"])  # public covariates carried through
-    # a second release takes other draws and books its own eps
+    # a second release takes other draws and books only them: the references were paid once
     fitted.sample(seed=3)
-    last = Ledger(fitted.dataset, fitted.relation).releases()[-1]
-    assert any(last["draw"][t] != draws[t] for t in TARGETS) and last["spend"] == pytest.approx(p.eps)
+    last = Ledger(fitted.dataset).releases()[-1]
+    assert all(last["draw"][t] != draws[t] for t in TARGETS) and last["spend"] == pytest.approx(p.eps_draw)
+    assert p.eps_draw == pytest.approx(8.0)  # 2 + 2 + 4: the categorical column has a public reference
 
 
 @pytest.mark.slow
 def test_earlier_columns_enter_later_models_through_public_encodings_only(fitted):
     visits = fitted.parts["visits"]
-    ref = fitted.parts["income"]._privacy.extra  # noqa: SLF001
+    ref = fitted.parts["income"].report_unchecked.extra
     assert ref["reference_source"] == "dp"
     # income: its public log transform, centred and scaled by its own DP reference (released, charged), not by the data
     assert visits._design.transforms["income"] == "log"  # noqa: SLF001
@@ -147,12 +154,12 @@ def test_save_load_release_and_an_edited_part_is_refused(fitted, tmp_path):
     assert back.privacy.eps == pytest.approx(fitted.privacy.eps)
     out = back.release(tmp_path / "released.csv", seed=4)
     assert len(out) == 400 and (tmp_path / "released.csv").is_file()
-    # an adversary edits a part's censoring bound and re-hashes the file: the part's re-derivation refuses it
+    # an adversary edits a part's censoring bound and re-hashes the file: its MAC refuses it
     doc["content"]["parts"]["visits"]["privacy"]["bound"] *= 2
     doc["sha256"] = digest(doc["content"])
     bad = tmp_path / "edited.json"
     bad.write_text(json.dumps(doc))
-    with pytest.raises(DataError, match="refusing to load"):
+    with pytest.raises(ChecksumError, match="do not match their MAC"):
         TableSynthesizer.load(bad)
 
 
@@ -165,7 +172,7 @@ def test_the_joint_relation_is_kept_where_independent_columns_lose_it():
     L = rng.multivariate_normal([1.0, 2.0], [[0.25, 0.7 * 0.5 * 0.4], [0.7 * 0.5 * 0.4, 0.16]], size=n)
     df = pd.DataFrame({"a": np.exp(L[:, 0]), "b": np.exp(L[:, 1])})
     truth = np.corrcoef(L.T)[0, 1]
-    t = TableSynthesizer(df, ["a", "b"], eps=8.0, n_release=n, progress=False).fit(seed=5)
+    t = TableSynthesizer(df, ["a", "b"], eps=8.0, n_release=n, progress=False).fit(seed=5)  # 4 per column
     both = t.sample_unaccounted(seed=6)
     kept = np.corrcoef(np.log(both["a"]), np.log(both["b"]))[0, 1]
     alone = [
@@ -191,3 +198,27 @@ def test_the_report_of_a_released_table(fitted, tmp_path):
                               "region": "categorical"}
     with pytest.raises(DataError, match="lacks the synthesizer's column"):
         fitted.report(released.drop(columns="mode"), tmp_path / "rep2")
+
+
+@pytest.mark.slow
+def test_a_part_books_into_the_tables_ledger_and_not_without_a_public_frame(fitted):
+    """Acceptance: t.parts[...].sample(...) goes through the table's ledger (one budget), and a part's own rows (which
+    hold the table's earlier confidential columns) are never released."""
+    part = fitted.parts["visits"]
+    assert part.dataset == fitted.dataset and part.part_of == fitted.dataset
+    with pytest.raises(DataError, match="releases through its table"):
+        part.sample(seed=1)
+    book = Ledger(fitted.dataset)
+    before = book.total()
+    frame = pd.DataFrame({"z": [0.0, 1.0] * 10, "region": ["north", "south"] * 10, "income": [3.0] * 20})
+    out = part.sample(seed=1, data=frame)
+    assert len(out) == 20 and book.releases()[-1]["synthesizer"] == part.checksum
+    assert book.total() > before  # booked in the table's ledger, with the part's charges
+
+
+def test_a_table_at_eps_is_stated_at_eps_before_the_fit():
+    """Acceptance: a table's eps is its total; the plan is known (and printable) before any fit."""
+    t = TableSynthesizer(table(60), TARGETS, covariates=["z", "region"], eps=1.0)
+    b = t.budget
+    assert b.total == 1.0 and sum(q.total for q in b.parts.values()) == pytest.approx(1.0)
+    assert "eps = 1 with one record replaced" in b.plan_line("budget")

@@ -149,7 +149,21 @@ def read_table(path: str | Path, arg: str, *, thousands: str | None = None, sep:
     return df
 
 
+def _other_columns(df: pd.DataFrame, cols: Sequence[str], drop: bool, source: str) -> None:
+    """Refuse columns of DATA that are neither targets nor covariates, as the API does (unless --drop-other-columns)."""
+    other = [str(c) for c in df.columns if c not in cols]
+    if other and not drop:
+        raise CLIError(
+            f"{source} has column(s) {other} that are neither targets nor covariates: they would not be "
+            f"released. List them (--covariates) or pass --drop-other-columns to leave them out."
+        )
+
+
 def _check_columns(df: pd.DataFrame, cols: Sequence[str], arg_of: dict[str, str], source: str) -> None:
+    dup = sorted({str(c) for c in df.columns[df.columns.duplicated()]})
+    if dup:
+        raise CLIError(f"{source} has two or more columns named {dup}; rename them so each name says which column it "
+                       f"is.")
     for c in cols:
         if c not in df.columns:
             raise CLIError(
@@ -245,10 +259,10 @@ def _parse_model_params(items: Sequence[str] | None) -> dict:
 
 def _resolve_model(name: str):
     if ":" in name:
-        from .synthesizer import _import_function
+        from .models.user_function import import_function
 
         try:
-            return _import_function(name)
+            return import_function(name)
         except (ImportError, AttributeError) as e:
             raise CLIError(
                 f"--model {name!r}: cannot import the model function ({e}); give module:function with "
@@ -324,6 +338,7 @@ def _cmd_fit_table(a: argparse.Namespace) -> int:
     frame = read_table(a.data, "DATA", thousands=a.thousands, sep=a.sep)
     arg_of = {**{t: "--targets" for t in targets}, **{c: "--covariates" for c in covs}}
     _check_columns(frame, [*targets, *covs], arg_of, "DATA")
+    _other_columns(frame, [*targets, *covs], a.drop_other_columns, f"DATA {str(a.data)!r}")
     frame = frame[[*targets, *covs]].copy()
     for t in targets:
         frame[t] = _target_column(frame[t], f"DATA {str(a.data)!r}", levels.get(t), "--levels").rename(t)
@@ -359,9 +374,10 @@ def _cmd_fit_table(a: argparse.Namespace) -> int:
         )
     except DataError as e:
         raise CLIError(_as_flags(str(e), ", ".join(targets)).replace("`targets`", "--targets")) from None
+    _progress(s.budget.plan_line("privacy budget"))
     _progress(
         f"fitting {len(targets)} conditional model(s) in the order {' -> '.join(targets)} ({len(frame)} records, "
-        f"mechanism {a.mechanism}, eps = {a.eps:g} split {s.eps_split}) ..."
+        f"mechanism {a.mechanism}) ..."
     )
     t0 = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
@@ -412,16 +428,18 @@ def _cmd_fit(a: argparse.Namespace) -> int:
     covs = list(a.covariates or [])
     arg_of = {a.target: "--target", **{c: "--covariates" for c in covs}}
 
-    def read_frame(path, arg):
+    def read_frame(path, arg, whole=False):
         frame = read_table(path, arg, thousands=a.thousands, sep=a.sep)
         source = f"{arg} {str(path)!r}"
         _check_columns(frame, [a.target, *covs], arg_of, source)
+        if whole:  # the confidential data: every column is a target or a covariate, as the API asks
+            _other_columns(frame, [a.target, *covs], a.drop_other_columns, source)
         frame = frame[[a.target, *covs]].copy()
         frame[a.target] = _target_column(frame[a.target], source, levels)
         return frame
 
     levels = None if a.target_levels is None else [str(v) for v in a.target_levels]
-    data = read_frame(a.data, "DATA")
+    data = read_frame(a.data, "DATA", whole=True)
     model = None if a.model is None else _resolve_model(a.model)
     mp = _mechanism_params(a, spec, read_frame)
     sampler = {
@@ -469,7 +487,7 @@ def _cmd_fit(a: argparse.Namespace) -> int:
                 f"column {a.target!r} (--target) does not fit the {model} model: {e} Choose a model "
                 f"whose support holds the data, or fix the records."
             ) from None
-    eps = "" if a.eps is None else f", eps = {a.eps:g}"
+    eps = "" if a.eps is None else f", total eps = {a.eps:g}"
     family = s.model if isinstance(s.model, str) and s.model in FAMILIES else a.model
     if a.model is None and spec.uses_model:
         why = {
@@ -487,6 +505,7 @@ def _cmd_fit(a: argparse.Namespace) -> int:
         if spec.uses_model
         else "no model fit"
     )
+    _progress(s.budget.plan_line("privacy budget"))
     _progress(f"fitting {family} / {a.mechanism} ({len(data)} records, mechanism {a.mechanism}{eps}; {how}) ...")
     t0 = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
@@ -547,7 +566,7 @@ def _cmd_release(a: argparse.Namespace) -> int:
         df = s.release(a.out, budget=a.budget, seed=a.seed, data=public, force=a.force, allow_unusable=a.allow_unusable)
     except DataError as e:
         raise CLIError(" ".join(str(e).split())) from None
-    book = Ledger(s.dataset, s.relation)
+    book = Ledger(s.dataset)
     _progress(f"released {len(df)} records to {a.out}; booked in the ledger of data set {s.dataset} ({book.path})")
     print(df.attrs["privacy_statement"])
     left = "" if a.budget is None else f" of budget {a.budget:g}"
@@ -562,11 +581,11 @@ def _cmd_ledger(a: argparse.Namespace) -> int:
     from .ledger import Ledger
 
     s = _load(a.synth)
-    book = Ledger(s.dataset, s.relation)
+    book = Ledger(s.dataset)
     for r in book.releases():
-        eps = f"eps={r['eps']:.4g}" + (f" +size {r['eps_size']:.4g}" if r["eps_size"] else "")
+        paid = ", ".join(f"{w} {e:.4g}" for _, w, e, _ in r["charges"]) or "nothing new"
         print(
-            f"{r['time']}  {r['name']:<12} {r['guarantee']:<4} {eps} spend={r['spend']:.4g} draw={r['draw']} "
+            f"{r['time']}  {r['name']:<12} {r['guarantee']:<4} spend={r['spend']:.4g} ({paid}) draw={r['draw']} "
             f"rows={r['rows']}  {r['output']}"
         )
     print(book.summary())
@@ -645,6 +664,24 @@ def _cmd_report(a: argparse.Namespace) -> int:
     return 0
 
 
+# ------------------------------------------------------------------------------------------- home
+
+
+def _cmd_home(a: argparse.Namespace) -> int:
+    from .home import has_key, import_home, key_id
+    from .paths import dpsynth_home
+
+    if a.action == "import":
+        if a.source is None:
+            raise CLIError("dpsynth home import OLD_HOME: give the folder of the home to move here.")
+        home = import_home(a.source, force=a.force)
+        print(f"moved {a.source} here: {home} holds its key (id {key_id()}) and its ledgers")
+        return 0
+    home = dpsynth_home()
+    print(f"dpsynth home: {home}" + (f", key id {key_id()}" if has_key() else ", no key yet"))
+    return 0
+
+
 # ------------------------------------------------------------------------------------------- parser
 
 
@@ -684,11 +721,11 @@ def _parser() -> argparse.ArgumentParser:
     keys = catalog.runnable_keys()
     p = argparse.ArgumentParser(
         prog=PROG,
-        description="Differentially private Bayesian synthesis of one "
-        "confidential column: fit and save, release, show the release ledger, report on a "
-        "release.",
+        description="Differentially private Bayesian synthesis of confidential data (one column, or a whole "
+        "table with --targets): fit and save, release, show the release ledger, report on a release, move a "
+        "dpsynth home.",
     )
-    sub = p.add_subparsers(dest="command", required=True, metavar="{fit,release,ledger,report}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="{fit,release,ledger,report,home}")
 
     f = sub.add_parser(
         "fit",
@@ -733,7 +770,9 @@ def _parser() -> argparse.ArgumentParser:
         metavar="KEY",
         help=f"registry key (default censor_ref, the unit-free censored likelihood): {', '.join(keys)}",
     )
-    f.add_argument("--eps", type=float, help="target epsilon (mechanisms run at a target eps)")
+    f.add_argument("--eps", type=float, help="the total epsilon the statement publishes for the first release, under "
+                   "the relation (--neighbours); the released size, a DP reference and the draw are shares of it "
+                   "(printed before the fit)")
     f.add_argument("--unit", type=float, help="public unit of the target: the model sees DATA / U")
     f.add_argument("--offset", type=float, help="public constant subtracted from each record's log-likelihood")
     f.add_argument("--model-param", action="append", metavar="KEY=VALUE", help="a prior of the shipped family")
@@ -769,9 +808,10 @@ def _parser() -> argparse.ArgumentParser:
     f.add_argument(
         "--size-eps",
         type=float,
-        default=0.1,
+        default=None,
         metavar="E",
-        help="eps of the DP count of the released size, charged once (default 0.1)",
+        help="share of --eps for the DP count of the released size (one record removed, no public size), charged "
+        "once (default 5%% of --eps)",
     )
     f.add_argument(
         "--retries",
@@ -787,6 +827,9 @@ def _parser() -> argparse.ArgumentParser:
         metavar="K",
         help="posterior draws kept in the saved synthesizer, one per release (default 10)",
     )
+    f.add_argument("--drop-other-columns", action="store_true",
+                   help="leave out columns of DATA that are neither targets nor covariates (by default they are "
+                   "refused: they would not be released)")
     f.add_argument("--thousands", metavar="SEP", help="thousands separator used in a CSV (e.g. ',')")
     f.add_argument("--sep", metavar="SEP", help="column separator of a CSV (default ','; e.g. ';')")
     f.add_argument("--seed", type=int, help="seed of the fit")
@@ -835,6 +878,13 @@ def _parser() -> argparse.ArgumentParser:
     q.add_argument("--force", action="store_true", help="replace a report already in --out")
     q.add_argument("--sep", metavar="SEP", help="column separator of the CSV files (default ',')")
     q.set_defaults(func=_cmd_report)
+
+    h = sub.add_parser("home", help="show this dpsynth home (its key id), or move another home here")
+    h.add_argument("action", nargs="?", choices=("show", "import"), default="show",
+                   help="show (default), or import OLD_HOME: copy its key and ledgers here")
+    h.add_argument("source", nargs="?", metavar="OLD_HOME", help="the home to import (a folder holding secret.key)")
+    h.add_argument("--force", action="store_true", help="import even if this home has ledgers (kept aside)")
+    h.set_defaults(func=_cmd_home)
     return p
 
 
@@ -847,8 +897,13 @@ def run(argv: Sequence[str] | None = None) -> int:
         return int(e.code or 0)
     from .synthesizer import UnconvergedError
 
+    def show(message, category, filename, lineno, file=None, line=None):  # a warning as one line, not a source line
+        print(f"{PROG}: warning: {' '.join(str(message).split())}", file=sys.stderr, flush=True)
+
     try:
-        return a.func(a)
+        with warnings.catch_warnings():
+            warnings.showwarning = show
+            return a.func(a)
     except (CLIError, DataError, UnconvergedError) as e:
         msg = " ".join(str(e).split())
         print(f"{PROG}: error: {msg}", file=sys.stderr, flush=True)

@@ -357,7 +357,8 @@ class CompiledModel:
         diag = _diagnostics(posterior, diverging, self.param_names, cfg)
         if not diag.ok:
             warnings.warn(
-                f"{self.family.name} fit did not converge: {diag.problems()}; thresholds R-hat <= "
+                f"CONFIDENTIAL (computed from the data; do not publish): {self.family.name} fit did not converge: "
+                f"{diag.problems()}; thresholds R-hat <= "
                 f"{cfg.rhat_max}, ESS >= {cfg.ess_threshold:.0f}, no divergences. Increase `draws`/`tune` "
                 f"(or reparametrise) before trusting its privacy numbers.",
                 ConvergenceWarning,

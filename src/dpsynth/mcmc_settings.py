@@ -18,7 +18,8 @@ __all__ = ["SamplerConfig", "Diagnostics", "ConvergenceWarning", "CORES_ENV", "d
 
 
 class ConvergenceWarning(UserWarning):
-    """A fit's R-hat or bulk ESS fails its threshold, or the sampler reported divergences."""
+    """CONFIDENTIAL: a fit's R-hat or bulk ESS fails its threshold, or the sampler reported divergences (figures of
+    the data, for the data holder only)."""
 
 
 def _is_int(value) -> bool:

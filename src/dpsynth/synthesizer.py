@@ -1,31 +1,28 @@
 """One object from a DataFrame to a released synthetic data set: :class:`Synthesizer`.
 
-``Synthesizer(df, target="wage", covariates=["region"], model="lognormal_regression",
-mechanism="censor_uw", eps=1.0).fit(seed=1).sample(seed=2)`` fits one confidential column with a
-shipped model family (:data:`dpsynth.models.FAMILIES`) or a plain PyMC model-building function
-(:mod:`dpsynth.models.user_function`), runs any registered mechanism on it by key
-(:mod:`dpsynth.mechanisms`; ``mechanisms.list_mechanisms()``), reports its privacy
-(:class:`SynthesizerPrivacy`) and returns synthetic DataFrames generated from ONE posterior draw
-each (or from the released state of a model-free mechanism). :meth:`Synthesizer.save` and
-:meth:`Synthesizer.load` read and write a self-describing JSON file (:mod:`dpsynth.synthesizer_files`).
+``Synthesizer(df, target="wage", covariates=["region"], eps=1.0).fit(seed=1).release("out.csv")``
+fits one confidential column with a shipped model family (:data:`dpsynth.models.FAMILIES`) or a
+plain PyMC model-building function (:mod:`dpsynth.models.user_function`), runs any registered
+mechanism on it by key (:mod:`dpsynth.mechanisms`), reports its privacy
+(:class:`~dpsynth.statement.SynthesizerPrivacy`) and releases synthetic DataFrames generated from ONE
+posterior draw each (or from the released state of a model-free mechanism).
 
-Every synthetic data set handed out goes through the accounting: :meth:`Synthesizer.sample` and
-:meth:`Synthesizer.release` book it in the ledger of the confidential data set
-(:class:`dpsynth.ledger.Ledger`) before returning or writing it; only
-:meth:`Synthesizer.sample_unaccounted` does not, for research, as its name says.
+``eps`` is the total that the statement publishes for the first release, under one neighbour
+relation decided before the fit (named, or ``"replace"`` when public covariates are carried, whose
+rows make ``n`` public); the released size, a DP reference and the draw are shares carved out of it
+by the public rule of :mod:`dpsynth.budget`, and each further release from another draw adds the
+draw's share.
 
-What a release covers (the book's introduction, "Neighbouring data sets"):
+Every synthetic data set handed out goes through the one release protocol
+(:mod:`dpsynth.release_protocol`): :meth:`Synthesizer.sample` and :meth:`Synthesizer.release` book
+it in the ledger of the confidential data set (:mod:`dpsynth.ledger`) before returning or writing
+it; only :meth:`Synthesizer.sample_unaccounted`, on a synthesizer fitted in this process, does not,
+for research, as its name says. Saving and loading (:mod:`dpsynth.synthesizer_io`) authenticate the
+whole file under the home's key (:mod:`dpsynth.home`).
 
-* the posterior draw, at the mechanism's epsilon under the synthesizer's neighbour relation;
-* the released size: with one record *removed*, a DP count of the records (OpenDP, ``size_eps``,
-  charged once) or a size declared public (``n_release``, or the rows of a public frame of
-  covariates given at release); with one record *replaced*, ``n`` is public;
-* the covariates carried into the file: the confidential file's own covariate rows reveal which
-  records it holds, so they are released only under one record replaced (the default when there
-  are covariates: they were declared public), or replaced by a public frame given at release.
-
-Figures computed from the data (Delta, the censored count, n) are shown to the data holder only
-(:meth:`SynthesizerPrivacy.diagnostics`), never written into a release.
+Figures computed from the data (Delta, the censored count, n, convergence) are shown to the data
+holder only (:meth:`SynthesizerPrivacy.diagnostics`, warnings marked confidential), never written
+into a release, and no refusal depends on them.
 
 The Synthesizer knows no mechanism by name: it converts the data and the mechanism's parameters
 (public bounds into the model's unit, a historical DataFrame into model arrays) and calls the
@@ -35,30 +32,32 @@ mechanism's ``run``.
 from __future__ import annotations
 
 import dataclasses
+import secrets
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from . import mechanisms
+from .budget import Budget
 from .covariates import CovariateDesign
 from .mcmc_settings import RELEASE_MASS_MATRIX
 from .models import FAMILIES, ModelFamily, OffsetFamily, PyMCFunctionFamily, family_class
-from .models.user_function import import_function, qualname
-from .privacy import check_neighbours, neighbours_phrase
-from .release_size import DEFAULT_SIZE_EPS, ReleaseSize, dp_count
+from .privacy import check_neighbours
+from .release_protocol import UnusableReleaseError, bar, release, show_progress, unusable_values
+from .release_size import ReleaseSize, dp_count
 from .seeds import SeedLike, generator, stream
+from .statement import CONFIDENTIAL, SynthesizerPrivacy
 from .synthesizer_files import ChecksumError, confidential_path, jsonable
+from .synthesizer_io import SynthesizerIO
 from .target import TargetEncoding
 from .validation import (
     DataError,
     _is_number,
     check_bool,
     check_count,
-    check_eps,
     check_optional_finite,
     check_positive,
     check_share,
@@ -101,7 +100,7 @@ def __getattr__(name: str):
 
 
 class CensoringWarning(UserWarning):
-    """A censored fit censored more than the stated share of records: the mechanism mostly discarded the data."""
+    """CONFIDENTIAL: a censored fit censored more than the stated share of records (a figure of the data)."""
 
 
 class UnconvergedError(RuntimeError):
@@ -112,141 +111,7 @@ class CovariatesIgnoredWarning(UserWarning):
     """Covariates were given that the mechanism or the model does not use: their relation with the target is lost."""
 
 
-class UnusableReleaseError(DataError):
-    """A release was refused: its values are unusable (non-finite, outside the support or bounds, a fit that
-    censored nearly every record); nothing was written or booked."""
-
-
-@dataclass(frozen=True)
-class SynthesizerPrivacy:
-    """What a fitted :class:`Synthesizer` reports.
-
-    Attributes
-    ----------
-    mechanism, name : str
-        Registry key and display name.
-    guarantee : str
-        ``"none"``, ``"aDP"`` or ``"DP"``, from the mechanism's spec.
-    relation : str
-        The neighbour relation of the synthesizer's ledger and statement (``"remove"`` or ``"replace"``).
-    delta : float
-        Local Lipschitz bound (NaN for a model-free mechanism). Computed from the data: confidential.
-    eps_remove, eps_replace : float
-        Epsilon of one release's draw with one record removed / replaced.
-    bound : float
-        Censoring bound M (inf when not censored).
-    n_censored, n : int
-        Records censored at one or more draws, and records fitted. Confidential.
-    rhat_max, ess_min : float
-        Worst R-hat and bulk ESS over every fit the mechanism ran (NaN without MCMC).
-    divergences : int
-        Divergent transitions over every fit.
-    converged : bool
-        Whether every fit passed its checks.
-    released : str
-        What one release is, in words (``"one released posterior draw"``, or a model-free release).
-    draws_kept : int
-        Posterior draws the synthesizer keeps (1 for a model-free release): whoever holds it can
-        release each of them, so holding it is worth ``draws_kept`` times eps.
-    extra : dict
-        Mechanism-specific numbers.
-    """
-
-    mechanism: str
-    name: str
-    guarantee: str
-    delta: float
-    eps_remove: float
-    eps_replace: float
-    bound: float
-    n_censored: int
-    n: int
-    rhat_max: float
-    ess_min: float
-    divergences: int
-    converged: bool
-    released: str = "one released posterior draw"
-    relation: str = "remove"
-    draws_kept: int = 1
-    extra: dict = field(default_factory=dict)
-
-    @property
-    def eps(self) -> float:
-        """Epsilon of one release's draw under the synthesizer's relation."""
-        return self.eps_remove if self.relation == "remove" else self.eps_replace
-
-    @property
-    def censored_share(self) -> float:
-        """Share of the records censored."""
-        return self.n_censored / self.n
-
-    def statement(self) -> str:
-        """The public statement of one release's draw: guarantee and eps under the relation (no figure of the data).
-
-        The released size and any override are added by the release (:meth:`Synthesizer.release`).
-        """
-        kind = {
-            "none": "not private",
-            "aDP": "asymptotic DP: a local bound, for this data set only",
-            "DP": "strict DP",
-        }[self.guarantee]
-        other = "replaced" if self.relation == "remove" else "removed"
-        other_eps = self.eps_replace if self.relation == "remove" else self.eps_remove
-        s = (
-            f"{self.name} ({kind}): eps = {self.eps:.4g} with {neighbours_phrase(self.relation)} "
-            f"({other_eps:.4g} with one record {other}), for {self.released}"
-        )
-        return s + ("" if self.converged else "; THE FIT FAILED ITS CONVERGENCE CHECKS") + "."
-
-    def worth(self) -> str:
-        """What holding the synthesizer (its kept draws) is worth under sequential composition."""
-        k = self.draws_kept
-        if not self.released.endswith("posterior draw"):
-            return (
-                f"it holds {self.released}: sharing it is worth its eps = {self.eps:.4g} with "
-                f"{neighbours_phrase(self.relation)}, and the figures it holds of the data are confidential. Keep "
-                f"it confidential."
-            )
-        return (
-            f"it holds {k} posterior draw(s): whoever has it can release each of them, so sharing it is worth up "
-            f"to {k} x {self.eps:.4g} = {k * self.eps:.4g} with {neighbours_phrase(self.relation)} (plus a "
-            f"released size's eps). Keep it confidential."
-        )
-
-    def diagnostics(self) -> str:
-        """The figures computed from the data, for the data holder only (never for publication)."""
-        s = f"confidential (computed from the data; do not publish): n = {self.n}"
-        if np.isfinite(self.delta):
-            s += f", Delta = {self.delta:.4g}"
-        if np.isfinite(self.bound):
-            s += f", censoring bound M = {self.bound:.4g}, {self.n_censored} of {self.n} records censored"
-        if np.isfinite(self.rhat_max):
-            s += (
-                f"; convergence: R-hat max {self.rhat_max:.3f}, bulk ESS min {self.ess_min:.0f}, "
-                f"{self.divergences} divergence(s)"
-            )
-        return s + "."
-
-    def to_dict(self) -> dict:
-        """Plain-JSON dict (floats, ints, str, bool)."""
-        return dataclasses.asdict(self)
-
-
-def _show_progress(progress: bool) -> bool:
-    """Progress bars only on a terminal (not in a pipe, a log file or a notebook's captured output)."""
-    import sys
-
-    return bool(progress) and sys.stderr.isatty()
-
-
-def _bar(show: bool, desc: str, **kw):
-    """A tqdm bar on standard error (disabled when not shown)."""
-    from tqdm import tqdm
-
-    return tqdm(desc=desc, disable=not show, leave=False, **kw)
-
-
-class Synthesizer:
+class Synthesizer(SynthesizerIO):
     """Differentially private synthesis of one confidential column of a DataFrame.
 
     Parameters
@@ -260,86 +125,72 @@ class Synthesizer:
     covariates : sequence of str, optional
         Public columns, carried through to the synthetic data; numeric ones enter a regression
         family's design centred and scaled when their rows are public (``standardize``),
-        categorical ones (strings, categories, booleans) as indicator columns of every level but
-        the first (levels recorded at fit time).
+        categorical ones as indicator columns of every level but the first.
     model : str or callable, optional
         A shipped family (:data:`dpsynth.models.FAMILIES`) or a PyMC model-building function
         (:mod:`dpsynth.models.user_function`). Default: from the target's *type* (never its
         values): ``lognormal`` / ``lognormal_regression`` for a continuous target, ``negbin`` for
-        counts, ``multinomial`` for a categorical one (the regression when there are covariates).
+        counts, ``multinomial`` for a categorical one.
     mechanism : str
         A registry key (``dpsynth.mechanisms.list_mechanisms()``).
     eps : float, optional
-        The mechanism's epsilon with **one record removed** (the book's convention), required
-        exactly when the mechanism takes one (its spec's ``takes_eps``). The statement and the
-        ledger carry the figure under the synthesizer's relation (``neighbours``): with one
-        record replaced, the default with covariates, it is ``2 eps`` for the model-based
-        mechanisms; a DP reference (``censor_ref``) or a DP released size adds its own small
-        epsilon, charged and stated.
+        The **total** eps of the first release under the synthesizer's relation (``neighbours``),
+        required exactly when the mechanism is run at a target eps (its spec's ``takes_eps``). The
+        released size, a DP reference and the draw are carved out of it (:mod:`dpsynth.budget`);
+        :attr:`budget` shows the split before the fit, and every further release from another
+        draw adds the draw's share.
     model_params : dict, optional
         Keyword arguments of the shipped family (priors), e.g. ``{"mu_prior_sd": 5.0}``.
     mechanism_params : dict, optional
         The mechanism's parameters, from its spec's table (``dpsynth.mechanisms.get(key).params``),
-        e.g. ``{"radius": 5.0}`` for ``cw``, ``{"lower": 0, "upper": 1e5}`` for ``ph`` (public bounds
-        in the data's unit), ``{"historical": df_2019}`` for ``censor_w_public``.
-    unit : float, optional
-        Public unit of a continuous target: the model sees ``x / unit``, the synthetic data are
-        multiplied back. Choose it without looking at the data.
-    offset : float, optional
-        Public constant subtracted from each record's log-likelihood before the clamp (shipped
-        families only). Choose it without looking at the data.
+        e.g. ``{"lower": 0, "upper": 1e5}`` for ``ph`` (public bounds in the data's unit),
+        ``{"reference_eps": 0.2}`` for ``censor_ref`` (a share of ``eps`` other than the rule's).
+    unit, offset : float, optional
+        A public unit of a continuous target (the model sees ``x / unit``) and a public constant
+        subtracted from each record's log-likelihood before the clamp (shipped families). Choose
+        them without looking at the data.
     sampler : SamplerConfig or dict, optional
-        MCMC settings. Default: :class:`SamplerConfig` with ``mass_matrix="low_rank"``
-        (:data:`RELEASE_SAMPLER`; a dict is read on top of it), which halves the gradient
-        evaluations of a regression without changing the posterior.
+        MCMC settings. Default: :class:`SamplerConfig` with ``mass_matrix="low_rank"``.
     censor_warn_share : float
-        A :class:`CensoringWarning` is raised when a censored fit censors more than this share.
+        A :class:`CensoringWarning` (confidential) is raised when a censored fit censors more than this share.
     allow_unconverged : bool
         Report privacy figures of a fit that failed its convergence checks (else they raise);
         every release then records the override.
     neighbours : {"remove", "replace"}, optional
-        The neighbour relation of the statement and the ledger. Default: ``"remove"`` (one record
-        removed, the book's) without covariates; ``"replace"`` with covariates, whose rows (and so
-        the number of records) were declared public and are carried into the release.
+        The neighbour relation of every eps. Default: ``"remove"`` without covariates; ``"replace"``
+        with covariates, whose rows (and so ``n``) were declared public and are carried into the release.
     n_release : int, optional
         A released size declared public (one record removed); by default the size is a DP count.
-    size_eps : float
-        Epsilon of the DP count of the released size (one record removed), charged once.
+    size_eps : float, optional
+        The DP count's share of ``eps`` (one record removed, no public size); default 5% of ``eps``.
     keep_draws : int
-        Posterior draws kept (evenly spaced over the pooled chains); each release uses one, and
-        whoever holds the synthesizer could release all of them (:meth:`SynthesizerPrivacy.worth`).
-    max_censored_share : float
-        A release from a fit that censored more than this share of records is refused (the
-        mechanism mostly discarded the data), unless ``allow_unusable=True`` at the release.
+        Posterior draws kept; each release uses one, and whoever holds the synthesizer could
+        release all of them (:meth:`SynthesizerPrivacy.worth`).
     retries : int
         A fit that fails its convergence checks is run again with twice the draws and tuning
         steps, at most this many times; :attr:`fit_log` says what was done.
     progress : bool
-        Progress bars on fits (the sampler's, and one over the mechanism's fits) and releases,
-        shown only when standard error is a terminal.
+        Progress bars, shown only when standard error is a terminal.
     target_levels : sequence, optional
-        The public levels of a categorical target (required unless it is a pandas ``Categorical``,
-        whose categories are taken, or boolean): the levels that occur in the confidential data are
-        themselves a figure of it.
+        The public levels of a categorical target (required unless it is a pandas ``Categorical``
+        or boolean): the levels that occur in the confidential data are themselves a figure of it.
     standardize : bool, optional
         Centre and scale numeric covariates by their mean and standard deviation. Default: when
-        their rows are public (one record replaced, the default with covariates), since the
-        constants then cost nothing; with one record removed they would be figures of the data.
+        their rows are public (one record replaced).
     design : CovariateDesign, optional
-        A fixed encoding of the covariates (levels, public transforms and constants) instead of
-        one recorded from ``data``; :class:`dpsynth.TableSynthesizer` gives one for the confidential
-        columns it uses as predictors.
+        A fixed encoding of the covariates instead of one recorded from ``data``.
+    part_of : str, optional
+        The data set id of the whole table this synthesizer is a conditional of
+        (:class:`dpsynth.TableSynthesizer`): it books into that table's ledger, and its size is the table's.
 
     Examples
     --------
     >>> import numpy as np, pandas as pd
     >>> from dpsynth import Synthesizer
     >>> df = pd.DataFrame({"wage": np.random.default_rng(1).lognormal(6, 0.5, 300)})
-    >>> s = Synthesizer(df, "wage", model="lognormal", mechanism="ph", eps=1.0,
-    ...                 mechanism_params={"lower": 0, "upper": 20000}).fit()
-    >>> s.privacy.guarantee
-    'DP'
-    >>> released = s.sample(seed=2)  # booked in the data set's ledger  # doctest: +SKIP
+    >>> s = Synthesizer(df, "wage", mechanism="ph", eps=1.0, mechanism_params={"lower": 0, "upper": 20000})
+    >>> round(s.budget.total, 3), round(s.budget.size, 3), round(s.budget.draw, 3)
+    (1.0, 0.05, 0.95)
     """
 
     def __init__(
@@ -360,14 +211,14 @@ class Synthesizer:
         allow_unconverged: bool = False,
         neighbours: str | None = None,
         n_release: int | None = None,
-        size_eps: float = DEFAULT_SIZE_EPS,
+        size_eps: float | None = None,
         keep_draws: int = 10,
-        max_censored_share: float = 0.9,
         retries: int = 2,
         progress: bool = True,
         target_levels: Sequence | None = None,
         standardize: bool | None = None,
         design: CovariateDesign | None = None,
+        part_of: str | None = None,
     ) -> None:
         from .ledger import dataset_id
 
@@ -383,19 +234,8 @@ class Synthesizer:
         )
         if model is None:
             model = self.encoding.default_model(bool(covs))
-        self._settings(
-            target,
-            covs,
-            model,
-            mechanism,
-            eps,
-            model_params,
-            unit,
-            offset,
-            sampler,
-            censor_warn_share,
-            allow_unconverged,
-        )
+        self._settings(target, covs, model, mechanism, eps, model_params, unit, offset, sampler, censor_warn_share,
+                       allow_unconverged)
         self.relation = check_neighbours(neighbours if neighbours is not None else ("replace" if covs else "remove"))
         self._check_kinds()
         self.n_release = None if n_release is None else positive_count(n_release, "n_release")
@@ -404,34 +244,17 @@ class Synthesizer:
                 "`n_release` declares a public size under one record removed; with one record replaced the "
                 "size is n. Give a public frame of covariates at release (data=) for another size."
             )
-        self.size_eps = check_eps(size_eps, "size_eps")
+        self.size_eps = size_eps
         self.keep_draws = positive_count(keep_draws, "keep_draws")
-        self.max_censored_share = check_share(max_censored_share, "max_censored_share")
         self.retries = check_count(retries, "retries", minimum=0)
         self.progress = check_bool(progress, "progress")
-        self.dataset = dataset_id(data, [target, *covs], self.relation)
+        self.part_of = part_of
+        self.dataset = part_of if part_of is not None else dataset_id(data, [target, *covs])
         self._size: ReleaseSize | None = None
         self.columns = list(data.columns)
         self.dtypes = {c: str(data[c].dtype) for c in self.columns}
         self.public = data[covs].reset_index(drop=True).copy()
-        if design is not None:
-            if not isinstance(design, CovariateDesign) or tuple(design.columns) != tuple(covs):
-                raise DataError(f"`design` must be a CovariateDesign of the covariates {covs}; got {design!r}.")
-            if standardize is not None:
-                raise DataError("give `design` (a fixed encoding of the covariates) or `standardize`, not both.")
-            self._design = design
-        else:
-            if standardize is None:
-                standardize = self.relation == "replace"
-            elif check_bool(standardize, "standardize") and self.relation == "remove":
-                raise DataError(
-                    "`standardize=True` with one record removed would centre the covariates at figures of "
-                    "the data; centre them at public constants yourself, or use neighbours='replace' "
-                    "(their rows are then public)."
-                )
-            self._design = CovariateDesign.from_frame(self.public, covs, standardize=standardize)
-        #: Set by a whole-table release for its parts: the table, not the part, sets the released size.
-        self._table_part = False
+        self._design = self._covariate_design(design, standardize)
         self._x = self.encoding.to_model(data[target])
         self._X = self._design.matrix(self.public)
         self._run_params = self._resolve_params(mechanism_params)
@@ -442,22 +265,12 @@ class Synthesizer:
         self._weights: np.ndarray | None = None
         self._cm: CompiledModel | None = None
         self._simulator = None
+        self.fit_id = ""
+        self.fit_log: list[str] = []
 
     # ------------------------------------------------------------------ settings and data
-    def _settings(
-        self,
-        target,
-        covs,
-        model,
-        mechanism,
-        eps,
-        model_params,
-        unit,
-        offset,
-        sampler,
-        censor_warn_share,
-        allow_unconverged,
-    ) -> None:
+    def _settings(self, target, covs, model, mechanism, eps, model_params, unit, offset, sampler, censor_warn_share,
+                  allow_unconverged) -> None:
         from .mcmc_settings import SamplerConfig
 
         self.target, self.covariates = target, covs
@@ -493,6 +306,24 @@ class Synthesizer:
         self.sampler = sampler or SamplerConfig(**RELEASE_SAMPLER)
         self.censor_warn_share = check_share(censor_warn_share, "censor_warn_share")
         self.allow_unconverged = check_bool(allow_unconverged, "allow_unconverged")
+
+    def _covariate_design(self, design, standardize) -> CovariateDesign:
+        covs = self.covariates
+        if design is not None:
+            if not isinstance(design, CovariateDesign) or tuple(design.columns) != tuple(covs):
+                raise DataError(f"`design` must be a CovariateDesign of the covariates {covs}; got {design!r}.")
+            if standardize is not None:
+                raise DataError("give `design` (a fixed encoding of the covariates) or `standardize`, not both.")
+            return design
+        if standardize is None:
+            standardize = self.relation == "replace"
+        elif check_bool(standardize, "standardize") and self.relation == "remove":
+            raise DataError(
+                "`standardize=True` with one record removed would centre the covariates at figures of "
+                "the data; centre them at public constants yourself, or use neighbours='replace' "
+                "(their rows are then public)."
+            )
+        return CovariateDesign.from_frame(self.public, covs, standardize=standardize)
 
     def _check_kinds(self) -> None:
         """The target's kind must suit the model and the mechanism."""
@@ -535,8 +366,8 @@ class Synthesizer:
                 f"the {self.spec.key} mechanism uses covariates only as cells of categorical levels "
                 f"({cells or 'none'}): the synthetic {self.target!r} does not depend on {unused}"
                 + (f" (numeric: {numeric})" if numeric else "")
-                + ". To keep that relation, use a model-based "
-                "mechanism, e.g. mechanism='censor_ref' with a regression model."
+                + ". To keep that relation, use a model-based mechanism, e.g. mechanism='censor_ref' with a "
+                "regression model."
             )
         elif self.spec.uses_model and not self._takes_covariates():
             want = self.encoding.default_model(True)
@@ -548,8 +379,13 @@ class Synthesizer:
             return
         warnings.warn(msg, CovariatesIgnoredWarning, stacklevel=3)
 
+    def _dp_size(self) -> bool:
+        """Whether a release over the fitted records needs a DP count of its size (one record removed, no public
+        size)."""
+        return self.part_of is None and self.relation == "remove" and not self.covariates and self.n_release is None
+
     def _resolve_params(self, given: Mapping | None) -> dict:
-        """The mechanism's checked parameters in the model's unit (and its checks against the data)."""
+        """The budget's plan and the mechanism's checked parameters in the model's unit."""
         given = dict(given or {})
         self.mechanism_params = {
             k: v
@@ -574,8 +410,19 @@ class Synthesizer:
         for k, p in self.spec.params.items():  # public values for parameters that may take them
             if p.fill is not None and converted.get(k) is None and fills.get(p.fill) is not None:
                 converted[k] = fills[p.fill]
-        params = self.spec.resolve(converted, self.eps)
-        self.eps = params.get("eps")
+        dp_ref = bool(self.spec.releases_reference is not None and self.spec.uses_model
+                      and self.spec.releases_reference(converted, self.family()))
+        #: The total and its shares, under the relation, fixed before the fit (:mod:`dpsynth.budget`).
+        self.budget = Budget.plan(self.eps if self.spec.takes_eps else None, self.relation, dp_size=self._dp_size(),
+                                  dp_reference=dp_ref, size_eps=self.size_eps,
+                                  reference_eps=converted.get("reference_eps") if dp_ref else None)
+        if self.spec.takes_eps and self.eps is None:
+            self.spec.resolve(converted, None)  # raises, naming `eps`
+        if not self.spec.takes_eps and self.eps is not None:
+            self.spec.resolve(converted, self.eps)  # raises: the mechanism takes no eps
+        if dp_ref:
+            converted["reference_eps"] = self.budget.reference
+        params = self.spec.resolve(converted, self.budget.mechanism_eps(self.spec.eps_per_param))
         if self.spec.check_data is not None and self._x is not None:
             self.spec.check_data(self._x, params)
         return params
@@ -606,13 +453,7 @@ class Synthesizer:
         return self._design.levels
 
     def design(self, public: pd.DataFrame) -> np.ndarray:
-        """Design matrix of public covariates: intercept, numeric columns, indicators of every level but the first.
-
-        Raises
-        ------
-        DataError
-            For a missing column, a missing value or a level not seen at fit time.
-        """
+        """Design matrix of public covariates: intercept, numeric columns, indicators of every level but the first."""
         return self._design.matrix(public)
 
     # ------------------------------------------------------------------ model
@@ -653,8 +494,8 @@ class Synthesizer:
                 "not fit. Build a new Synthesizer from the data to refit."
             )
         uses_model = self.spec.uses_model
-        show = _show_progress(self.progress)
-        with _bar(show, f"{self.spec.name}: fits", unit="fit") as bar:
+        show = show_progress(self.progress)
+        with bar(show, f"{self.spec.name}: fits", unit="fit") as progress:
             ctx = mechanisms.RunContext(
                 self._x,
                 family=self.family() if uses_model else None,
@@ -664,36 +505,15 @@ class Synthesizer:
                 seed_fn=lambda *parts: stream(seed, "synthesizer", *parts),
                 compiled=self._compiled() if uses_model else None,
                 retries=self.retries,
-                on_fit=lambda step: (bar.set_postfix_str(step), bar.update()),
+                on_fit=lambda step: (progress.set_postfix_str(step), progress.update()),
+                relation=self.relation,
             )
             res = self.spec.run(ctx, dict(self._run_params))
-        #: What the fit did besides fitting once (retries of fits that failed their checks).
-        self.fit_log = list(ctx.log)
-        p = res.privacy
-        self._privacy = SynthesizerPrivacy(
-            mechanism=self.mechanism,
-            name=res.name,
-            guarantee=p.guarantee,
-            delta=float(p.delta),
-            eps_remove=float(p.eps),
-            eps_replace=float(p.eps_replace),
-            bound=float(p.bound),
-            n_censored=int(p.n_censored),
-            n=int(self._x.size),
-            rhat_max=float(res.rhat_max),
-            ess_min=float(res.ess_min),
-            divergences=res.divergences,
-            converged=res.converged,
-            released="one released posterior draw" if res.fit is not None else f"the release of {res.name}",
-            relation=self.relation,
-            draws_kept=1 if res.fit is None else min(self.keep_draws, res.fit.n_draws),
-            extra=jsonable(
-                {
-                    **{k: v for k, v in p.extra.items() if isinstance(v, (int, float, str, bool, np.number))},
-                    "retries": sum(1 for line in ctx.log if "refitted" in line),
-                }
-            ),
-        )
+        #: What the fit did besides fitting once (retries of fits that failed their checks). Confidential.
+        self.fit_log = [f"{CONFIDENTIAL}: {line}" for line in ctx.log]
+        self._privacy = self._report(res, ctx)
+        #: Names this fit's shares in the ledger (a reference and a size are charged once per fit).
+        self.fit_id = secrets.token_hex(8)
         if res.fit is not None:
             S = res.fit.n_draws
             keep = np.unique(np.linspace(0, S - 1, min(self.keep_draws, S)).round().astype(int))
@@ -706,9 +526,33 @@ class Synthesizer:
         self._warn_censoring()
         return self
 
+    def _report(self, res, ctx) -> SynthesizerPrivacy:
+        """The privacy report of a run: the planned budget, checked against what the mechanism's run accounts."""
+        p = res.privacy
+        spent = p.epsilon(self.relation)  # the run's own accounting: its reference and its draw
+        b = self.budget
+        if b.total is not None and p.guarantee == "DP" and not spent <= (b.reference + b.draw) * (1 + 1e-9):
+            raise AssertionError(f"{res.name} spent eps = {spent} with {self.relation}, more than its share "
+                                 f"{b.reference + b.draw}; the budget is broken")
+        if b.total is None or p.guarantee != "DP":  # an aDP figure is what the run reports, not a target
+            ref = float(p.composed[0 if self.relation == "remove" else 1])
+            b = Budget(self.relation, b.size + spent, size=b.size, reference=ref, draw=spent - ref)
+        return SynthesizerPrivacy(
+            mechanism=self.mechanism, name=res.name, guarantee=p.guarantee, relation=self.relation, budget=b,
+            delta=float(p.delta), bound=float(p.bound), n_censored=int(p.n_censored), n=int(self._x.size),
+            rhat_max=float(res.rhat_max), ess_min=float(res.ess_min), divergences=res.divergences,
+            converged=res.converged,
+            released="one posterior draw" if res.fit is not None else f"the release of {res.name}",
+            draws_kept=1 if res.fit is None else min(self.keep_draws, res.fit.n_draws),
+            extra=jsonable({
+                **{k: v for k, v in p.extra.items() if isinstance(v, (int, float, str, bool, np.number))},
+                "retries": sum(1 for line in ctx.log if "refitted" in line),
+            }),
+        )
+
     def _released_size(self) -> ReleaseSize | None:
         """The size of a release over the fitted records (None: a public frame must be given at release)."""
-        if self._table_part:
+        if self.part_of is not None:
             return None  # the table sets its size once
         if self.relation == "replace":
             return ReleaseSize(n=int(self._x.size), how="replace")
@@ -716,16 +560,16 @@ class Synthesizer:
             return None  # the file's own covariate rows would reveal which records it holds
         if self.n_release is not None:
             return ReleaseSize(n=self.n_release, how="public")
-        return dp_count(self._x, self.size_eps)
+        return dp_count(self._x, self.budget.size)
 
     def _warn_censoring(self) -> None:
         p = self._privacy
         if np.isfinite(p.bound) and p.censored_share > self.censor_warn_share:
+            advice = self.spec.censoring_advice or "raise eps"
             warnings.warn(
-                f"{p.name} censored {p.n_censored} of {p.n} records ({p.censored_share:.0%}, more than "
-                f"censor_warn_share={self.censor_warn_share:g}): the mechanism has mostly discarded the data. A "
-                f"continuous density carries its unit: choose a public `unit=` (or `offset=`) that puts the records' "
-                f"log-likelihoods within +-eps/2, or raise eps.",
+                f"{CONFIDENTIAL}: {p.name} censored {p.n_censored} of {p.n} records ({p.censored_share:.0%}, more "
+                f"than censor_warn_share={self.censor_warn_share:g}): the mechanism has mostly discarded the data. "
+                f"{advice}.",
                 CensoringWarning,
                 stacklevel=2,
             )
@@ -747,10 +591,18 @@ class Synthesizer:
         if not self._privacy.converged and not self.allow_unconverged:
             p = self._privacy
             raise UnconvergedError(
-                f"the {p.name} fit failed its convergence checks (R-hat max {p.rhat_max:.3f}, bulk ESS min "
-                f"{p.ess_min:.0f}, {p.divergences} divergences): its privacy figure is not reported. Increase "
-                f"draws/tune, or pass allow_unconverged=True to accept it."
+                f"the {p.name} fit failed its convergence checks ({CONFIDENTIAL}: R-hat max {p.rhat_max:.3f}, bulk "
+                f"ESS min {p.ess_min:.0f}, {p.divergences} divergences): the guarantee is for a posterior draw, and "
+                f"this is not one, so no privacy figure is reported. Increase draws/tune (or retries), or pass "
+                f"allow_unconverged=True to accept it."
             )
+        return self._privacy
+
+    @property
+    def report_unchecked(self) -> SynthesizerPrivacy:
+        """The report whether or not the fit converged (read its ``converged``): for a table composing its parts."""
+        if self._privacy is None:
+            raise DataError("the synthesizer is not fitted; call .fit(seed=...) first.")
         return self._privacy
 
     @property
@@ -761,10 +613,7 @@ class Synthesizer:
 
     # ------------------------------------------------------------------ synthetic values
     def _synthetic_frame(self, public: pd.DataFrame, seed: SeedLike, draw: int) -> pd.DataFrame:
-        """One synthetic data set for the rows of ``public`` (covariates; no columns without them), from ``draw``.
-
-        ``attrs["model_values"]`` holds the synthetic values on the model's scale (for the checks).
-        """
+        """One synthetic data set for the rows of ``public`` from ``draw`` (``attrs["model_values"]``: model scale)."""
         X = self.design(public)
         n = X.shape[0]
         rng = generator(stream(seed, "records"))
@@ -780,46 +629,41 @@ class Synthesizer:
             fam = self.family()
             with np.errstate(over="ignore", under="ignore"):
                 values = fam.simulate(
-                    {k: np.repeat(v[draw : draw + 1], n, axis=0) for k, v in self.draws.items()},
+                    {k: np.repeat(v[draw: draw + 1], n, axis=0) for k, v in self.draws.items()},
                     rng,
                     self._model_covariates(X),
                 )
         values = np.asarray(values, dtype=float)
         out = public[self.covariates].reset_index(drop=True).copy()
         out[self.target] = self.encoding.from_model(values)
-        out = out[[c for c in self.columns]]
+        out = out[list(self.columns)]
         out.attrs["model_values"] = values
         return out
-
-    def _pick_draw(self, seed: SeedLike, draw: int | None, used=()) -> int:
-        S = self.n_draws
-        if draw is not None:
-            if isinstance(draw, bool) or not isinstance(draw, (int, np.integer)) or not 0 <= draw < S:
-                raise DataError(f"`draw` must be an integer in [0, {S}); got {draw!r}.")
-            return int(draw)
-        free = [s for s in range(S) if s not in used]
-        rng = generator(stream(seed, "draw"))
-        return int(rng.choice(free)) if free else int(rng.integers(S))
 
     def sample_unaccounted(
         self, seed: SeedLike = None, *, data: pd.DataFrame | None = None, draw: int | None = None
     ) -> pd.DataFrame:
         """For research only: one synthetic data set that is NOT booked in any ledger. Do not publish it.
 
-        It has one row per fitted record (or per row of ``data``), whatever the neighbour relation,
-        so under one record removed even its size is outside the guarantee. Studies use it to
-        measure utility; a release uses :meth:`sample` or :meth:`release`.
+        Only a synthesizer fitted in this process on its data offers it (the data holder has the
+        data already); a loaded one releases through the ledger only. It has one row per fitted
+        record (or per row of ``data``), whatever the neighbour relation.
         """
         p = self.privacy
+        if self._x is None:
+            raise DataError("a loaded synthesizer releases through the ledger only: use sample() or release().")
         public = self.public if data is None else self._public_frame(data)
-        if data is None and not self.covariates and self._x is not None:
+        if data is None and not self.covariates:
             public = pd.DataFrame(index=range(self._x.size))
         base = stream(seed, "sample")
-        out = self._synthetic_frame(public, base, self._pick_draw(base, draw))
-        out.attrs = {
-            "privacy_statement": "NOT A RELEASE: drawn for research, not booked in any ledger. " + p.statement(),
-            "accounted": False,
-        }
+        S = self.n_draws
+        if draw is None:
+            draw = int(generator(stream(base, "draw")).integers(S))
+        elif isinstance(draw, bool) or not isinstance(draw, (int, np.integer)) or not 0 <= draw < S:
+            raise DataError(f"`draw` must be an integer in [0, {S}); got {draw!r}.")
+        out = self._synthetic_frame(public, base, int(draw))
+        out.attrs = {"privacy_statement": "NOT A RELEASE: drawn for research, not booked in any ledger. "
+                     + p.statement(), "accounted": False}
         return out
 
     def _public_frame(self, data) -> pd.DataFrame:
@@ -841,6 +685,12 @@ class Synthesizer:
         if data is not None:
             frame = self._public_frame(data)
             return frame, ReleaseSize(n=len(frame), how="public")
+        if self.part_of is not None:
+            raise DataError(
+                "a conditional of a whole table releases through its table (t.sample / t.release); on its own it "
+                "needs a public frame of its covariates (data=...), since its fitted rows hold the table's earlier "
+                "confidential columns."
+            )
         if self._size is None:
             raise DataError(
                 "with one record removed, releasing the confidential file's own covariate rows would reveal which "
@@ -853,205 +703,90 @@ class Synthesizer:
         return pd.DataFrame(index=range(self._size.n)), self._size
 
     def _unusable(self, values: np.ndarray) -> list[str]:
-        """Why a release's values (on the model's scale) are unusable; empty when they are fine."""
-        p = self._privacy
-        reasons = []
-        if np.isfinite(p.bound) and p.censored_share > self.max_censored_share:
-            reasons.append(
-                f"the fit censored {p.censored_share:.0%} of the records (more than max_censored_share="
-                f"{self.max_censored_share:g}): the mechanism discarded nearly all the data"
-            )
-        finite = np.isfinite(values)
-        if not finite.all():
-            reasons.append(
-                f"{int((~finite).sum())} synthetic value(s) are not finite (a draw far in the tails overflowed)"
-            )
-        v = values[finite]
-        if v.size and isinstance(self.model, str) and self.spec.uses_model:
-            try:
-                self.family().check_data(
-                    v, None if not self._takes_covariates() else np.ones((v.size, self._X.shape[1]))
-                )
-            except DataError as e:
-                why = " ".join(str(e).split())
-                reasons.append(f"synthetic values outside the {self.model} model's support ({why})")
-        lo, hi = self._run_params.get("lower"), self._run_params.get("upper")
-        if v.size and lo is not None and hi is not None and ((v < lo) | (v > hi)).any():
-            reasons.append(
-                f"synthetic values outside the public bounds [{lo * (self.unit or 1):g}, {hi * (self.unit or 1):g}]"
-            )
-        return reasons
+        """Why a release's values (on the model's scale) are unusable: read from the synthetic values only."""
+        support = None
+        if isinstance(self.model, str) and self.spec.uses_model:
+            fam = self.family()
+
+            def support(v):
+                try:
+                    fam.check_data(v, None if not self._takes_covariates() else np.ones((v.size, self._X.shape[1])))
+                except DataError as e:
+                    return f"synthetic values outside the {self.model} model's support ({' '.join(str(e).split())})"
+                return None
+
+        bounds = (self._run_params.get("lower"), self._run_params.get("upper"))
+        return unusable_values(values, support_check=support, bounds=bounds, unit=self.unit)
 
     # ------------------------------------------------------------------ releases (booked)
-    def sample(
-        self,
-        seed: SeedLike = None,
-        *,
-        data: pd.DataFrame | None = None,
-        budget: float | None = None,
-        allow_unusable: bool = False,
-    ) -> pd.DataFrame:
+    def sample(self, seed: SeedLike = None, *, data: pd.DataFrame | None = None, budget: float | None = None,
+               allow_unusable: bool = False) -> pd.DataFrame:
         """One released synthetic data set, booked in the data set's ledger, returned in memory.
 
-        As :meth:`release` without writing a file. Every record comes from ONE posterior draw
-        (one not released before while one is left, so each release spends its own eps).
+        As :meth:`release` without writing a file.
         """
-        return self._release(None, seed=seed, data=data, budget=budget, force=False, allow_unusable=allow_unusable)
+        return release(self, None, seed=seed, data=data, budget=budget, force=False, allow_unusable=allow_unusable)
 
-    def release(
-        self,
-        path_out: str | os.PathLike,
-        *,
-        seed: SeedLike = None,
-        data: pd.DataFrame | None = None,
-        budget: float | None = None,
-        force: bool = False,
-        allow_unusable: bool = False,
-    ) -> pd.DataFrame:
+    def release(self, path_out: str | os.PathLike, *, seed: SeedLike = None, data: pd.DataFrame | None = None,
+                budget: float | None = None, force: bool = False, allow_unusable: bool = False) -> pd.DataFrame:
         """Release one synthetic data set: book it in the data set's ledger and write it (CSV or Parquet).
+
+        The one release protocol (:func:`dpsynth.release_protocol.release`): one posterior draw not
+        released before while one is left, the charges not paid before (a reference and a size once
+        per fit, a draw once), the budget, the usability checks on the synthetic values, the file
+        written atomically and booked.
 
         Parameters
         ----------
         path_out : path-like
-            ``.csv`` or ``.parquet``; its folder must exist, and an existing file is refused unless
-            ``force=True``. The file holds the synthetic data only (no figure of the confidential data).
+            ``.csv`` or ``.parquet``; its folder must exist, and an existing file is refused unless ``force``.
         seed : int or SeedSequence, optional
             Chooses the draw and the records.
         data : pandas.DataFrame, optional
-            A public frame of covariates for the synthetic records (its rows set the released size,
-            declared public). Default: the fitted records' (see the module docstring for what that covers).
+            A public frame of covariates for the synthetic records (its rows set the size, declared public).
         budget : float, optional
             A strict-DP release that would bring the ledger's total above it is refused
             (:class:`dpsynth.ledger.BudgetExceeded`).
         allow_unusable : bool
-            Release values that fail the usability checks (non-finite, outside the support or the
-            public bounds, a fit that censored nearly every record); the statement and the ledger
-            record it. Otherwise such a release is refused (:class:`UnusableReleaseError`).
+            Release values that fail the usability checks; the statement and the ledger record it.
 
         Returns
         -------
         pandas.DataFrame
             The released data; ``attrs["privacy_statement"]`` says what it covers.
         """
-        return self._release(path_out, seed=seed, data=data, budget=budget, force=force, allow_unusable=allow_unusable)
+        return release(self, path_out, seed=seed, data=data, budget=budget, force=force, allow_unusable=allow_unusable)
 
-    def _release(self, path_out, *, seed, data, budget, force, allow_unusable) -> pd.DataFrame:
-        from .ledger import Ledger
-        from .synthesizer_files import check_output_path, write_frame
+    # the release protocol's interface (dpsynth.release_protocol.Releaser)
+    def _draw_slots(self) -> dict[str, tuple[str, int]]:
+        return {self.target: (f"{self.fit_id}:{self.target}", self.n_draws)}
 
-        p = self.privacy  # raises for an unconverged fit unless allow_unconverged
-        out = None if path_out is None else check_output_path(path_out, force=check_bool(force, "force"))
-        allow_unusable = check_bool(allow_unusable, "allow_unusable")
-        frame, size = self._release_frame(data)
-        overrides = [] if p.converged else ["unconverged fit (allow_unconverged)"]
-        ident = self.checksum
-        with (
-            _bar(_show_progress(self.progress), "release", total=3, unit="step") as bar,
-            Ledger(self.dataset, self.relation).locked() as book,
-        ):
-            mine = [r for r in book.records() if r["kind"] == "release" and r["synthesizer"] == ident]
-            base = stream(seed, "release")
-            draw = self._pick_draw(base, None, used={r["draw"] for r in mine})
-            eps_draw = 0.0 if any(r["draw"] == draw for r in mine) else p.eps
-            eps_size = size.eps if size.how == "dp_count" and not any(r["eps_size"] > 0 for r in mine) else 0.0
-            spend = (eps_draw if p.guarantee == "DP" else 0.0) + eps_size
-            book.check_budget(p.guarantee, spend, budget)
-            df = self._synthetic_frame(frame, stream(base, "sample"), draw)
-            bar.update()
-            reasons = self._unusable(np.asarray(df.attrs.pop("model_values"), dtype=float))
-            if reasons and not allow_unusable:
-                raise UnusableReleaseError(
-                    "release refused: " + "; ".join(reasons) + ". Nothing was written or booked. Fix the fit (a "
-                    "larger eps, a public unit or offset, longer chains), or pass allow_unusable=True "
-                    "(--allow-unusable), which the statement and the ledger record."
-                )
-            overrides += [f"unusable values released: {r}" for r in reasons]
-            statement = self._release_statement(size, eps_size, spend, overrides)
-            df.attrs = {
-                "privacy_statement": statement,
-                "mechanism": p.mechanism,
-                "guarantee": p.guarantee,
-                "relation": p.relation,
-                "eps": p.eps,
-                "eps_size": eps_size,
-                "spend": spend,
-                "rows": len(df),
-                "size": size.how,
-                "draw": draw,
-                "overrides": overrides,
-                "accounted": True,
-            }
-            if out is not None:
-                write_frame(df, out)
-            bar.update()
-            try:
-                book.append(
-                    mechanism=p.mechanism,
-                    name=p.name,
-                    guarantee=p.guarantee,
-                    eps=p.eps,
-                    eps_size=eps_size,
-                    spend=spend,
-                    adp_eps=0.0 if p.guarantee == "DP" else eps_draw,
-                    draw=draw,
-                    rows=len(df),
-                    output=str(out) if out is not None else "<in memory>",
-                    synthesizer=ident,
-                    overrides=overrides,
-                )
-            except BaseException:
-                if out is not None and out.exists():
-                    out.unlink()  # not booked: not released
-                raise
-            bar.update()
-        return df
+    def _charges(self, draws: Mapping[str, int], size: ReleaseSize) -> list[tuple[str, str, float, str]]:
+        p, b = self._privacy, self._privacy.budget
+        fit, g = f"{self.fit_id}:{self.target}", p.guarantee
+        out = [(f"{self.fit_id}:size", "released size", b.size, "DP")] if size.how == "dp_count" else []
+        if b.reference:
+            out.append((f"{fit}:reference", f"reference of {self.target}", b.reference, g))
+        d = int(draws[self.target])
+        what = f"posterior draw {d} of {self.target}" if not p.model_free else p.released
+        out.append((f"{fit}:draw:{d}", what, b.draw if np.isfinite(b.draw) else 0.0, g))
+        return out
 
-    def _release_statement(self, size: ReleaseSize, eps_size: float, spend: float, overrides: list) -> str:
-        p = self._privacy
-        s = p.statement() + f" Released size: {size.phrase()}"
-        if size.how == "dp_count":
-            s += " (charged in this release)" if eps_size > 0 else " (already charged by an earlier release)"
-        s += f". This release added eps = {spend:.4g} of strict DP to the data set's ledger"
-        if p.guarantee != "DP":
-            s += f" (its {p.guarantee} draw is listed apart, not summed)"
-        s += "."
-        if overrides:
-            s += " Released with override(s): " + "; ".join(overrides) + "."
-        return s
+    def _synthesize(self, frame: pd.DataFrame, seed: SeedLike, draws: Mapping[str, int]) -> tuple[pd.DataFrame, list]:
+        df = self._synthetic_frame(frame, seed, int(draws[self.target]))
+        return df, self._unusable(np.asarray(df.attrs.pop("model_values"), dtype=float))
+
+    def _ledger_labels(self) -> tuple[str, str]:
+        return self.mechanism, self._privacy.name
 
     # ------------------------------------------------------------------ report (confidential)
-    def report(
-        self,
-        released: pd.DataFrame,
-        out_dir: str | os.PathLike,
-        *,
-        original: pd.DataFrame | None = None,
-        force: bool = False,
-        title: str | None = None,
-    ) -> Path:
+    def report(self, released: pd.DataFrame, out_dir: str | os.PathLike, *, original: pd.DataFrame | None = None,
+               force: bool = False, title: str | None = None) -> Path:
         """Write a CONFIDENTIAL page that sets a release against the confidential data (:mod:`dpsynth.report`).
 
         ``out_dir/report.html`` and its PNG figures show the privacy statement and the diagnostics,
         the target's marginal, the regression on the covariates and the pMSE, for the data holder only.
-
-        Parameters
-        ----------
-        released : pandas.DataFrame
-            A data set released by this synthesizer (:meth:`sample`, or the file :meth:`release` wrote).
-        out_dir : path-like
-            The report's folder (created if its parent exists); an existing report is refused unless ``force``.
-        original : pandas.DataFrame, optional
-            The confidential data; by default the data the synthesizer was fitted on. A loaded
-            synthesizer holds no confidential data: pass it here.
-        force : bool
-            Replace an existing report.
-        title : str, optional
-            The page's title.
-
-        Returns
-        -------
-        pathlib.Path
-            The HTML file written.
+        A loaded synthesizer holds no confidential data: pass it as ``original``.
         """
         from .report import write_report
 
@@ -1066,219 +801,6 @@ class Synthesizer:
             original = self.public.copy()
             original[self.target] = self.encoding.from_model(self._x)
             original = original[self.columns]
-        return write_report(
-            original,
-            released,
-            target=self.target,
-            covariates=self.covariates,
-            statement=p.statement(),
-            diagnostics=p.diagnostics(),
-            out_dir=out_dir,
-            title=title,
-            force=force,
-            levels=self.encoding.levels,
-        )
-
-    # ------------------------------------------------------------------ save / load
-    def _content(self) -> dict:
-        if self._privacy is None:
-            raise DataError("fit the synthesizer before saving it.")
-        if callable(self.model):
-            spec = {"kind": "function", "function": qualname(self.model)}
-            import_function(spec["function"])  # fails now, not at load time, for a lambda or local function
-        else:
-            spec = {"kind": "family", "family": self.model, "params": jsonable(self.model_params)}
-        public = {
-            c: (
-                self.public[c].astype(str).tolist()
-                if c in self.levels
-                else self.public[c].to_numpy(dtype=float).tolist()
-            )
-            for c in self.covariates
-        }
-        size = None if self._size is None else dataclasses.asdict(self._size)
-        return jsonable(
-            {
-                "confidential": True,
-                "worth": self._privacy.worth(),
-                "model": spec,
-                "settings": {
-                    "target": self.target,
-                    "covariates": self.covariates,
-                    "columns": self.columns,
-                    "dtypes": self.dtypes,
-                    "mechanism": self.mechanism,
-                    "eps": self.eps,
-                    "mechanism_params": self.mechanism_params,
-                    "unit": self.unit,
-                    "offset": self.offset,
-                    "sampler": dataclasses.asdict(self.sampler),
-                    "censor_warn_share": self.censor_warn_share,
-                    "allow_unconverged": self.allow_unconverged,
-                    "relation": self.relation,
-                    "n_release": self.n_release,
-                    "size_eps": self.size_eps,
-                    "keep_draws": self.keep_draws,
-                    "max_censored_share": self.max_censored_share,
-                    "retries": self.retries,
-                    "progress": self.progress,
-                },
-                "dataset": self.dataset,
-                "size": size,
-                "target": self.encoding.to_dict(),
-                "levels": self.levels,
-                "scaling": {c: list(v) for c, v in self._design.scaling.items()},
-                "transforms": dict(self._design.transforms),
-                "public_covariates": public,
-                "privacy": self._privacy.to_dict(),
-                "draws": None if self.draws is None else {k: v for k, v in self.draws.items()},
-                "release": None if self._release_state is None else self._release_state.to_dict(),
-            }
-        )
-
-    def save(self, path: str | os.PathLike, *, force: bool = False, include_confidential: bool = False) -> Path:
-        """Write the fitted synthesizer to a JSON file (no pickle), owner-readable only, with a SHA-256 of its contents.
-
-        The file holds what later releases need: the kept posterior draws (``keep_draws``) or a
-        model-free mechanism's release, the model (family name and parameters, or the model
-        function's ``module:qualname``), the settings, the covariate levels and public covariates,
-        the data set's id (which ledger its releases are booked in) and the privacy report. It is
-        marked confidential and written with permissions 0o600: it holds several posterior draws,
-        and whoever has it can release each of them (its ``worth``, :meth:`SynthesizerPrivacy.worth`),
-        and the report's figures computed from the data (Delta, the censored count, n). It never
-        holds the confidential column or the record weights; with ``include_confidential=True``
-        they go to ``<stem>.CONFIDENTIAL.json`` beside it.
-
-        Returns
-        -------
-        pathlib.Path
-            The path written.
-        """
-        from .synthesizer_files import check_output_path, write_confidential, write_saved
-
-        out = check_output_path(path, force=check_bool(force, "force"), suffixes=(".json",))
-        written = write_saved(out, self._content())
-        if include_confidential:
-            write_confidential(written, self.target, self.encoding.from_model(self._x), self._weights)
-        return written
-
-    @classmethod
-    def load(cls, path: str | os.PathLike) -> Synthesizer:
-        """Read a saved synthesizer, check its SHA-256 and re-derive what its settings determine.
-
-        The SHA-256 catches accidental edits and corruption; it is not a signature (whoever can edit
-        the file can recompute it). So the privacy report is also re-derived: the guarantee from the
-        mechanism's spec, the epsilon from its settings where they determine it (a censored
-        likelihood's ``2M``, a histogram's noise), ``Delta <= M`` for a censored one. A mismatch is
-        an error. The loaded synthesizer samples and releases without the confidential data; it
-        cannot refit.
-        """
-        from pathlib import Path
-
-        from .synthesizer_files import read_saved
-
-        path = Path(path)
-        content = read_saved(path)
-        if content.get("kind") == "table":
-            raise DataError(f"{path} is a whole-table synthesizer; load it with dpsynth.TableSynthesizer.load.")
-        return cls._from_content(content, path)
-
-    @classmethod
-    def _from_content(cls, content: dict, path, public: pd.DataFrame | None = None) -> Synthesizer:
-        """A synthesizer from saved contents (``public``: its covariate rows, when the contents do not hold them)."""
-        st = content["settings"]
-        spec = content["model"]
-        model = spec["family"] if spec["kind"] == "family" else import_function(spec["function"])
-        self = cls.__new__(cls)
-        self.encoding = TargetEncoding.from_dict(content["target"])
-        self._settings(
-            st["target"],
-            st["covariates"],
-            model,
-            st["mechanism"],
-            st["eps"],
-            spec.get("params"),
-            st["unit"],
-            st["offset"],
-            st["sampler"],
-            st["censor_warn_share"],
-            st["allow_unconverged"],
-        )
-        self.relation = check_neighbours(st["relation"])
-        self.n_release, self.size_eps = st["n_release"], float(st["size_eps"])
-        self.keep_draws, self.max_censored_share = int(st["keep_draws"]), float(st["max_censored_share"])
-        self.retries, self.fit_log, self.progress = int(st["retries"]), [], bool(st.get("progress", True))
-        self.dataset = str(content["dataset"])
-        self._size = None if content["size"] is None else ReleaseSize(**content["size"])
-        self.columns, self.dtypes = st["columns"], st["dtypes"]
-        self._design = CovariateDesign(
-            columns=tuple(self.covariates),
-            levels=content["levels"],
-            scaling={c: tuple(v) for c, v in content["scaling"].items()},
-            transforms=dict(content.get("transforms") or {}),
-        )
-        self._table_part = False
-        if public is None:
-            public = pd.DataFrame(
-                {c: content["public_covariates"][c] for c in self.covariates}, columns=self.covariates
-            )
-            for c in self.covariates:
-                if c not in self.levels:
-                    public[c] = public[c].astype(self.dtypes[c])
-        self.public = public[self.covariates].reset_index(drop=True)
-        self._x = None
-        self._X = self.design(self.public)
-        self._run_params = self._resolve_params(st["mechanism_params"])
-        self._privacy = SynthesizerPrivacy(**content["privacy"])
-        self._rederive(path)
-        self.draws = (
-            None if content["draws"] is None else {k: np.asarray(v, dtype=float) for k, v in content["draws"].items()}
-        )
-        rel = content.get("release")
-        self._release_state = None if rel is None else self.spec.release_type.from_dict(rel)
-        self._weights, self._cm, self._simulator = None, None, None
-        self.path = path
-        return self
-
-    def _rederive(self, path) -> None:
-        """Check a loaded report against what the mechanism's settings determine."""
-        from .privacy import CENSOR_TOL
-
-        p, spec = self._privacy, self.spec
-        problems = []
-        if p.mechanism != spec.key or p.guarantee != spec.guarantee:
-            problems.append(
-                f"its report says {p.mechanism!r} with guarantee {p.guarantee!r}, but the mechanism "
-                f"{spec.key!r} is {spec.guarantee!r}"
-            )
-        if p.relation != self.relation:
-            problems.append(f"its report is stated with {p.relation!r}, its settings with {self.relation!r}")
-        one_signed = False if (self.offset is not None or callable(self.model)) else FAMILIES[self.model].one_signed
-        if spec.declared_eps is not None:
-            want = spec.declared_eps(self._run_params, one_signed, p.extra)
-            have = (p.eps_remove, p.eps_replace)
-            if not np.allclose(have, want, rtol=1e-9, atol=0.0):
-                problems.append(
-                    f"its report gives eps = {have[0]:.6g} / {have[1]:.6g} (removed / replaced), but its "
-                    f"settings give {want[0]:.6g} / {want[1]:.6g}"
-                )
-        if spec.takes_eps and np.isfinite(p.bound):
-            from .mechanisms.contract import censoring_bound
-
-            M = censoring_bound(self.eps, one_signed and "reference_source" not in p.extra)
-            if not np.isclose(p.bound, M):
-                problems.append(f"its censoring bound M = {p.bound:.6g} is not the {M:.6g} its eps gives")
-            if not p.delta <= p.bound + CENSOR_TOL:
-                problems.append(f"its Delta = {p.delta:.6g} exceeds its censoring bound M = {p.bound:.6g}")
-        if problems:
-            raise DataError(
-                f"{path}: refusing to load: " + "; ".join(problems) + ". The file was edited (its "
-                "checksum recomputed) or is corrupted; use the file `save` wrote."
-            )
-
-    @property
-    def checksum(self) -> str:
-        """SHA-256 of the synthesizer's saved contents (identifies it in a ledger)."""
-        from .synthesizer_files import digest
-
-        return digest(self._content())
+        return write_report(original, released, target=self.target, covariates=self.covariates,
+                            statement=p.statement(), diagnostics=p.diagnostics(), out_dir=out_dir, title=title,
+                            force=force, levels=self.encoding.levels)

@@ -1,8 +1,11 @@
 """The files a :class:`~dpsynth.Synthesizer` writes: the saved synthesizer and released data sets.
 
-* A saved synthesizer is one JSON document (no pickle): ``{"format", "version", "sha256",
-  "content"}``, where ``sha256`` is the SHA-256 of the canonical JSON of ``content``.
-  :func:`read_saved` refuses a file whose digest does not match (:class:`ChecksumError`).
+* A saved synthesizer is one JSON document (no pickle): ``{"format", "version", "key_id", "mac",
+  "content"}``, where ``mac`` is the HMAC-SHA256 of the canonical JSON of ``content`` under the
+  key of the home it was written in (:mod:`dpsynth.home`), and ``key_id`` names that key.
+  :func:`read_saved` refuses a file written under another key (:class:`~dpsynth.home.KeyMismatchError`,
+  naming the fix) and a file whose contents do not match their MAC (:class:`ChecksumError`): an
+  edit of anything in it, draws, settings or report, even with a checksum recomputed, is refused.
 * A release writes one synthetic data set atomically (CSV or Parquet by extension), the data
   only (:func:`write_frame`), to a path that :func:`check_output_path` accepted.
 
@@ -26,11 +29,11 @@ __all__ = ["FORMAT", "FORMAT_VERSION", "ChecksumError", "canonical", "digest", "
            "read_saved", "confidential_path", "write_confidential", "write_frame", "check_output_path"]
 
 FORMAT = "dpsynth.synthesizer"
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 
 
 class ChecksumError(DataError):
-    """A saved synthesizer's contents do not match its stored SHA-256 (edited or corrupted)."""
+    """A saved synthesizer's contents do not match their MAC (edited, re-hashed or corrupted)."""
 
 
 def canonical(obj) -> bytes:
@@ -64,25 +67,37 @@ def _atomic_write_text(path: Path, text: str, *, mode: int = 0o644) -> None:
     atomic_write(path, lambda tmp: Path(tmp).write_text(text), mode=mode, create_parent=False)
 
 
+def _mac(content: dict) -> str:
+    from .home import mac
+
+    return mac("dpsynth-saved-synthesizer", canonical(content))
+
+
 def write_saved(path: str | os.PathLike, content: dict) -> Path:
-    """Write ``content`` as a saved synthesizer (with its SHA-256), atomically and owner-readable only (0o600)."""
+    """Write ``content`` as a saved synthesizer (with its MAC under this home's key), atomically, owner-only (0o600)."""
+    from .home import key_id
+
     path = Path(path)
-    doc = {"format": FORMAT, "version": FORMAT_VERSION, "sha256": digest(content), "content": content}
+    doc = {"format": FORMAT, "version": FORMAT_VERSION, "key_id": key_id(), "mac": _mac(content), "content": content}
     _atomic_write_text(path, json.dumps(doc, allow_nan=True), mode=0o600)
     return path
 
 
 def read_saved(path: str | os.PathLike) -> dict:
-    """The checked ``content`` of a saved synthesizer.
+    """The authenticated ``content`` of a saved synthesizer.
 
     Raises
     ------
     DataError
         If the file is not a saved synthesizer of this format version.
+    KeyMismatchError
+        If it was written in another home (under another key): the message names the fix.
     ChecksumError
-        If its contents do not match the stored SHA-256. The checksum catches accidental edits
-        and corruption; it is not a signature: whoever can edit the file can recompute it.
+        If its contents do not match their MAC: it was edited (whatever checksum was recomputed) or
+        is corrupted.
     """
+    from .home import check_key_id
+
     path = Path(path)
     try:
         doc = json.loads(path.read_text())
@@ -94,10 +109,13 @@ def read_saved(path: str | os.PathLike) -> dict:
     if doc.get("version") != FORMAT_VERSION:
         raise DataError(f"{path} has format version {doc.get('version')!r}; this dpsynth reads {FORMAT_VERSION}: "
                         f"fit the synthesizer again with this version.")
+    check_key_id(str(doc.get("key_id")), str(path))
     content = doc.get("content")
-    if not isinstance(content, dict) or digest(content) != doc.get("sha256"):
-        raise ChecksumError(f"{path}: its contents do not match the stored SHA-256 (the file was edited or is "
-                            f"corrupted); refusing to load it.")
+    import hmac
+
+    if not isinstance(content, dict) or not hmac.compare_digest(str(doc.get("mac")), _mac(content)):
+        raise ChecksumError(f"{path}: its contents do not match their MAC under this home's key (the file was edited "
+                            f"or is corrupted); refusing to load it. Use the file `save` wrote.")
     return content
 
 

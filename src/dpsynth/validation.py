@@ -331,7 +331,8 @@ def check_names(value: Any, name: str) -> tuple[str, ...]:
 
 
 def check_table_columns(data: Any, target: Any, covariates: Any) -> list[str]:
-    """Check a confidential table: a DataFrame holding ``target`` and ``covariates`` and no other column.
+    """Check a confidential table: a DataFrame holding ``target`` (a column, or a list: a table's targets) and
+    ``covariates`` and no other column, each column named once.
 
     Returns
     -------
@@ -342,21 +343,30 @@ def check_table_columns(data: Any, target: Any, covariates: Any) -> list[str]:
 
     if not isinstance(data, pd.DataFrame):
         raise DataError(f"`data` must be a pandas DataFrame; got {type(data).__name__}.")
-    if not isinstance(target, str):
-        raise DataError(f"`target` must be a column name (a string); got {target!r}.")
+    dup = sorted({str(c) for c in data.columns[data.columns.duplicated()]})
+    if dup:
+        raise DataError(f"`data` has two or more columns named {dup}: a column name must say which column it is. "
+                        f"Rename or drop the duplicates first (e.g. df.loc[:, ~df.columns.duplicated()]).")
+    name = "targets" if isinstance(target, list) else "target"
+    targets = target if isinstance(target, list) else [target]
+    if not all(isinstance(t, str) for t in targets):
+        raise DataError(f"`{name}` must be column names (strings); got {target!r}.")
     if isinstance(covariates, str):
         raise DataError(f"`covariates` must be a list of column names; got the string {covariates!r} "
                         f"(write covariates=[{covariates!r}]).")
     covs = [] if covariates is None else list(check_names(covariates, "covariates"))
-    for c in [target, *covs]:
+    for c in [*targets, *covs]:
         if c not in data.columns:
             raise DataError(f"column {c!r} is not in `data`; its columns are {list(data.columns)}.")
-    if target in covs:
-        raise DataError(f"`target` {target!r} is also listed in `covariates`; a column is one or the other.")
-    extra = [c for c in data.columns if c != target and c not in covs]
+    both = [c for c in covs if c in targets]
+    if both:
+        raise DataError(f"column(s) {both} are in both `{name}` and `covariates`; a column is one or the other.")
+    extra = [c for c in data.columns if c not in targets and c not in covs]
     if extra:
-        raise DataError(f"`data` has columns that are neither `target` nor `covariates`: {extra}; select the "
-                        f"columns to synthesise first (data[[target, *covariates]]) or list them as covariates.")
+        raise DataError(f"`data` has columns that are neither `{name}` nor `covariates`: {extra}; select the "
+                        f"columns to synthesise first (data[[{name}..., *covariates]]) or list them as covariates.")
+    if len(data) == 0:
+        raise DataError("`data` has no rows.")
     return covs
 
 

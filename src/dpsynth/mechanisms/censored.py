@@ -96,12 +96,15 @@ CENSOR_W = MechanismSpec(
     loses="records whose weighted term leaves the window (censoring bias), and a strict guarantee: its weights "
           "are computed from the data",
     use_when="as in the papers: Δ ≤ ε/2 holds, but the weights leak the data, so only aDP",
+    censoring_advice="Choose a public `unit=` (or `offset=`), raise eps, or use mechanism='censor_ref' (unit-free)",
 )
 CENSOR_UW = MechanismSpec(
     key="censor_uw", name="Censor_uw", guarantee="DP", colour=PALETTE["sky blue"], order=90,
     description="unweighted, censored at ε/2",
     run=_run_uw, takes_eps=True, declared_eps=censored_eps, fits_per_release="1", needs="a target ε",
     use_when="strict DP with no other data; expect many censored records at small ε",
+    censoring_advice="A continuous density carries its unit: choose a public `unit=` (or `offset=`) that puts the "
+                     "records' log-likelihoods within +-eps/2, raise eps, or use mechanism='censor_ref' (unit-free)",
     loses="the tails: records whose term leaves [−ε/2, ε/2] are censored, more at small ε and in the wrong unit",
 )
 MECHANISMS = (CENSOR_W, CENSOR_UW)

@@ -125,7 +125,10 @@ def reference_parameters(ctx: RunContext, params: dict) -> tuple[dict, tuple[flo
     from .quantiles import dp_quantiles
 
     _, lo, hi = fam.reference_scale
-    half = params["reference_eps"] / 2.0
+    # the share is stated under the run's relation; OpenDP's quantiles are calibrated with one record removed
+    # (symmetric distance 1), and one record replaced is a symmetric distance of 2
+    d_in = 1 if ctx.relation == "remove" else 2
+    half = params["reference_eps"] / 2.0 / d_in
     # clamped to the public range of the reference scale (a step of this release, not of the data used by the fit)
     t = np.clip(fam.reference_transform(ctx.x), lo, hi)
     med = dp_quantiles(
@@ -204,15 +207,16 @@ def _declared(params: dict, one_signed: bool, extra: dict | None = None) -> tupl
     e = float(params["eps"])
     extra = extra or {}
     if extra.get("reference_source") == "dp":
-        from .quantiles import _calibrated, _check_probs
-
-        # recomputed from public settings alone: OpenDP's maps of the two median releases
-        lo, hi, half = float(extra["reference_lower"]), float(extra["reference_upper"]), params["reference_eps"] / 2
-        probs = _check_probs(REFERENCE_PROBS)
-        a, _ = _calibrated(probs, lo, hi, location_candidates(lo, hi), "linear", half)
-        b, _ = _calibrated(probs, 0.0, MAD_UPPER, MAD_CANDIDATES, "linear", half)
-        return e + float(a.map(1)) + float(b.map(1)), 2.0 * e + float(a.map(2)) + float(b.map(2))
+        return e + float(extra["reference_eps_remove"]), 2.0 * e + float(extra["reference_eps_replace"])
     return e, 2.0 * e
+
+
+def releases_reference(given, family) -> bool:
+    """Whether a run with these (given) parameters releases a reference from the data (charged once per fit)."""
+    given = given or {}
+    if given.get("reference") is not None or given.get("historical") is not None:
+        return False
+    return family is None or family.public_reference() is None
 
 
 MECHANISM = MechanismSpec(
@@ -225,6 +229,9 @@ MECHANISM = MechanismSpec(
     run=_run,
     takes_eps=True,
     declared_eps=_declared,
+    releases_reference=releases_reference,
+    censoring_advice="The window is placed at the reference theta_0: give a public one (`reference=`, or a "
+                     "`historical=` data set), a larger share for it (`reference_eps=`), or raise eps",
     params={
         "alpha": Param(
             None,
@@ -248,8 +255,8 @@ MECHANISM = MechanismSpec(
         "reference_eps": Param(
             0.1,
             positive_number,
-            "eps of the DP release (OpenDP medians) of the data's location "
-            "and spread that sets theta_0; charged with the release (raise it below ~500 records)",
+            "eps of the DP release (OpenDP medians) of the data's location and spread that sets theta_0, "
+            "under the run's relation; the Synthesizer takes it out of the total eps (default: 10% of it)",
         ),
         "widen": Param(2.0, positive_number, "public factor widening theta_0's scale beyond the released one"),
     },

@@ -266,6 +266,16 @@ class MechanismSpec:
         release computed from the settings (a censored likelihood's window, a histogram's noise; ``extra``
         is the report's, for what the run decided), which a loaded synthesizer's report must match;
         ``None`` when it is computed from the data (aDP).
+    eps_per_param : tuple of float
+        ``(removed, replaced)`` eps of one release per unit of the mechanism's ``eps`` parameter: ``(1, 2)`` for
+        every mechanism here that is run at a target eps (a window of width eps; a histogram or quantile
+        calibrated under removal), ``(0.5, 1)`` for one calibrated under replacement. The
+        :class:`~dpsynth.budget.Budget` divides a draw's share by it (:meth:`~dpsynth.budget.Budget.mechanism_eps`).
+    releases_reference : callable or None
+        ``releases_reference(given_params, family) -> bool``: whether the run releases a reference from the
+        data (charged once per fit out of the total eps, :mod:`dpsynth.budget`); None: never.
+    censoring_advice : str
+        What to change when a fit censors most records: the knob that applies to this mechanism.
     """
 
     key: str
@@ -291,6 +301,9 @@ class MechanismSpec:
     covariate_use: str = "model"
     alias_of: str | None = None
     shown_name: str = ""
+    eps_per_param: tuple = (1.0, 2.0)
+    releases_reference: Callable[[Mapping, Any], bool] | None = None
+    censoring_advice: str = ""
 
     def __post_init__(self) -> None:
         if not self.shown_name:  # the name pages show: the entry's own, or (an alias) its mechanism's
@@ -430,12 +443,24 @@ class RunContext:
         Only the last run of a fit is used: a failed run is never handed back as usable.
     on_fit : callable, optional
         ``on_fit(step)`` after each fit (a progress bar).
+    relation : {"remove", "replace"}
+        The neighbour relation the run's own DP releases (a reference) are calibrated under.
+    mode : {"research", "release"}
+        Where the noise of a DP release made before the fit comes from: the seeded streams (research,
+        reproducible) or the system's secure randomness through OpenDP (release, not seedable).
     """
 
     def __init__(self, x, *, family: ModelFamily | None = None, covariates=None, public: pd.DataFrame | None = None,
                  sampler: SamplerConfig | None = None, seed: SeedLike = None,
                  seed_fn: Callable[..., SeedLike] | None = None, compiled: CompiledModel | None = None,
-                 retries: int = 0, on_fit: Callable[[str], None] | None = None) -> None:
+                 retries: int = 0, on_fit: Callable[[str], None] | None = None, relation: str = "remove",
+                 mode: str = "release") -> None:
+        from ..privacy import check_neighbours
+
+        self.relation = check_neighbours(relation)
+        if mode not in ("research", "release"):
+            raise DataError(f"`mode` must be 'research' or 'release'; got {mode!r}.")
+        self.mode = mode
         self.x = np.asarray(x, dtype=float)
         self.family = family
         self.covariates = covariates

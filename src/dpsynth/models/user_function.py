@@ -2,11 +2,19 @@
 
 A user model is a function ``fn(x, X)`` called inside a ``pm.Model`` context, with ``x`` the
 confidential column and ``X`` the design matrix (intercept first, then the encoded covariates) as
-``pm.Data``. It defines its priors, writes the per-record log-likelihood through
-:func:`dpsynth.weighted_loglik` and returns the observation distribution (an unregistered
-``pm.<Dist>.dist(...)`` of one entry per record, e.g. ``pm.LogNormal.dist(mu, sigma,
-shape=x.shape)``). Synthetic records are drawn from that distribution at one posterior draw
-(:class:`ModelSimulator`): no simulator is written by hand.
+``pm.Data``. It defines its priors and returns the observation distribution: an unregistered
+univariate ``pm.<Dist>.dist(...)`` with one entry per record, e.g. ``pm.LogNormal.dist(mu, sigma,
+shape=x.shape)``. The package adds the likelihood itself, ``weighted_loglik(pm.logp(dist, x))``,
+which every mechanism weights and clamps (a function that calls :func:`dpsynth.weighted_loglik`
+with exactly that term is accepted too). Synthetic records are drawn from that distribution at one
+posterior draw (:class:`ModelSimulator`): no simulator is written by hand.
+
+A guarantee is stated only for what the package can check (:func:`verify_model`): the clamped
+likelihood must be the **only** term of the model that depends on the confidential column. A model
+that observes ``x`` (``pm.Normal("obs", ..., observed=x)``), adds a ``pm.Potential`` or a prior that
+depends on it, keeps a ``pm.Deterministic`` of it (posterior draws are saved and released), or whose
+distribution's parameters depend on it (then one record's term depends on the others) is refused
+with the variable named: each would carry the data past the clamp.
 """
 
 from __future__ import annotations
@@ -24,7 +32,7 @@ from .base import ModelFamily
 if TYPE_CHECKING:  # pragma: no cover
     from ..fitting import CompiledModel
 
-__all__ = ["PyMCFunctionFamily", "ModelSimulator", "qualname", "import_function"]
+__all__ = ["PyMCFunctionFamily", "ModelSimulator", "qualname", "import_function", "verify_model"]
 
 
 def qualname(fn) -> str:
@@ -72,30 +80,97 @@ class PyMCFunctionFamily(ModelFamily):
     def build(self, x: np.ndarray, covariates: np.ndarray | None = None):
         import pymc as pm
 
-        from ..likelihood import _ATTR, likelihood_term
+        from ..likelihood import _ATTR, likelihood_term, weighted_loglik
 
         values = self.data_values(x, covariates)
         with pm.Model() as model:
             xd, Xd = pm.Data("x", values["x"]), pm.Data("X", values["X"])
             dist = self.fn(xd, Xd)
-            term = getattr(model, _ATTR, None)
-            if term is None:
+            if dist is None or not hasattr(dist, "owner") or dist.owner is None:
                 raise DataError(
-                    f"the model function {qualname(self.fn)} did not call `dpsynth.weighted_loglik`; write its "
-                    f"per-record log-likelihood through it, e.g. `dpsynth.weighted_loglik(pm.logp(dist, x))`."
+                    f"the model function {qualname(self.fn)} must return the observation distribution "
+                    f"(e.g. `pm.LogNormal.dist(mu, sigma, shape=x.shape)`), from which the likelihood is built and "
+                    f"synthetic records are drawn; got {dist!r}."
                 )
-        if dist is None or not hasattr(dist, "owner") or dist.owner is None:
-            raise DataError(
-                f"the model function {qualname(self.fn)} must return the observation distribution "
-                f"(e.g. `pm.LogNormal.dist(mu, sigma, shape=x.shape)`), from which synthetic records are drawn; "
-                f"got {dist!r}."
-            )
+            own = getattr(model, _ATTR, None)
+            if own is None:
+                weighted_loglik(pm.logp(dist, xd))
         model._dpsynth_dist = dist  # noqa: SLF001
+        verify_model(model, dist, xd, qualname(self.fn), user_term=own)
         likelihood_term(model)
         return model
 
     def simulate(self, draws, rng, covariates=None):  # pragma: no cover - the Synthesizer uses ModelSimulator
         raise NotImplementedError("use the Synthesizer, which draws from the model's own distribution")
+
+
+def _depends_on(var, data) -> bool:
+    try:
+        from pytensor.graph.traversal import ancestors
+    except ImportError:  # pragma: no cover - pytensor before 2.31
+        from pytensor.graph.basic import ancestors
+
+    return any(a is data for a in ancestors([var]))
+
+
+def verify_model(model, dist, x, name: str, *, user_term=None) -> None:
+    """Check that the clamped likelihood is the only term of ``model`` that depends on the data ``x``.
+
+    Parameters
+    ----------
+    model : pymc.Model
+        The model built by a user's function, with the package's likelihood added.
+    dist : TensorVariable
+        The observation distribution the function returned.
+    x : SharedVariable
+        The ``pm.Data`` container of the confidential column.
+    name : str
+        The function's name, for the messages.
+    user_term : LikelihoodTerm, optional
+        The likelihood the function registered itself through :func:`dpsynth.weighted_loglik`: its
+        term must be ``pm.logp(dist, x)`` exactly.
+
+    Raises
+    ------
+    DataError
+        Naming the variable that carries the data past the clamp, and the fix.
+    """
+    import pymc as pm
+    from pytensor.graph.basic import equal_computations
+
+    from ..likelihood import likelihood_term
+
+    fix = ("; the only place the confidential column may enter is the likelihood the package builds from the "
+           "returned distribution (return `pm.<Dist>.dist(...)` and leave the rest out)")
+    if model.observed_RVs:
+        names = [v.name for v in model.observed_RVs]
+        raise DataError(f"the model function {name} adds observed variable(s) {names}: an unclamped likelihood, "
+                        f"outside the censoring{fix}.")
+    term = likelihood_term(model)
+    for pot in model.potentials:
+        if pot.name != term.name and _depends_on(pot, x):
+            raise DataError(f"the model function {name} adds a potential {pot.name!r} that depends on the "
+                            f"confidential column: an unclamped term{fix}.")
+    for rv in model.free_RVs:
+        if _depends_on(rv, x):
+            raise DataError(f"the model function {name}'s parameter {rv.name!r} has a prior that depends on the "
+                            f"confidential column{fix}.")
+    for det in model.deterministics:
+        if _depends_on(det, x):
+            raise DataError(f"the model function {name} keeps a deterministic {det.name!r} computed from the "
+                            f"confidential column: posterior draws are saved and released{fix}.")
+    op = getattr(dist.owner, "op", None)
+    params = op.dist_params(dist.owner) if hasattr(op, "dist_params") else dist.owner.inputs
+    if any(_depends_on(v, x) for v in params):  # its size may follow x's (shape=x.shape): n, not the values
+        raise DataError(f"the model function {name} returns a distribution whose parameters depend on the "
+                        f"confidential column, so one record's term would depend on the others{fix}.")
+    if getattr(op, "ndim_supp", None) != 0:
+        raise DataError(f"the model function {name} must return a univariate distribution with one entry per "
+                        f"record (e.g. `pm.LogNormal.dist(mu, sigma, shape=x.shape)`); got {op}.")
+    if user_term is not None and not equal_computations([user_term.logp], [pm.logp(dist, x)]):
+        raise DataError(f"the model function {name} passes `dpsynth.weighted_loglik` a term other than "
+                        f"`pm.logp(dist, x)` of the distribution it returns: leave the call out, and the package "
+                        f"adds exactly that term.")
 
 
 class ModelSimulator:

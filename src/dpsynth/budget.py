@@ -1,0 +1,229 @@
+"""How a total epsilon is spent: the public rule that carves a release's shares out of ``eps``.
+
+The ``eps`` a user passes is the total that the privacy statement publishes, under the
+synthesizer's neighbour relation, for its **first** release. A release publishes up to three
+things computed from the confidential data, and each gets a share of ``eps``:
+
+* the **released size** (one record removed, with no public size: a DP count of the records),
+  charged once per fit;
+* the **reference** ``theta_0`` of the unit-free censored likelihood when it is released from the
+  data (``censor_ref``), charged once per fit;
+* **one posterior draw** (or a model-free mechanism's release), charged once per distinct draw.
+
+So ``m`` releases from ``m`` different draws of one fit cost ``size + reference + m x draw``, and a
+saved synthesizer keeping ``k`` draws is worth ``size + reference + k x draw`` to whoever holds it.
+
+The rule is public and fixed before the data are seen (as SmartNoise's ``preprocessor_eps`` is
+taken out of its ``epsilon``): the size gets :data:`SIZE_SHARE` of ``eps`` when it is a DP count,
+the reference :data:`REFERENCE_SHARE` when it is released from the data, the draw the rest. An
+explicit ``size_eps=`` or ``reference_eps=`` takes that amount out of ``eps`` instead. The draw's
+share is stated under the relation; a mechanism's own ``eps`` parameter is the removal figure, so
+under one record replaced it gets the share divided by the mechanism's replacement factor (2 for
+every mechanism run at a target eps: a censored window's width doubles, a histogram's L1
+sensitivity is 2, a quantile's symmetric distance is 2): :meth:`Budget.mechanism_eps`, the one
+place where ``eps`` becomes a clamp.
+
+A whole table (:class:`TableBudget`) has one total: the size's share once, the rest split over its
+columns' conditionals (equally, or in the public proportions ``eps_split``), each conditional
+carving its own reference and draw out of its part.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+
+from .privacy import check_neighbours, neighbours_phrase
+from .validation import DataError, check_eps
+
+__all__ = ["Budget", "TableBudget", "SIZE_SHARE", "REFERENCE_SHARE", "DEFAULT_SIZE_EPS", "split_shares"]
+
+#: Share of ``eps`` for a DP count of the released size (one record removed, no public size).
+SIZE_SHARE = 0.05
+#: Share of ``eps`` (of a column's part, in a table) for a reference released from the data.
+REFERENCE_SHARE = 0.10
+#: Epsilon of the DP size when the mechanism takes no target eps (aDP mechanisms report theirs after the fit).
+DEFAULT_SIZE_EPS = 0.1
+
+
+def _fmt(v: float) -> str:
+    return f"{v:.4g}"
+
+
+@dataclass(frozen=True)
+class Budget:
+    """A release's total epsilon and its shares, under one neighbour relation.
+
+    Attributes
+    ----------
+    relation : str
+        ``"remove"`` or ``"replace"``: every figure here is stated under it.
+    total : float or None
+        The eps of the first release (size + reference + one draw); ``None`` for a mechanism that is
+        not run at a target eps (its draw's eps is reported after the fit, :meth:`with_draw`).
+    size, reference : float
+        The shares of the DP released size and of the DP reference (0 when public or absent).
+    draw : float or None
+        The share of one posterior draw (or of a model-free release).
+    """
+
+    relation: str
+    total: float | None
+    size: float = 0.0
+    reference: float = 0.0
+    draw: float | None = None
+
+    def __post_init__(self) -> None:
+        check_neighbours(self.relation)
+
+    @classmethod
+    def plan(cls, eps: float | None, relation: str, *, dp_size: bool, dp_reference: bool,
+             size_eps: float | None = None, reference_eps: float | None = None) -> Budget:
+        """The shares of ``eps`` by the public rule (module docstring).
+
+        Parameters
+        ----------
+        eps : float or None
+            The total; ``None`` for a mechanism not run at a target eps.
+        relation : {"remove", "replace"}
+            The relation every share is stated under.
+        dp_size, dp_reference : bool
+            Whether the released size is a DP count, and whether a reference is released from the data.
+        size_eps, reference_eps : float, optional
+            Explicit shares instead of the rule's.
+        """
+        check_neighbours(relation)
+        if size_eps is not None:
+            size_eps = check_eps(size_eps, "size_eps")
+        if reference_eps is not None:
+            reference_eps = check_eps(reference_eps, "reference_eps")
+        if eps is None:
+            if dp_reference:
+                raise DataError("a reference released from the data needs a total `eps` to take its share from.")
+            return cls(relation, None, size=(size_eps or DEFAULT_SIZE_EPS) if dp_size else 0.0)
+        total = check_eps(eps, "eps")
+        size = (size_eps if size_eps is not None else SIZE_SHARE * total) if dp_size else 0.0
+        ref = (reference_eps if reference_eps is not None else REFERENCE_SHARE * total) if dp_reference else 0.0
+        if size + ref >= total:
+            raise DataError(
+                f"the released size ({_fmt(size)}) and the reference ({_fmt(ref)}) take all of eps = {_fmt(total)}: "
+                f"nothing is left for the draw. Raise `eps`, or give smaller `size_eps` / `reference_eps`.")
+        return cls(relation, total, size=size, reference=ref, draw=total - size - ref)
+
+    def with_draw(self, draw: float) -> Budget:
+        """The budget of a mechanism whose draw's eps is known only after the fit (aDP): its total follows."""
+        return Budget(self.relation, self.size + self.reference + float(draw), self.size, self.reference, float(draw))
+
+    def mechanism_eps(self, per_param: tuple[float, float]) -> float | None:
+        """The mechanism's own ``eps`` parameter whose draw costs :attr:`draw` under the relation.
+
+        ``per_param`` is the mechanism's ``(removed, replaced)`` eps per unit of its parameter
+        (:attr:`dpsynth.mechanisms.MechanismSpec.eps_per_param`).
+        """
+        if self.draw is None or self.total is None:
+            return None
+        return self.draw / per_param[0 if self.relation == "remove" else 1]
+
+    def cost(self, releases: int = 1) -> float:
+        """What ``releases`` releases from as many different draws cost: size + reference + releases x draw."""
+        return self.size + self.reference + int(releases) * (self.draw or 0.0)
+
+    def charges(self, fit: str, draws: Mapping[str, int] | int, *, size: bool = True) -> list[tuple[str, str, float]]:
+        """The ledger charges of one release: ``(key, what, eps)``; a key booked before costs nothing again."""
+        out = []
+        if size and self.size:
+            out.append((f"{fit}:size", "released size", self.size))
+        if self.reference:
+            out.append((f"{fit}:reference", "reference", self.reference))
+        d = draws if isinstance(draws, int) else int(next(iter(draws.values())))
+        out.append((f"{fit}:draw:{d}", f"posterior draw {d}", self.draw or 0.0))
+        return out
+
+    def phrase(self, *, draw_what: str = "one posterior draw") -> str:
+        """The split in words, e.g. ``"0.1 for the reference (once per fit) + 0.9 for one posterior draw"``."""
+        parts = []
+        if self.size:
+            parts.append(f"{_fmt(self.size)} for the released size (a DP count, once per fit)")
+        if self.reference:
+            parts.append(f"{_fmt(self.reference)} for the reference theta_0 (once per fit)")
+        parts.append(f"{_fmt(self.draw or 0.0)} for {draw_what}")
+        return " + ".join(parts)
+
+    def plan_line(self, name: str) -> str:
+        """One line printed before a fit: what will be published, and how it is split."""
+        if self.total is None:
+            s = f"{name}: its draw's eps is computed from the data after the fit (not a target)"
+            return s + (f"; the released size costs {_fmt(self.size)}" if self.size else "")
+        return (f"{name}: eps = {_fmt(self.total)} with {neighbours_phrase(self.relation)} for the first release = "
+                f"{self.phrase()}; each further release from another draw adds {_fmt(self.draw)}")
+
+    def to_dict(self) -> dict:
+        """Plain-JSON dict."""
+        return asdict(self)
+
+
+def split_shares(total: float, columns: list[str], split: Mapping[str, float] | None) -> dict[str, float]:
+    """``total`` split over ``columns``: equally, or in the public proportions ``split`` (normalised)."""
+    if split is None:
+        return {c: total / len(columns) for c in columns}
+    unknown = [k for k in split if k not in columns]
+    if unknown:
+        raise DataError(f"`eps_split` names column(s) {unknown} that are not targets {columns}.")
+    missing = [c for c in columns if c not in split]
+    if missing:
+        raise DataError(f"`eps_split` lacks column(s) {missing}: give every target a share.")
+    w = {c: check_eps(split[c], f"eps_split[{c!r}]") for c in columns}
+    s = sum(w.values())
+    return {c: total * w[c] / s for c in columns}
+
+
+@dataclass(frozen=True)
+class TableBudget:
+    """A whole table's total and its shares: the size once, each column's part (its own :class:`Budget`).
+
+    Attributes
+    ----------
+    relation : str
+        The relation of every figure.
+    total : float or None
+        The eps of the first released table.
+    size : float
+        The DP released size's share (0 when public).
+    parts : dict of str to Budget
+        Each column's part (reference and draw).
+    """
+
+    relation: str
+    total: float | None
+    size: float = 0.0
+    parts: dict = field(default_factory=dict)
+
+    @property
+    def draw(self) -> float:
+        """What a further table from new draws of every column adds."""
+        return float(sum(b.draw or 0.0 for b in self.parts.values()))
+
+    def phrase(self) -> str:
+        """The split in words."""
+        s = [f"{_fmt(self.size)} for the released size (a DP count, once per fit)"] if self.size else []
+        for c, b in self.parts.items():
+            s.append(f"{c}: {b.phrase()}")
+        return "; ".join(s)
+
+    def plan_line(self, name: str) -> str:
+        """One line printed before a fit."""
+        if self.total is None:
+            return f"{name}: the columns' eps are computed after the fit"
+        return (f"{name}: eps = {_fmt(self.total)} with {neighbours_phrase(self.relation)} for the first released "
+                f"table "
+                f"= {self.phrase()}; each further table from new draws adds {_fmt(self.draw)}")
+
+    def to_dict(self) -> dict:
+        """Plain-JSON dict."""
+        return {"relation": self.relation, "total": self.total, "size": self.size,
+                "parts": {c: b.to_dict() for c, b in self.parts.items()}}
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> TableBudget:
+        """Read :meth:`to_dict`."""
+        return cls(d["relation"], d["total"], d["size"], {c: Budget(**b) for c, b in d["parts"].items()})

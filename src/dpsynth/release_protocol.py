@@ -1,0 +1,215 @@
+"""The one release protocol: how every synthetic data set is handed out, booked and written.
+
+:class:`dpsynth.Synthesizer`, :class:`dpsynth.TableSynthesizer` and a table's parts release only
+through :func:`release`. In one step under the ledger's lock it
+
+1. checks the synthesizer's neighbour relation against its data set's ledger (one data set, one
+   relation, :mod:`dpsynth.ledger`);
+2. picks one posterior draw of each part, one not released before while one is left;
+3. lists the release's charges (:meth:`dpsynth.budget.Budget.charges`: the released size, the
+   reference, the draw, each keyed by the fit it belongs to) and keeps those not booked before: a
+   reference or a size is paid once per fit, a draw once;
+4. checks the budget against the ledger's strict-DP total plus this release's new charges;
+5. draws the synthetic values and checks them: non-finite values, values outside the model's
+   support or the public bounds refuse the release unless ``allow_unusable``. A refusal depends on
+   the released values only (their post-processing), never on a figure of the data that was not
+   released, so a refusal tells nothing the release would not;
+6. writes the file atomically, then books the release; if booking fails the file is removed
+   (not booked: not released).
+
+A synthesizer hands the protocol what it knows through the :class:`Releaser` methods; the
+protocol knows no mechanism and no model.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Mapping
+from typing import Protocol
+
+import numpy as np
+import pandas as pd
+
+from .ledger import Ledger
+from .release_size import ReleaseSize
+from .seeds import SeedLike, generator, stream
+from .validation import DataError, check_bool
+
+__all__ = ["release", "Releaser", "UnusableReleaseError", "pick_draws", "show_progress", "bar"]
+
+
+class UnusableReleaseError(DataError):
+    """A release was refused: its values are unusable (non-finite, outside the support or the public bounds);
+    nothing was written or booked."""
+
+
+def show_progress(progress: bool) -> bool:
+    """Progress bars only on a terminal (not in a pipe, a log file or a notebook's captured output)."""
+    import sys
+
+    return bool(progress) and sys.stderr.isatty()
+
+
+def bar(show: bool, desc: str, **kw):
+    """A tqdm bar on standard error (disabled when not shown)."""
+    from tqdm import tqdm
+
+    return tqdm(desc=desc, disable=not show, leave=False, **kw)
+
+
+class Releaser(Protocol):
+    """What a synthesizer tells the release protocol."""
+
+    dataset: str
+    relation: str
+    progress: bool
+
+    @property
+    def privacy(self):
+        """The report (raises for an unfitted synthesizer, or an unconverged fit unless allowed)."""
+
+    @property
+    def checksum(self) -> str:
+        """Identifies the releasing synthesizer in the ledger."""
+
+    def _release_frame(self, data) -> tuple[pd.DataFrame, ReleaseSize]:
+        """The public rows of a release and how its size is set (checked before the ledger is touched)."""
+
+    def _draw_slots(self) -> dict[str, tuple[str, int]]:
+        """Each part's ``(fit key, number of kept draws)``."""
+
+    def _charges(self, draws: Mapping[str, int], size: ReleaseSize) -> list[tuple[str, str, float, str]]:
+        """The release's charges ``(key, what, eps, guarantee)`` before the ledger removes those paid already."""
+
+    def _synthesize(self, frame: pd.DataFrame, seed: SeedLike, draws: Mapping[str, int]) -> tuple[pd.DataFrame, list]:
+        """The synthetic data set and the reasons its values are unusable (empty: usable)."""
+
+    def _ledger_labels(self) -> tuple[str, str]:
+        """``(mechanism key, display name)`` of the ledger line."""
+
+
+def pick_draws(slots: Mapping[str, tuple[str, int]], charged: Mapping, seed: SeedLike) -> dict[str, int]:
+    """One draw per part: one not charged before while one is left (seeded), else any (it costs nothing more)."""
+    out = {}
+    for part, (fit, n) in slots.items():
+        free = [d for d in range(n) if f"{fit}:draw:{d}" not in charged]
+        rng = generator(stream(seed, "draw", part))
+        out[part] = int(rng.choice(free)) if free else int(rng.integers(n))
+    return out
+
+
+def release(owner: Releaser, path_out: str | os.PathLike | None, *, seed: SeedLike, data: pd.DataFrame | None,
+            budget: float | None, force: bool, allow_unusable: bool) -> pd.DataFrame:
+    """Release one synthetic data set from ``owner``: book it in its data set's ledger and (with a path) write it.
+
+    Parameters
+    ----------
+    owner : Releaser
+        The synthesizer.
+    path_out : path-like or None
+        ``.csv`` or ``.parquet`` (its folder must exist; an existing file is refused unless ``force``);
+        ``None``: returned in memory only (booked all the same).
+    seed : int or SeedSequence, optional
+        Chooses the draw(s) and the records.
+    data : pandas.DataFrame, optional
+        A public frame of covariates for the synthetic records (its rows set the size, declared public).
+    budget : float, optional
+        Refuse a strict-DP release that would bring the ledger's total above it.
+    force, allow_unusable : bool
+        Replace an existing file; release values that fail the usability checks (recorded).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The released data; ``attrs["privacy_statement"]`` says what it covers.
+    """
+    from .synthesizer_files import check_output_path, write_frame
+
+    p = owner.privacy  # raises for an unconverged fit unless allow_unconverged
+    out = None if path_out is None else check_output_path(path_out, force=check_bool(force, "force"))
+    allow_unusable = check_bool(allow_unusable, "allow_unusable")
+    if budget is not None and (isinstance(budget, bool) or not isinstance(budget, (int, float))
+                               or not (budget >= 0 and math.isfinite(budget))):
+        raise DataError(f"`budget` must be a finite number >= 0 (total strict-DP eps); got {budget!r}.")
+    frame, size = owner._release_frame(data)  # noqa: SLF001 - the protocol's own interface
+    overrides = [] if p.converged else ["unconverged fit (allow_unconverged)"]
+    ident = owner.checksum
+    mechanism, name = owner._ledger_labels()  # noqa: SLF001
+    with bar(show_progress(owner.progress), "release", total=3, unit="step") as progress, \
+            Ledger(owner.dataset).locked() as book:
+        book.check_relation(owner.relation)
+        charged = book.charged()
+        base = stream(seed, "release")
+        draws = pick_draws(owner._draw_slots(), charged, base)  # noqa: SLF001
+        new = [c for c in owner._charges(draws, size) if c[0] not in charged]  # noqa: SLF001
+        spend = float(sum(c[2] for c in new if c[3] == "DP"))
+        adp = float(sum(c[2] for c in new if c[3] == "aDP"))
+        book.check_budget(p.guarantee, spend, budget)
+        df, reasons = owner._synthesize(frame, stream(base, "sample"), draws)  # noqa: SLF001
+        progress.update()
+        if reasons and not allow_unusable:
+            raise UnusableReleaseError(
+                "release refused: " + "; ".join(reasons) + ". Nothing was written or booked. These checks read the "
+                "synthetic values only. Fix the model (its support, the public bounds), or pass allow_unusable=True "
+                "(--allow-unusable), which the statement and the ledger record.")
+        overrides += [f"unusable values released: {r}" for r in reasons]
+        statement = _statement(p, size, new, spend, book.total(), overrides)
+        draw = draws if len(draws) > 1 else next(iter(draws.values()))
+        df.attrs = {"privacy_statement": statement, "mechanism": mechanism, "guarantee": p.guarantee,
+                    "relation": owner.relation, "eps": p.eps, "spend": spend, "charges": [list(c) for c in new],
+                    "rows": len(df), "size": size.how, "draw": draw, "overrides": overrides, "accounted": True}
+        if out is not None:
+            write_frame(df, out)
+        progress.update()
+        try:
+            book.append(relation=owner.relation, mechanism=mechanism, name=name, guarantee=p.guarantee, eps=p.eps,
+                        charges=[[k, w, e, g] for k, w, e, g in new], spend=spend, adp_eps=adp, draw=draw,
+                        rows=len(df), output=str(out) if out is not None else "<in memory>", synthesizer=ident,
+                        overrides=overrides)
+        except BaseException:
+            if out is not None and out.exists():
+                out.unlink()  # not booked: not released
+            raise
+        progress.update()
+    return df
+
+
+def _statement(p, size: ReleaseSize, new: list, spend: float, before: float, overrides: list) -> str:
+    s = p.statement() + f" Released size: {size.phrase()}"
+    if size.how == "dp_count":
+        s += " (charged in this release)" if any(k.endswith(":size") for k, *_ in new) else \
+            " (charged by an earlier release)"
+    paid = [w for k, w, e, g in new if g == "DP"]
+    s += (f". This release added eps = {spend:.4g} of strict DP to the data set's ledger"
+          f" ({', '.join(paid) if paid else 'nothing new: its draw was released before'}); the ledger's strict-DP "
+          f"total is now {before + spend:.4g}")
+    if p.guarantee != "DP":
+        s += f" (its {p.guarantee} draw is listed apart, not summed)"
+    s += "."
+    if overrides:
+        s += " Released with override(s): " + "; ".join(overrides) + "."
+    return s
+
+
+def unusable_values(values: np.ndarray, *, support_check=None, bounds: tuple | None = None,
+                    unit: float | None = None) -> list[str]:
+    """Why a release's values (on the model's scale) are unusable; empty when they are fine.
+
+    Only the synthetic values are read (never a figure of the confidential data).
+    """
+    reasons = []
+    finite = np.isfinite(values)
+    if not finite.all():
+        reasons.append(f"{int((~finite).sum())} synthetic value(s) are not finite (a draw far in the tails overflowed)")
+    v = values[finite]
+    if v.size and support_check is not None:
+        why = support_check(v)
+        if why:
+            reasons.append(why)
+    if v.size and bounds is not None and None not in bounds:
+        lo, hi = bounds
+        if ((v < lo) | (v > hi)).any():
+            u = unit or 1.0
+            reasons.append(f"synthetic values outside the public bounds [{lo * u:g}, {hi * u:g}]")
+    return reasons
