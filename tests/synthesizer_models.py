@@ -63,3 +63,11 @@ def lognormal_no_covariates(x, X):
     mu = pm.Normal("mu", 0.0, 5.0)
     sigma = pm.HalfNormal("sigma", 2.0)
     return pm.LogNormal.dist(mu, sigma, shape=x.shape)
+
+
+def lognormal_observed_too(x, X):
+    """The distribution returned, and an unclamped likelihood of the same data added beside it (issue 27's bypass)."""
+    mu = pm.Normal("mu", 0.0, 5.0)
+    sigma = pm.HalfNormal("sigma", 2.0)
+    pm.LogNormal("obs", mu, sigma, observed=x)
+    return pm.LogNormal.dist(mu, sigma, shape=x.shape)

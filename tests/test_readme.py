@@ -49,3 +49,56 @@ def test_link_finder():
             "[top](#layout), ![img](docs/i.png \"title\"), [m](mailto:a@b.c).\n\n[ref]: CONTRIBUTING.md\n"
             "```console\n[not](a/link.md)\n```\n")
     assert relative_links(text) == ["book/intro.md", "notebooks/a b.ipynb", "docs/i.png", "CONTRIBUTING.md"]
+
+
+def _block(lang: str, contains: str = "") -> str:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    blocks = [b for b in re.findall(rf"```{lang}\n(.*?)```", text, flags=re.DOTALL) if contains in b]
+    assert blocks, f"README.md has no {lang} block with {contains!r}"
+    return blocks[0]
+
+
+@pytest.fixture
+def new_user(tmp_path, monkeypatch):
+    """A new user's folder and home."""
+    from dpsynth.home import NewHomeWarning, secret_key
+
+    monkeypatch.setenv("DPSYNTH_HOME", str(tmp_path / "home"))
+    with pytest.warns(NewHomeWarning):
+        secret_key()
+    return tmp_path
+
+
+@pytest.mark.slow
+def test_the_readmes_python_example_runs_as_written(new_user, monkeypatch, capsys):
+    """Acceptance (issue 27): the README's example runs, its budget included, and publishes the eps it asks for."""
+    work = new_user / "python"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    code = _block("python")
+    exec(compile(code, "README.md", "exec"), {})  # noqa: S102 - the README's own code
+    out = capsys.readouterr().out
+    assert "budget: eps = 2 with one record replaced" in out
+    assert "eps = 2 with one record replaced for one released file" in out
+    assert (work / "release1.csv").exists() and (work / "report1" / "report.html").exists()
+
+
+@pytest.mark.slow
+def test_the_readmes_commands_run_as_written(new_user):
+    """Acceptance (issue 27): every command of the README's console block exits 0, in order, budgets included."""
+    import shlex
+
+    from dpsynth.cli import shell
+    from dpsynth.public_data import fishing, islr_wage
+
+    work = new_user / "shell"
+    work.mkdir()
+    islr_wage()[["wage", "education", "jobclass", "race", "year"]].to_csv(work / "wages.csv", index=False)
+    fishing()[["mode", "income"]].to_csv(work / "trips.csv", index=False)
+    for line in _block("console", "dpsynth fit").strip().splitlines():
+        args = shlex.split(line)
+        assert args[0] == "dpsynth"
+        res = shell(args[1:], cwd=work)
+        assert res.returncode == 0, (line, res.stderr[-2000:])
+        if args[1] == "release":
+            assert "eps = 2 with one record replaced" in res.stdout

@@ -337,7 +337,9 @@ class CompiledModel:
         ref = np.zeros(n) if reference is None else np.asarray(reference, dtype=float)
         if ref.shape != (n,) or not np.isfinite(ref).all():
             raise DataError(f"`reference` must be {n} finite numbers, one per record; got shape {ref.shape}.")
-        compiled = self._nutpie.with_data(**self._data_values(xv, cov, w, M, ref))
+        values = self._data_values(xv, cov, w, M, ref)
+        # a container the model does not use (a user model that ignores the design X) is not nutpie's to update
+        compiled = self._nutpie.with_data(**{k: v for k, v in values.items() if k in self._nutpie.shared_data})
         cores = cfg.cores or min(cfg.chains, default_cores())
         extra = {} if init is None else {"init_mean": self.unconstrained(init)}
         sampler = nutpie.sample(

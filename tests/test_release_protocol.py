@@ -1,0 +1,155 @@
+"""The one release protocol: the eps asked is the eps published, charges are paid once, and no refusal depends on
+a figure of the data that was not released (a distinguishing game on neighbouring data sets, with a leaky control)."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpsynth import Synthesizer, TableSynthesizer, cli
+from dpsynth.distinguishing import empirical_eps
+from dpsynth.ledger import Ledger
+from dpsynth.public_data import islr_wage
+from dpsynth.release_protocol import UnusableReleaseError, pick_draws
+from dpsynth.synthesizer import CensoringWarning
+
+#: Public covariates of the real wage file (ISLR's Wage): the release carries them, so n is public.
+WAGE_COVARIATES = ["education", "jobclass", "race", "year"]
+SMALL = {"draws": 500, "tune": 500}
+
+
+@pytest.fixture
+def fresh_home(tmp_path, monkeypatch):
+    """A new user's home: the same real file released in another test's home does not count here."""
+    from dpsynth.home import NewHomeWarning
+
+    monkeypatch.setenv("DPSYNTH_HOME", str(tmp_path / "home"))
+    with pytest.warns(NewHomeWarning):
+        from dpsynth.home import secret_key
+
+        secret_key()
+
+
+def test_a_draw_is_released_once_while_another_is_left():
+    slots = {"wage": ("f:wage", 3)}
+    charged = {"f:wage:draw:0": 0.9, "f:wage:draw:2": 0.9}
+    assert pick_draws(slots, charged, 1) == {"wage": 1}
+    every = {f"f:wage:draw:{d}": 0.9 for d in range(3)}
+    assert pick_draws(slots, every, 1)["wage"] in {0, 1, 2}  # all used: any, and it costs nothing more
+
+
+@pytest.mark.slow
+def test_the_eps_asked_is_the_eps_published_on_a_real_wage_file(tmp_path, fresh_home):
+    """Acceptance: Synthesizer(df, "wage", covariates=[...], eps=1) states eps = 1 under the relation it printed
+    before the fit, the saved file and the ledger say the same, and after one release the ledger's total is 1."""
+    df = islr_wage()[["wage", *WAGE_COVARIATES]]
+    s = Synthesizer(df, "wage", covariates=WAGE_COVARIATES, eps=1.0, sampler=SMALL, progress=False)
+    plan = s.budget.plan_line("budget")
+    assert s.relation == "replace" and plan.startswith("budget: eps = 1 with one record replaced")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CensoringWarning)
+        s.fit(seed=1)
+    p = s.privacy
+    assert p.eps == 1.0 and "eps = 1 with one record replaced for one released file" in p.statement()
+    assert p.budget.reference + p.budget.draw == pytest.approx(1.0) and p.budget.size == 0.0
+    path = s.save(tmp_path / "wage.json")
+    loaded = Synthesizer.load(path)
+    assert loaded.privacy.eps == 1.0 and loaded.privacy.statement() == p.statement()
+    out = loaded.release(tmp_path / "r1.csv", seed=2, budget=1.0)
+    book = Ledger(s.dataset)
+    assert book.total() == pytest.approx(1.0) and out.attrs["spend"] == pytest.approx(1.0)
+    assert "eps = 1 with one record replaced" in book.summary()
+    # the second release pays only its draw (the reference was released once), and a budget of 1 refuses it
+    from dpsynth.ledger import BudgetExceeded
+
+    with pytest.raises(BudgetExceeded, match=f"adds {p.budget.draw:.4g}, total"):
+        loaded.release(tmp_path / "r2.csv", seed=3, budget=1.0)
+    second = loaded.release(tmp_path / "r2.csv", seed=3, budget=1.0 + p.budget.draw)
+    assert second.attrs["spend"] == pytest.approx(p.budget.draw)
+    assert book.total() == pytest.approx(1.0 + p.budget.draw)
+
+
+@pytest.mark.slow
+def test_a_table_at_eps_one_publishes_one(tmp_path, fresh_home):
+    df = islr_wage()[["wage", "age", *WAGE_COVARIATES]]
+    t = TableSynthesizer(df, ["wage", "age"], covariates=WAGE_COVARIATES, eps=1.0, sampler=SMALL, progress=False)
+    assert t.budget.total == 1.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CensoringWarning)
+        t.fit(seed=1)
+    assert t.privacy.eps == pytest.approx(1.0) and "strict DP eps = 1 with one record replaced" in \
+        t.privacy.statement()
+    t.release(tmp_path / "t.csv", seed=2)
+    assert Ledger(t.dataset).total() == pytest.approx(1.0)
+
+
+@pytest.mark.slow
+def test_the_command_line_prints_the_eps_it_publishes_before_the_fit(tmp_path, capsys, fresh_home):
+    data = tmp_path / "wage.csv"
+    islr_wage()[["wage", *WAGE_COVARIATES]].to_csv(data, index=False)
+    args = ["fit", str(data), "--target", "wage", "--covariates", *WAGE_COVARIATES, "--eps", "1", "--draws", "500",
+            "--tune", "500", "--seed", "1", "--out", str(tmp_path / "s.json"), "--quiet"]
+    assert cli.main(args) == 0
+    cap = capsys.readouterr()
+    plan = [line for line in cap.err.splitlines() if "privacy budget" in line]
+    fitting = [i for i, line in enumerate(cap.err.splitlines()) if line.startswith("dpsynth: fitting")]
+    assert plan and "eps = 1 with one record replaced" in plan[0]
+    assert cap.err.splitlines().index(plan[0]) < fitting[0]  # printed before the fit
+    assert "eps = 1 with one record replaced for one released file" in cap.out
+    assert cli.main(["release", str(tmp_path / "s.json"), "--out", str(tmp_path / "r.csv"), "--seed", "2",
+                     "--budget", "1", "--quiet"]) == 0
+    assert "strict-DP spend of this data set: eps = 1 of budget 1" in capsys.readouterr().out
+
+
+# ----------------------------------------------------------------------------------- the refusal game
+
+#: Issue 27's neighbouring data sets: 50 zeros and 450 tens, and the same with one more ten. A censored Poisson fit
+#: at eps = 1 censors the tens: 450 / 500 = 90% on D, 451 / 501 > 90% on D'.
+D = pd.DataFrame({"x": np.r_[np.zeros(50), np.full(450, 10)].astype(np.int64)})
+D_PRIME = pd.DataFrame({"x": np.r_[np.zeros(50), np.full(451, 10)].astype(np.int64)})
+TRIALS = 15
+
+
+def _refusals(frame: pd.DataFrame) -> tuple[int, list[float]]:
+    refused, shares = 0, []
+    for t in range(TRIALS):
+        s = Synthesizer(frame, "x", model="poisson", mechanism="censor_uw", eps=1.0, n_release=500,
+                        sampler={"draws": 300, "tune": 300}, allow_unconverged=True, retries=0, progress=False)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            s.fit(seed=t)
+        shares.append(s.report_unchecked.censored_share)
+        try:
+            s.sample(seed=t)
+        except UnusableReleaseError:
+            refused += 1
+    return refused, shares
+
+
+_UNUSABLE = Synthesizer._unusable
+
+
+def _the_old_refusal(self, values):
+    """Today's rule before issue 27 (the control): refuse when the fit censored more than 90% of the records."""
+    reasons = _UNUSABLE(self, values)
+    if self._privacy.censored_share > 0.9:
+        reasons.append(f"the fit censored {self._privacy.censored_share:.0%} of the records")
+    return reasons
+
+
+@pytest.mark.slow
+def test_a_refusal_tells_nothing_the_release_would_not(monkeypatch):
+    """Acceptance (issue 27): the refusal game on neighbouring data sets. The control, which refuses on the censored
+    share (a confidential figure), leaks: its refusals alone prove eps > 1. The protocol's own refusals do not."""
+    k, shares = _refusals(D)
+    k_prime, shares_prime = _refusals(D_PRIME)
+    assert max(shares) <= 0.9 < min(shares_prime)  # the premise: the confidential figure differs
+    assert empirical_eps(k, TRIALS, k_prime, TRIALS) <= 1.0
+    monkeypatch.setattr(Synthesizer, "_unusable", _the_old_refusal)
+    k, _ = _refusals(D)
+    k_prime, _ = _refusals(D_PRIME)
+    assert (k, k_prime) == (0, TRIALS)
+    assert empirical_eps(k, TRIALS, k_prime, TRIALS) > 1.0  # the game detects a leaking refusal
