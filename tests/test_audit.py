@@ -413,6 +413,156 @@ def test_one_signed_window_gives_eps_m_with_one_record_removed(poisson_cm, M):
 
 
 # --------------------------------------------------------------------------------------------
+# Censor_ref's default reference: each record's own (saturated) term, and a categorical target's DP shares
+# --------------------------------------------------------------------------------------------
+
+
+def _lognormal_grid(K: int = 160):
+    """A grid of (mu, log sigma) for the lognormal family: mu on [-25, 25], sigma from 0.03 to 60 (flat prior)."""
+    mu = np.linspace(-25.0, 25.0, K)
+    ls = np.linspace(np.log(0.03), np.log(60.0), K)
+    M_, L_ = np.meshgrid(mu, ls, indexing="ij")
+    return {"mu": M_.ravel(), "sigma": np.exp(L_.ravel())}, np.zeros(K * K), float(np.log((mu[1] - mu[0]) *
+                                                                                             (ls[1] - ls[0])))
+
+
+def _nb_grid(K: int = 140):
+    beta = np.linspace(-4.0, 5.0, K)
+    lip = np.linspace(np.log(1e-3), np.log(50.0), K)
+    B, L_ = np.meshgrid(beta, lip, indexing="ij")
+    inv_phi = np.exp(L_.ravel())
+    return ({"sigma_beta": np.ones(K * K), "beta": B.ravel()[:, None], "inv_phi": inv_phi, "phi": 1.0 / inv_phi},
+            np.zeros(K * K), float(np.log((beta[1] - beta[0]) * (lip[1] - lip[0]))))
+
+
+def _saturated(family, alpha):
+    return lambda x: alpha * np.asarray(family.reference_loglik(x), dtype=float)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("unit", [1.0, 1e-6, 1e6])
+@pytest.mark.parametrize("eps", EPS)
+def test_lognormal_record_reference_within_its_window_in_any_unit(lognormal_cm, unit, eps):
+    """Censor_ref's default for a positive variable: each record's term minus its own saturated term (mu = log x,
+    sigma = 2), clamped at M = eps / 2: within eps removed and 2 eps replaced, in dollars, millionths or millions."""
+    from dpsynth.mechanisms.censored_reference import default_alpha
+
+    fam = models.LognormalFamily()
+    rng = np.random.default_rng(8)
+    x = np.exp(rng.normal(1.0, 0.6, 60)) * unit
+    alpha = default_alpha(eps)
+    grid_l = _lognormal_grid()
+    grid_l[0]["mu"] = grid_l[0]["mu"] + np.log(unit)  # the grid follows the unit (the audit's claim is any grid)
+
+    def value(r):
+        return float(np.exp(r.normal(1.0, 3.0)) * unit)
+
+    worst = {}
+    for rel in RELATIONS:
+        nb = audit.neighbour_set(x, rel, 6, rng, draw=value, low=x.min() / 1e3, high=x.max() * 1e3)
+        a = audit.audit_mechanism(lognormal_cm, x, nb, lambda d: np.full(len(d), alpha), eps / 2, grid_l,
+                                  shift_fn=_saturated(fam, alpha))
+        bound = eps if rel == "remove" else 2 * eps
+        _show("Censor_ref/rec", eps, rel, bound, a)
+        assert a["max_all"] <= bound + SLACK, a["pairs"]
+        worst[rel] = a["max_all"]
+    assert worst["remove"] >= 0.5 * eps  # not vacuous: the window is used
+
+
+@pytest.mark.slow
+def test_the_record_reference_audit_fails_when_the_clamp_is_widened(lognormal_cm):
+    fam = models.LognormalFamily()
+    rng = np.random.default_rng(9)
+    x = np.exp(rng.normal(1.0, 0.6, 60))
+    nb = audit.neighbour_set(x, "remove", 6, rng, draw=lambda r: float(np.exp(r.normal(1.0, 3.0))), low=1e-3,
+                             high=1e4)
+    a = audit.audit_mechanism(lognormal_cm, x, nb, lambda d: np.ones(len(d)), 1.5 * 2.0 / 2, _lognormal_grid(),
+                              shift_fn=_saturated(fam, 1.0))
+    assert a["max_all"] > 2.0 + 0.1
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("eps", EPS)
+def test_poisson_saturated_reference_keeps_a_one_signed_window(poisson_cm, eps):
+    """The saturated Poisson is each record's largest term, so the differences are <= 0: M = eps, eps removed."""
+    from dpsynth.mechanisms.censored_reference import default_alpha
+
+    fam = models.PoissonRegression()
+    assert fam.reference_is_max
+    rng = np.random.default_rng(10)
+    x = rng.poisson(4.0, 60).astype(float)
+    alpha = default_alpha(eps, one_signed=True)
+    for rel in RELATIONS:
+        nb = audit.neighbour_set(x, rel, 8, rng, high=60.0, low=0.0, draw=lambda r: float(r.integers(0, 60)))
+        a = audit.audit_mechanism(poisson_cm, x, nb, lambda d: np.full(len(d), alpha), eps, _poisson_grid(),
+                                  shift_fn=_saturated(fam, alpha))
+        bound = eps if rel == "remove" else 2 * eps
+        _show("Censor_ref/Poi", eps, rel, bound, a)
+        assert a["max_all"] <= bound + SLACK, a["pairs"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("eps", EPS)
+def test_negbin_and_beta_saturated_references_within_their_windows(negbin_cm, beta_cm, beta_x, grid, pairs, eps):
+    from dpsynth.mechanisms.censored_reference import default_alpha
+
+    alpha = default_alpha(eps)
+    nbf = models.NegBinomialRegression()
+    rng = np.random.default_rng(11)
+    x = rng.negative_binomial(2, 2 / (2 + 5.0), 60).astype(float)
+    for rel in RELATIONS:
+        bound = eps if rel == "remove" else 2 * eps
+        nb = audit.neighbour_set(x, rel, 6, rng, high=200.0, low=0.0, draw=lambda r: float(r.integers(0, 200)))
+        a = audit.audit_mechanism(negbin_cm, x, nb, lambda d: np.full(len(d), alpha), eps / 2, _nb_grid(),
+                                  shift_fn=_saturated(nbf, alpha))
+        _show("Censor_ref/NB", eps, rel, bound, a)
+        assert a["max_all"] <= bound + SLACK, a["pairs"]
+        b = audit.audit_mechanism(beta_cm, beta_x, pairs[rel], lambda d: np.full(len(d), alpha), eps / 2, grid,
+                                  shift_fn=_saturated(models.BetaFamily(), alpha))
+        _show("Censor_ref/Beta", eps, rel, bound, b)
+        assert b["max_all"] <= bound + SLACK, b["pairs"]
+
+
+@pytest.fixture(scope="module")
+def multinomial_cm():
+    from dpsynth import fitting
+
+    return fitting.compiled_model(models.MultinomialLogit(n_levels=3), np.array([0.0, 1.0, 2.0] * 10))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("eps", EPS)
+def test_categorical_dp_share_reference_within_its_window(multinomial_cm, eps):
+    """A categorical target's reference, log of its level's DP share: released before the fit (post-processing for
+    the draw, the same for both neighbours), so each term sits in a window placed by its own record: within eps."""
+    from dpsynth.mechanisms.censored_reference import default_alpha
+
+    alpha = default_alpha(eps)
+    rng = np.random.default_rng(12)
+    x = rng.choice(3, 80, p=[0.7, 0.25, 0.05]).astype(float)
+    shares = np.array([0.6, 0.3, 0.1])  # any released shares
+    K = 81
+    b = np.linspace(-8.0, 8.0, K)
+    B1, B2 = np.meshgrid(b, b, indexing="ij")
+    grid_c = ({"beta": np.stack([B1.ravel(), B2.ravel()], axis=1)[:, None, :]}, np.zeros(K * K),
+              float(2 * np.log(b[1] - b[0])))
+    for rel in RELATIONS:
+        nb = audit.neighbour_set(x, rel, 6, rng, high=2.0, low=0.0, draw=lambda r: float(r.integers(0, 3)))
+        a = audit.audit_mechanism(multinomial_cm, x, nb, lambda d: np.full(len(d), alpha), eps / 2, grid_c,
+                                  shift_fn=lambda d: alpha * np.log(shares)[np.asarray(d, dtype=int)])
+        bound = eps if rel == "remove" else 2 * eps
+        _show("Censor_ref/cat", eps, rel, bound, a)
+        assert a["max_all"] <= bound + SLACK, a["pairs"]
+    # and the shares' own release: Laplace counts at scale d / eps_r (d = 1 removed, 2 replaced), as level_shares
+    # calibrates them, cost eps_r = 0.1 under either relation
+    edges = np.array([-0.5, 0.5, 1.5, 2.5])
+    for rel, d in (("remove", 1.0), ("replace", 2.0)):
+        worst = max(audit.histogram_log_ratio(x, xr, edges, d / 0.1) for _, xr in
+                    audit.neighbour_set(x, rel, 6, rng, high=2.0, low=0.0, draw=lambda r: float(r.integers(0, 3))))
+        assert 0.05 <= worst <= 0.1 + SLACK
+
+
+# --------------------------------------------------------------------------------------------
 # a whole-table release: two conditionals composed
 # --------------------------------------------------------------------------------------------
 

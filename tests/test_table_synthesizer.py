@@ -39,7 +39,7 @@ TARGETS = ["income", "visits", "mode"]
 
 @pytest.fixture(scope="module")
 def fitted():
-    # eps is the table's total with one record replaced: 4 per column, 2 of it for the column's DP reference
+    # eps is the table's total with one record replaced: 4 per column, 2 of the categorical one's for its DP counts
     return TableSynthesizer(table(), TARGETS, covariates=["z", "region"], eps=12.0, progress=False,
                             mechanism_params={t: {"reference_eps": 2.0} for t in TARGETS}).fit(seed=1)
 
@@ -59,7 +59,7 @@ def fitted():
         ({"eps_split": [1.0, 1.0]}, "one proportion per target"),
         ({"eps_split": {"income": 1.0, "visits": -1.0, "mode": 2.0}}, r"eps_split\['visits'\]"),
         ({"eps_split": {"income": 1.0}}, r"lacks column\(s\) \['visits', 'mode'\]"),
-        ({"mechanism_params": {"income": {"reference_eps": 1.0}}}, "nothing is left for the draw"),
+        ({"mechanism_params": {"mode": {"reference_eps": 1.0}}}, "nothing is left for the draw"),
         ({"mechanisms": {"pay": "ph"}}, r"\['pay'\] that are not targets"),
         ({"mechanisms": {"mode": "laplace"}}, r"`mechanisms`\['mode'\] must be a registry key"),
     ],
@@ -75,8 +75,9 @@ def test_eps_is_the_tables_total_split_equally_or_in_public_proportions():
     b = t.budget
     assert b.total == 3.0 and b.size == 0.0 and t.relation == "replace"  # n public with one record replaced
     assert {c: q.total for c, q in b.parts.items()} == pytest.approx({"income": 1.0, "visits": 1.0, "mode": 1.0})
-    # each part carves its reference (10%) out of its share; the categorical one has a public reference
-    assert b.parts["income"].reference == pytest.approx(0.1) and b.parts["mode"].reference == 0.0
+    # each part carves a reference released from the data (10%) out of its share: the categorical one's DP level
+    # counts; the others' references are each record's own (saturated), which cost nothing
+    assert b.parts["mode"].reference == pytest.approx(0.1) and b.parts["income"].reference == 0.0
     assert sum(q.reference + q.draw for q in b.parts.values()) == pytest.approx(3.0)
     t = TableSynthesizer(table(40), TARGETS, covariates=["z", "region"], eps=3.0,
                          eps_split={"income": 4, "visits": 1, "mode": 1})
@@ -125,20 +126,20 @@ def test_a_three_column_release_composes_books_once_and_keeps_types(fitted):
     fitted.sample(seed=3)
     last = Ledger(fitted.dataset).releases()[-1]
     assert all(last["draw"][t] != draws[t] for t in TARGETS) and last["spend"] == pytest.approx(p.eps_draw)
-    assert p.eps_draw == pytest.approx(8.0)  # 2 + 2 + 4: the categorical column has a public reference
+    assert p.eps_draw == pytest.approx(10.0)  # 4 + 4 + 2: only the categorical column released a reference
 
 
 @pytest.mark.slow
 def test_earlier_columns_enter_later_models_through_public_encodings_only(fitted):
     visits = fitted.parts["visits"]
-    ref = fitted.parts["income"].report_unchecked.extra
-    assert ref["reference_source"] == "dp"
-    # income: its public log transform, centred and scaled by its own DP reference (released, charged), not by the data
+    assert fitted.parts["income"].report_unchecked.extra["reference_source"] == "record"
+    # income: its public log transform, never centred or scaled by statistics of the data
     assert visits._design.transforms["income"] == "log"  # noqa: SLF001
-    assert visits._design.scaling["income"] == (ref["reference_loc"], ref["reference_scale"])  # noqa: SLF001
+    assert "income" not in visits._design.scaling  # noqa: SLF001
     mode = fitted.parts["mode"]
     assert mode._design.levels.get("visits") is None and mode._design.transforms["visits"] == "log1p"  # noqa: SLF001
     assert fitted.parts["mode"].encoding.levels == tuple(LEVELS)
+    assert mode.report_unchecked.extra["reference_source"] == "dp_counts"
 
 
 @pytest.mark.slow

@@ -2,8 +2,9 @@
 
 A :class:`CompiledModel` compiles a family's PyMC model with nutpie once. Every later fit
 passes new ``pm.Data`` values (data, record weights, censoring bound) through nutpie's
-``with_data``, so refits do not compile again. After each fit the record log-likelihood matrix
-is computed for the pooled draws, reduced to by-record bounds at once and dropped; R-hat and bulk
+``with_data``, so refits do not compile again. After each fit the record log-likelihoods are
+computed for the pooled draws a block of records at a time and reduced to by-record bounds (the
+``S x n`` matrix is never held); R-hat and bulk
 ESS are checked and a :class:`ConvergenceWarning` names any parameter that fails.
 """
 
@@ -23,7 +24,7 @@ from pytensor.graph.replace import vectorize_graph
 from .likelihood import BOUND, REFERENCE, WEIGHTS, likelihood_term
 from .mcmc_settings import CORES_ENV, ConvergenceWarning, Diagnostics, SamplerConfig, default_cores  # noqa: F401
 from .models.base import ModelFamily
-from .privacy import PrivacyReport, RecordBounds, privacy_report, record_bounds
+from .privacy import PrivacyReport, RecordBounds, chunked_record_bounds, privacy_report, record_bounds
 from .seeds import SeedLike, int_seed
 from .validation import DataError, as_weights, check_eps, check_positive
 
@@ -150,6 +151,8 @@ class Fit:
     diagnostics: Diagnostics
     compiled: CompiledModel | None = field(default=None, repr=False)
     reference: np.ndarray | None = field(default=None, repr=False)
+    #: Whether the reference is each record's largest term (a saturated reference of a one-signed family).
+    reference_is_max: bool = False
     #: nutpie's sampler and raw trace, turned into an InferenceData on the first read of ``idata``.
     _trace: tuple | None = field(default=None, repr=False)
     _idata: object = field(default=None, repr=False)
@@ -185,8 +188,9 @@ class Fit:
 
     @property
     def one_signed(self) -> bool:
-        """Whether every record term has one sign: a one-signed family and no reference subtracted."""
-        return bool(self.family.one_signed and self.reference is None)
+        """Whether every record term has one sign: a one-signed family with no reference subtracted, or with each
+        record's largest term subtracted (a saturated reference)."""
+        return bool(self.family.one_signed and (self.reference is None or self.reference_is_max))
 
     @property
     def n_draws(self) -> int:
@@ -283,6 +287,8 @@ class CompiledModel:
         keep_idata: bool = True,
         reference=None,
         init: Mapping[str, np.ndarray] | None = None,
+        reference_is_max: bool = False,
+        data: Mapping[str, np.ndarray] | None = None,
     ) -> Fit:
         """Sample the (weighted, possibly censored) pseudo posterior on data ``x``.
 
@@ -310,6 +316,12 @@ class CompiledModel:
             Per-record reference ``r_i`` subtracted from each weighted term before the clamp
             (``clamp(alpha_i f - r_i, -M, M)``), e.g. ``alpha_i f_{theta_0}(x_i)`` at a public
             ``theta_0``; default 0.
+        reference_is_max : bool
+            Whether ``reference`` is each record's largest term (``alpha_i`` times its saturated term), so
+            that a one-signed family's differences keep their sign (:attr:`Fit.one_signed`).
+        data : mapping, optional
+            Values of other ``pm.Data`` containers of the family for this fit (public or DP quantities,
+            e.g. a categorical model's prior mean of its intercepts).
         init : mapping, optional
             A public parameter value ``{name: value}`` (every free parameter, on its own scale) around
             which the chains start, e.g. the reference ``theta_0`` of a censored fit: a chain started
@@ -337,7 +349,7 @@ class CompiledModel:
         ref = np.zeros(n) if reference is None else np.asarray(reference, dtype=float)
         if ref.shape != (n,) or not np.isfinite(ref).all():
             raise DataError(f"`reference` must be {n} finite numbers, one per record; got shape {ref.shape}.")
-        values = self._data_values(xv, cov, w, M, ref)
+        values = {**self._data_values(xv, cov, w, M, ref), **dict(data or {})}
         # a container the model does not use (a user model that ignores the design X) is not nutpie's to update
         compiled = self._nutpie.with_data(**{k: v for k, v in values.items() if k in self._nutpie.shared_data})
         cores = cfg.cores or min(cfg.chains, default_cores())
@@ -366,13 +378,19 @@ class CompiledModel:
                 ConvergenceWarning,
                 stacklevel=2,
             )
-        F = self.record_loglik(draws, xv, cov)
-        bounds = record_bounds(F, pw, None if not np.isfinite(M) else M, draw_quantile=cfg.draw_quantile,
-                               shift=None if reference is None else ref)
-        del F
+        M_or_none = None if not np.isfinite(M) else M
+        if cfg.draw_quantile == 1.0:  # a block of records at a time: the S x n matrix is never held
+            n_draws = next(iter(draws.values())).shape[0]
+            bounds = chunked_record_bounds(
+                lambda a, b: self.record_loglik(draws, xv[a:b], None if cov is None else cov[a:b]), n, n_draws, pw,
+                M_or_none, shift=None if reference is None else ref)
+        else:  # the draw-quantile rule compares draws over every record
+            bounds = record_bounds(self.record_loglik(draws, xv, cov), pw, M_or_none, draw_quantile=cfg.draw_quantile,
+                                   shift=None if reference is None else ref)
         return Fit(
             family=self.family, x=xv, covariates=cov, weights=w, bound=float(M), draws=draws,
             bounds=bounds, diagnostics=diag, compiled=self, reference=None if reference is None else ref,
+            reference_is_max=bool(reference_is_max and reference is not None),
             _trace=(sampler, raw) if keep_idata else None,
         )
 

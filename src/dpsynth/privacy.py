@@ -39,6 +39,7 @@ from .validation import DataError, as_weights, check_positive, check_probability
 
 __all__ = [
     "RecordBounds",
+    "chunked_record_bounds",
     "PrivacyReport",
     "record_bounds",
     "privacy_report",
@@ -132,6 +133,10 @@ class RecordBounds:
         Draws retained after the ``draw_quantile`` rule.
     draw_quantile : float
         The quantile rule applied.
+    censored_draw_share : float
+        The share of records outside their window at a typical draw (the mean over retained draws): a
+        fit that "censored every record at some draw" can keep nearly every record at the draws it
+        releases when its posterior is wide; this says how much of the data a draw actually saw.
     """
 
     delta_i: np.ndarray
@@ -139,6 +144,7 @@ class RecordBounds:
     n_censored: int
     n_draws: int
     draw_quantile: float = 1.0
+    censored_draw_share: float = 0.0
 
     @property
     def delta(self) -> float:
@@ -335,7 +341,7 @@ def _abs_contributions(F, w, L, r) -> np.ndarray:
 
 
 def _reduce_every_draw(F, w, L, r, M):
-    """By-record max of the clamped contributions, of ``|f|``, and whether M was exceeded, over every draw.
+    """By-record max of the clamped contributions, of ``|f|``, and at how many draws M was exceeded.
 
     One pass over the matrix in a compiled loop (:func:`_reduce_kernel`); the same numbers as the
     whole-matrix formula of :func:`_abs_contributions`, to the last bit (the same operations in the
@@ -362,7 +368,7 @@ def _reduce_kernel():
         S, n = F.shape
         delta_i = np.zeros(n)
         abs_f = np.zeros(n)
-        exceeds = np.zeros(n, dtype=np.bool_)
+        exceeds = np.zeros(n, dtype=np.int64)
         for s in range(S):
             for i in range(n):
                 f = F[s, i]
@@ -377,7 +383,7 @@ def _reduce_kernel():
                 g = abs(g)
                 if has_M:
                     if g > M:
-                        exceeds[i] = True
+                        exceeds[i] += 1
                         g = M
                 if g > delta_i[i]:
                     delta_i[i] = g
@@ -452,8 +458,9 @@ def record_bounds(
         # every draw is kept: reduce the matrix in one compiled pass (no S x n temporaries), which gives
         # the same numbers
         delta_i, abs_f, exceeds = _reduce_every_draw(F, w, L, r, M)
-        n_censored = int(exceeds.sum()) if M is not None else 0
+        n_censored = int((exceeds > 0).sum()) if M is not None else 0
         n_kept = F.shape[0]
+        typical = float(exceeds.sum()) / (n_kept * n) if M is not None else 0.0
     else:
         absg = _abs_contributions(F, w, L, r)
         if M is not None:
@@ -466,12 +473,38 @@ def record_bounds(
         abs_f = np.abs(F[keep]).max(axis=0)
         n_censored = int(exceeds[keep].any(axis=0).sum()) if M is not None else 0
         n_kept = int(absg_kept.shape[0])
+        typical = float(exceeds[keep].mean()) if M is not None else 0.0
     return RecordBounds(
         delta_i=delta_i,
         abs_loglik=abs_f,
         n_censored=n_censored,
         n_draws=n_kept,
         draw_quantile=q,
+        censored_draw_share=typical,
+    )
+
+
+def chunked_record_bounds(loglik_of, n: int, n_draws: int, weights=None, bound: float | None = None, *,
+                          shift: np.ndarray | None = None, max_cells: int = 4_000_000) -> RecordBounds:
+    """:func:`record_bounds` over every draw without the ``S x n`` matrix: records a block at a time.
+
+    ``loglik_of(a, b)`` returns the ``S x (b - a)`` log-likelihoods of records ``a`` to ``b``; blocks hold at
+    most ``max_cells`` entries (32 MB), so a million records with 2,000 draws never hold 16 GB. The numbers
+    are those of :func:`record_bounds` on the whole matrix (each record is reduced over the draws alone).
+    """
+    w = as_weights(weights, n)
+    r = None if shift is None else np.asarray(shift, dtype=float)
+    step = max(1, int(max_cells) // max(1, int(n_draws)))
+    parts = []
+    for a in range(0, n, step):
+        b = min(n, a + step)
+        parts.append(record_bounds(loglik_of(a, b), w[a:b], bound, shift=None if r is None else r[a:b]))
+    return RecordBounds(
+        delta_i=np.concatenate([p.delta_i for p in parts]),
+        abs_loglik=np.concatenate([p.abs_loglik for p in parts]),
+        n_censored=int(sum(p.n_censored for p in parts)),
+        n_draws=int(n_draws),
+        censored_draw_share=float(sum(p.censored_draw_share * p.delta_i.size for p in parts) / n),
     )
 
 

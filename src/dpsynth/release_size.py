@@ -75,18 +75,31 @@ def count_scale(eps: float) -> float:
     return _count_measurement(eps)[1]
 
 
-def dp_count(x, eps: float) -> ReleaseSize:
-    """``len(x)`` released by OpenDP's count measurement with discrete Laplace noise, at ``eps`` (one record removed).
+def dp_count(x, eps: float, *, mode: str = "release", seed=None) -> ReleaseSize:
+    """``len(x)`` with discrete Laplace noise at ``eps`` (one record removed).
 
-    The noisy count is kept at 1 or more (post-processing). OpenDP draws the noise from the
-    system's secure randomness; it cannot be seeded.
+    In release mode the count is OpenDP's count measurement, its noise from the system's secure
+    randomness (it cannot be seeded). In research mode the same discrete Laplace noise (OpenDP's
+    calibrated scale) comes from the seeded stream ``seed``, so that a study or a test repeats
+    exactly; such a count is not for publication. The noisy count is kept at 1 or more
+    (post-processing).
     """
     e = check_eps(eps, "size_eps")
-    xs = [float(v) for v in np.asarray(x, dtype=float).ravel()]
-    if not xs:
+    xs = np.asarray(x, dtype=float).ravel()
+    if not xs.size:
         raise DataError("the data are empty; there is nothing to count.")
-    meas, _ = _count_measurement(e)
+    meas, scale = _count_measurement(e)
     spent = float(meas.map(1))
     if not spent <= e * (1 + 1e-9):  # pragma: no cover - binary_search_chain returns a passing scale
         raise RuntimeError(f"OpenDP calibration failed: map(1) = {spent} > eps = {e}")
-    return ReleaseSize(n=max(1, int(meas(xs))), how="dp_count", eps=spent)
+    if mode == "release":
+        n = int(meas([float(v) for v in xs]))
+    elif mode == "research":
+        from .seeds import generator
+
+        rng = generator(seed)
+        q = np.exp(-1.0 / scale)  # discrete Laplace: the difference of two geometric variables
+        n = int(xs.size + rng.geometric(1 - q) - rng.geometric(1 - q))
+    else:
+        raise DataError(f"`mode` must be 'release' or 'research'; got {mode!r}.")
+    return ReleaseSize(n=max(1, n), how="dp_count", eps=spent)

@@ -55,6 +55,8 @@ class SynthesizerPrivacy:
         Censoring bound M (inf when not censored).
     n_censored, n : int
         Records censored at one or more draws, and records fitted. Confidential.
+    censored_typical : float
+        The share of records outside their window at a typical draw (the mean over draws). Confidential.
     rhat_max, ess_min : float
         Worst R-hat and bulk ESS over every fit the mechanism ran (NaN without MCMC). Confidential.
     divergences : int
@@ -85,6 +87,20 @@ class SynthesizerPrivacy:
     released: str = "one posterior draw"
     draws_kept: int = 1
     extra: dict = field(default_factory=dict)
+    mode: str = "release"
+    censored_typical: float = 0.0
+
+    @property
+    def noisy(self) -> bool:
+        """Whether the release rests on DP noise drawn with the fit (a size, a reference, a histogram)."""
+        return bool(self.budget.size or self.budget.reference or self.model_free)
+
+    def mode_phrase(self) -> str:
+        """Which noise made the file: secure (release mode) or seeded (research mode)."""
+        if self.mode == "research":
+            return ("RESEARCH MODE: its DP noise came from seeded streams (reproducible, not for publication: release "
+                    "with mode='release')")
+        return "release mode: its DP noise came from OpenDP's secure randomness"
 
     @property
     def eps(self) -> float:
@@ -113,6 +129,8 @@ class SynthesizerPrivacy:
              f"for one released file = {b.phrase(draw_what=self.released)}")
         if not self.model_free:
             s += f"; each further file from another posterior draw adds {_f(b.draw)}"
+        if self.noisy or self.mode == "research":
+            s += f"; {self.mode_phrase()}"
         return s + ("" if self.converged else "; THE FIT FAILED ITS CONVERGENCE CHECKS") + "."
 
     def worth(self) -> str:
@@ -134,7 +152,8 @@ class SynthesizerPrivacy:
         if np.isfinite(self.delta):
             s += f", Delta = {self.delta:.4g}"
         if np.isfinite(self.bound):
-            s += f", censoring bound M = {self.bound:.4g}, {self.n_censored} of {self.n} records censored"
+            s += (f", censoring bound M = {self.bound:.4g}, {self.censored_typical:.0%} of the records censored at a "
+                  f"typical draw ({self.n_censored} of {self.n} at one draw or more)")
         if np.isfinite(self.rhat_max):
             s += (f"; convergence: R-hat max {self.rhat_max:.3f}, bulk ESS min {self.ess_min:.0f}, "
                   f"{self.divergences} divergence(s)")

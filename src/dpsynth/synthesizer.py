@@ -92,6 +92,8 @@ __all__ = [
 #: which halves the gradient evaluations of a regression with correlated coefficients (measured by
 #: ``benchmarks/bench_release.py``) and leaves the posterior unchanged.
 RELEASE_SAMPLER: Mapping = {"mass_matrix": RELEASE_MASS_MATRIX}
+#: Where DP noise comes from: OpenDP's secure randomness, or the seeded streams (reproducible, not for publication).
+MODES = ("release", "research")
 
 
 def __getattr__(name: str):
@@ -153,7 +155,8 @@ class Synthesizer(SynthesizerIO):
     sampler : SamplerConfig or dict, optional
         MCMC settings. Default: :class:`SamplerConfig` with ``mass_matrix="low_rank"``.
     censor_warn_share : float
-        A :class:`CensoringWarning` (confidential) is raised when a censored fit censors more than this share.
+        A :class:`CensoringWarning` (confidential) is raised when a censored fit censors more than this share of
+        the records at a typical draw.
     allow_unconverged : bool
         Report privacy figures of a fit that failed its convergence checks (else they raise);
         every release then records the override.
@@ -180,6 +183,11 @@ class Synthesizer(SynthesizerIO):
         their rows are public (one record replaced).
     design : CovariateDesign, optional
         A fixed encoding of the covariates instead of one recorded from ``data``.
+    mode : {"release", "research"}
+        Where the noise of a DP release made with the fit comes from (a released size's count, a
+        categorical target's level counts, a histogram): OpenDP's secure randomness (``"release"``,
+        the default, not seedable) or the seeded streams (``"research"``: the same data, seed and
+        settings give the same file; not for publication). The statement says which.
     part_of : str, optional
         The data set id of the whole table this synthesizer is a conditional of
         (:class:`dpsynth.TableSynthesizer`): it books into that table's ledger, and its size is the table's.
@@ -219,6 +227,7 @@ class Synthesizer(SynthesizerIO):
         target_levels: Sequence | None = None,
         standardize: bool | None = None,
         design: CovariateDesign | None = None,
+        mode: str = "release",
         part_of: str | None = None,
     ) -> None:
         from .ledger import dataset_id
@@ -249,6 +258,10 @@ class Synthesizer(SynthesizerIO):
         self.keep_draws = positive_count(keep_draws, "keep_draws")
         self.retries = check_count(retries, "retries", minimum=0)
         self.progress = check_bool(progress, "progress")
+        if mode not in MODES:
+            raise DataError(f"`mode` must be one of {MODES} (secure noise for a release, or seeded for research); "
+                            f"got {mode!r}.")
+        self.mode = mode
         self.part_of = part_of
         self.dataset = part_of if part_of is not None else dataset_id(data, [target, *covs])
         self._size: ReleaseSize | None = None
@@ -368,6 +381,8 @@ class Synthesizer(SynthesizerIO):
         for k, p in self.spec.params.items():  # public values for parameters that may take them
             if p.fill is not None and converted.get(k) is None and fills.get(p.fill) is not None:
                 converted[k] = fills[p.fill]
+        if "mode" in self.spec.params and converted.get("mode") is None:
+            converted["mode"] = self.mode  # a mechanism's own noise follows the synthesizer's mode
         dp_ref = bool(self.spec.releases_reference is not None and self.spec.uses_model
                       and self.spec.releases_reference(converted, self.family()))
         #: The total and its shares, under the relation, fixed before the fit (:mod:`dpsynth.budget`).
@@ -465,6 +480,7 @@ class Synthesizer(SynthesizerIO):
                 retries=self.retries,
                 on_fit=lambda step: (progress.set_postfix_str(step), progress.update()),
                 relation=self.relation,
+                mode=self.mode,
             )
             res = self.spec.run(ctx, dict(self._run_params))
         #: What the fit did besides fitting once (retries of fits that failed their checks). Confidential.
@@ -480,7 +496,7 @@ class Synthesizer(SynthesizerIO):
             self._release_state = None
         else:
             self.draws, self._weights, self._release_state = None, None, res.release
-        self._size = self._released_size()
+        self._size = self._released_size(seed)
         self._warn_censoring()
         return self
 
@@ -501,6 +517,8 @@ class Synthesizer(SynthesizerIO):
             rhat_max=float(res.rhat_max), ess_min=float(res.ess_min), divergences=res.divergences,
             converged=res.converged,
             released="one posterior draw" if res.fit is not None else f"the release of {res.name}",
+            mode=self.mode,
+            censored_typical=0.0 if res.bounds is None else float(res.bounds.censored_draw_share),
             draws_kept=1 if res.fit is None else min(self.keep_draws, res.fit.n_draws),
             extra=jsonable({
                 **{k: v for k, v in p.extra.items() if isinstance(v, (int, float, str, bool, np.number))},
@@ -508,7 +526,7 @@ class Synthesizer(SynthesizerIO):
             }),
         )
 
-    def _released_size(self) -> ReleaseSize | None:
+    def _released_size(self, seed: SeedLike = None) -> ReleaseSize | None:
         """The size of a release over the fitted records (None: a public frame must be given at release)."""
         if self.part_of is not None:
             return None  # the table sets its size once
@@ -518,14 +536,15 @@ class Synthesizer(SynthesizerIO):
             return None  # the file's own covariate rows would reveal which records it holds
         if self.n_release is not None:
             return ReleaseSize(n=self.n_release, how="public")
-        return dp_count(self._x, self.budget.size)
+        return dp_count(self._x, self.budget.size, mode=self.mode,
+                        seed=stream(seed, "synthesizer", "size") if self.mode == "research" else None)
 
     def _warn_censoring(self) -> None:
         p = self._privacy
-        if np.isfinite(p.bound) and p.censored_share > self.censor_warn_share:
+        if np.isfinite(p.bound) and p.censored_typical > self.censor_warn_share:
             advice = self.spec.censoring_advice or "raise eps"
             warnings.warn(
-                f"{CONFIDENTIAL}: {p.name} censored {p.n_censored} of {p.n} records ({p.censored_share:.0%}, more "
+                f"{CONFIDENTIAL}: {p.name} censored {p.censored_typical:.0%} of the records at a typical draw (more "
                 f"than censor_warn_share={self.censor_warn_share:g}): the mechanism has mostly discarded the data. "
                 f"{advice}.",
                 CensoringWarning,

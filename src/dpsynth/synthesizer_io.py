@@ -71,7 +71,7 @@ class SynthesizerIO:
                 "censor_warn_share": self.censor_warn_share, "allow_unconverged": self.allow_unconverged,
                 "relation": self.relation, "n_release": self.n_release, "size_eps": self.size_eps,
                 "keep_draws": self.keep_draws, "retries": self.retries, "progress": self.progress,
-                "part_of": self.part_of,
+                "part_of": self.part_of, "mode": self.mode,
             },
             "run_params": {k: v for k, v in self._run_params.items() if _plain(v)},
             "dataset": self.dataset,
@@ -143,7 +143,7 @@ class SynthesizerIO:
         self.relation = check_neighbours(st["relation"])
         self.n_release, self.size_eps = st["n_release"], st["size_eps"]
         self.keep_draws, self.retries = int(st["keep_draws"]), int(st["retries"])
-        self.progress, self.part_of = bool(st["progress"]), st["part_of"]
+        self.progress, self.part_of, self.mode = bool(st["progress"]), st["part_of"], st["mode"]
         self.fit_log, self.dataset, self.fit_id = [], str(content["dataset"]), str(content["fit_id"])
         self._size = None if content["size"] is None else ReleaseSize(**content["size"])
         self.columns, self.dtypes = st["columns"], st["dtypes"]
@@ -233,7 +233,7 @@ class TableSynthesizerIO:
                 "dtypes": self.dtypes, "relation": self.relation, "eps": self.eps, "eps_split": self.eps_split,
                 "mechanisms": self.mechanisms, "n_release": self.n_release, "size_eps": self.size_eps,
                 "keep_draws": self.keep_draws, "progress": self.progress,
-                "allow_unconverged": self.allow_unconverged,
+                "allow_unconverged": self.allow_unconverged, "mode": self.mode,
             },
             "budget": self.budget.to_dict(),
             "dataset": self.dataset,
@@ -272,7 +272,7 @@ class TableSynthesizerIO:
         self.eps, self.eps_split, self.mechanisms = st["eps"], st["eps_split"], dict(st["mechanisms"])
         self.n_release, self.size_eps = st["n_release"], st["size_eps"]
         self.keep_draws, self.progress = int(st["keep_draws"]), bool(st["progress"])
-        self.allow_unconverged = bool(st["allow_unconverged"])
+        self.allow_unconverged, self.mode = bool(st["allow_unconverged"]), st["mode"]
         self.budget = TableBudget.from_dict(content["budget"])
         self.dataset, self.fit_id = str(content["dataset"]), str(content["fit_id"])
         self._size = None if content["size"] is None else ReleaseSize(**content["size"])

@@ -99,8 +99,8 @@ class TableSynthesizer(TableSynthesizerIO):
         Default: ``"replace"`` with covariates (their rows and n are public), ``"remove"`` without.
     n_release, size_eps, sampler, keep_draws, retries, progress, standardize : optional
         As for :class:`dpsynth.Synthesizer` (``standardize`` applies to the public covariates).
-    censor_warn_share, allow_unconverged : optional
-        As for :class:`dpsynth.Synthesizer`.
+    censor_warn_share, allow_unconverged, mode : optional
+        As for :class:`dpsynth.Synthesizer` (``mode``: secure noise for a release, or seeded for research).
     """
 
     def __init__(
@@ -126,6 +126,7 @@ class TableSynthesizer(TableSynthesizerIO):
         standardize: bool | None = None,
         censor_warn_share: float = 0.5,
         allow_unconverged: bool = False,
+        mode: str = "release",
     ) -> None:
         from .ledger import dataset_id
         from .validation import check_table_columns
@@ -165,8 +166,13 @@ class TableSynthesizer(TableSynthesizerIO):
         self.keep_draws = positive_count(keep_draws, "keep_draws")
         self.progress = check_bool(progress, "progress")
         self.allow_unconverged = check_bool(allow_unconverged, "allow_unconverged")
+        from .synthesizer import MODES
+
+        if mode not in MODES:
+            raise DataError(f"`mode` must be one of {MODES}; got {mode!r}.")
+        self.mode = mode
         self._common = dict(sampler=sampler, keep_draws=self.keep_draws, retries=retries, progress=self.progress,
-                            censor_warn_share=censor_warn_share, allow_unconverged=allow_unconverged)
+                            censor_warn_share=censor_warn_share, allow_unconverged=allow_unconverged, mode=mode)
         self.public = data[covs].reset_index(drop=True).copy()
         if standardize is None:
             standardize = self.relation == "replace"
@@ -302,10 +308,10 @@ class TableSynthesizer(TableSynthesizerIO):
                 self.fit_log += [f"{t}: {line}" for line in part.fit_log]
                 progress.update()
         self.fit_id = secrets.token_hex(8)
-        self._size = self._released_size()
+        self._size = self._released_size(seed)
         return self
 
-    def _released_size(self) -> ReleaseSize | None:
+    def _released_size(self, seed: SeedLike = None) -> ReleaseSize | None:
         n = len(self._data)
         if self.relation == "replace":
             return ReleaseSize(n=n, how="replace")
@@ -313,7 +319,8 @@ class TableSynthesizer(TableSynthesizerIO):
             return None
         if self.n_release is not None:
             return ReleaseSize(n=self.n_release, how="public")
-        return dp_count(np.zeros(n), self.budget.size)
+        return dp_count(np.zeros(n), self.budget.size, mode=self.mode,
+                        seed=stream(seed, "table", "size") if self.mode == "research" else None)
 
     @property
     def fitted(self) -> bool:

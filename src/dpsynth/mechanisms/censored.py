@@ -65,12 +65,14 @@ def censored(
 
 
 def censored_fit(ctx: RunContext, spec: MechanismSpec, eps: float, *step, weights=None, before=(), reference=None,
-                 init=None, **extra) -> MechanismResult:
+                 init=None, reference_is_max: bool = False, data=None, **extra) -> MechanismResult:
     """Fit the context's data censored at ``M`` (a window of width ``eps``) with ``weights``; the result of ``spec``.
 
-    ``init``: a public starting point of the chains (e.g. the reference parameter)."""
-    one_signed = bool(ctx.family.one_signed and reference is None)
-    fit = ctx.fit(*step, weights=weights, bound=censoring_bound(eps, one_signed), reference=reference, init=init)
+    ``init``: a public starting point of the chains; ``reference_is_max``: the reference is each record's largest
+    term (a one-signed family's differences then keep their sign); ``data``: other ``pm.Data`` values of the family."""
+    one_signed = bool(ctx.family.one_signed and (reference is None or reference_is_max))
+    fit = ctx.fit(*step, weights=weights, bound=censoring_bound(eps, one_signed), reference=reference, init=init,
+                  reference_is_max=reference_is_max, data=data)
     check_cap(fit, eps, spec.name)
     return spec.result(fit, fits=unique_fits(before, (fit,)), eps_target=eps, **extra)
 

@@ -407,6 +407,11 @@ class MechanismSpec:
                                key=self.key, release=release, shown=self.shown_name)
 
 
+#: A failed fit that censored more than this share of its records is not refitted: retries lengthen the chains,
+#: which cannot bring records back inside their windows.
+NO_RETRY_CENSORED = 0.9
+
+
 def _raised_accept(target_accept: float) -> float:
     """The target acceptance rate of a retry after divergent transitions: 0.8 -> 0.95 -> 0.99."""
     return 0.99 if target_accept >= 0.95 else 0.95
@@ -507,7 +512,8 @@ class RunContext:
         return self._seed_fn(*parts) if self._seed_fn is not None else stream(self.seed, *parts)
 
     def fit(self, *step, x=None, covariates=None, weights=None, bound: float | None = None,
-            privacy_weights=None, reference=None, init=None) -> Fit:
+            privacy_weights=None, reference=None, init=None, reference_is_max: bool = False,
+            data: Mapping | None = None) -> Fit:
         """Fit the (weighted, censored) pseudo posterior on the context's data, seeded by ``step``.
 
         ``x`` and ``covariates`` replace the context's data (a historical data set); ``init`` is a
@@ -526,8 +532,15 @@ class RunContext:
                 warnings.simplefilter("always", ConvergenceWarning)
                 fit = self.compiled.fit(self.x if own else x, covariates=self.covariates if own else covariates,
                                         weights=weights, bound=bound, privacy_weights=privacy_weights, sampler=cfg,
-                                        seed=seed, reference=reference, init=init)
+                                        seed=seed, reference=reference, init=init, reference_is_max=reference_is_max,
+                                        data=data)
             last = attempt == self.retries
+            censored = fit.censored and fit.bounds.n_censored > NO_RETRY_CENSORED * fit.x.size
+            if censored and not fit.diagnostics.ok and not last:  # longer chains do not bring records into windows
+                self.log.append(f"the {'/'.join(map(str, step))} fit failed its checks and censored "
+                                f"{fit.bounds.n_censored} of {fit.x.size} records: the windows, not the sampler, are "
+                                f"the problem, so it was not refitted")
+                last = True
             if fit.diagnostics.ok or last:
                 for w in caught:  # the warnings of the run that is kept
                     warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)

@@ -18,7 +18,14 @@ CLI read instead of keeping lists of family names:
   functions), which halves epsilon with one record replaced;
 * ``placeholder``: a value inside the support, used to compile the model when a saved
   synthesizer is loaded without its confidential data;
-* :attr:`ModelFamily.has_cdf`: whether :meth:`ModelFamily.logcdf` is implemented.
+* :attr:`ModelFamily.has_cdf`: whether :meth:`ModelFamily.logcdf` is implemented;
+* ``reference_is_max``: the family's saturated reference (:meth:`ModelFamily.reference_loglik`) is each
+  record's largest possible term, so the differences from it keep one sign.
+
+Two public rules serve the unit-free censored likelihood (:mod:`dpsynth.mechanisms.censored_reference`):
+:meth:`ModelFamily.reference_loglik`, each record's term at a *saturated* reference (the record's own
+location, a public scale or dispersion), and :meth:`ModelFamily.public_start`, a wide public point the
+chains start from, from which data in any unit between about 1e-9 and 1e9 lie inside the windows.
 
 PyMC and PyTensor are imported when a model is built, not when this module is imported.
 """
@@ -80,6 +87,9 @@ class ModelFamily(ABC):
     #: the log pseudo posterior by at most 2 Delta instead of 4 Delta (:mod:`dpsynth.privacy`).
     #: Continuous densities take both signs; keep the default False unless you can prove it.
     one_signed = False
+    #: Whether :meth:`reference_loglik` is each record's largest possible term (a saturated model), so that
+    #: the differences from it are <= 0 whatever the parameter.
+    reference_is_max: bool = False
 
     def check_data(self, x: np.ndarray, covariates: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray | None]:
         """Validate the data and covariates; return them as float arrays.
@@ -177,6 +187,18 @@ class ModelFamily(ABC):
         raise DataError(f"the {self.name} model has no reference parameter rule; give a reference parameter "
                         f"explicitly (a dict of its parameters).")
 
+    def reference_loglik(self, x: np.ndarray, covariates: np.ndarray | None = None) -> np.ndarray | None:
+        """Each record's term at the family's saturated reference: its own location and a public scale.
+
+        A function of the record and public constants alone, so it may be subtracted before the clamp
+        (:mod:`dpsynth.privacy`, "the window, not its place"). ``None``: the family has no such rule.
+        """
+        return None
+
+    def public_start(self) -> dict[str, np.ndarray] | None:
+        """A public parameter value the chains start around (every free parameter, leading dimension 1), or None."""
+        return None
+
     def public_reference(self) -> dict[str, np.ndarray] | None:
         """A reference parameter that needs nothing of the data (e.g. equal probabilities), or None."""
         return None
@@ -250,3 +272,15 @@ def _beta_precision(mean: float, sd_logit: float) -> float:
         v = float(polygamma(1, k * mean) + polygamma(1, k * (1.0 - mean)))
         lo, hi = (mid, hi) if v > target else (lo, mid)
     return float(np.exp(0.5 * (lo + hi)))
+
+
+#: The public precision ``a + b`` of a Beta variable's saturated reference (:meth:`ModelFamily.reference_loglik`).
+REFERENCE_PRECISION = 4.0
+
+
+def beta_saturated(x: np.ndarray) -> np.ndarray:
+    """``log Beta(x | mean x, precision REFERENCE_PRECISION)``: the record at its own mean."""
+    from scipy import stats
+
+    x = np.asarray(x, dtype=float)
+    return stats.beta.logpdf(x, REFERENCE_PRECISION * x, REFERENCE_PRECISION * (1.0 - x))

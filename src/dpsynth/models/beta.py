@@ -71,3 +71,13 @@ class BetaFamily(ModelFamily):
 
         phi = float(np.clip(expit(loc), 1e-6, 1 - 1e-6))
         return {"phi": np.array([phi]), "lam": np.array([_beta_precision(phi, scale)])}
+
+    def reference_loglik(self, x: np.ndarray, covariates: np.ndarray | None = None) -> np.ndarray:
+        """The record at its own mean with the public precision :data:`~.base.REFERENCE_PRECISION`."""
+        from .base import beta_saturated
+
+        return beta_saturated(x)
+
+    def public_start(self) -> dict[str, np.ndarray]:
+        """A flat Beta (mean 1/2, small precision): every value in (0, 1) lies inside its window."""
+        return {"phi": np.array([0.5]), "lam": np.array([max(1.0, self.lambda_min * 2)])}

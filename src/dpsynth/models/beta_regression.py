@@ -111,3 +111,13 @@ class BetaRegression(ModelFamily):
 
         mean = float(np.clip(expit(loc), 1e-6, 1 - 1e-6))
         return {"beta": _coefficients(self.n_coef, loc), "kappa": np.array([_beta_precision(mean, scale)])}
+
+    def reference_loglik(self, x: np.ndarray, covariates: np.ndarray | None = None) -> np.ndarray:
+        """The record at its own mean with the public precision :data:`~.base.REFERENCE_PRECISION`."""
+        from .base import beta_saturated
+
+        return beta_saturated(x)
+
+    def public_start(self) -> dict[str, np.ndarray]:
+        """A flat Beta (mean 1/2, small precision): every value in (0, 1) lies inside its window."""
+        return {"beta": np.zeros((1, self.n_coef)), "kappa": np.array([1.0])}

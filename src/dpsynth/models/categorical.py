@@ -21,7 +21,16 @@ from .base import Draws, ModelFamily, _check_n_coef, _design
 if TYPE_CHECKING:  # pragma: no cover
     import pytensor.tensor as pt
 
-__all__ = ["MultinomialLogit"]
+__all__ = ["MultinomialLogit", "PRIOR_MEAN", "log_odds"]
+
+#: The ``pm.Data`` container of the intercepts' prior mean (the log-odds of each level against the first).
+PRIOR_MEAN = "intercept_prior_mean"
+
+
+def log_odds(shares: np.ndarray) -> np.ndarray:
+    """The log-odds ``log(p_k / p_0)`` of every level but the first: the intercepts of shares ``p`` at covariates 0."""
+    p = np.asarray(shares, dtype=float)
+    return np.log(p[1:]) - np.log(p[0])
 
 
 @dataclass(frozen=True)
@@ -29,7 +38,9 @@ class MultinomialLogit(ModelFamily):
     """Multinomial logit regression of a categorical variable on public covariates.
 
     Priors: ``beta_jk ~ Normal(0, beta_sd)`` for every design column ``j`` and non-reference level
-    ``k``. A probability mass function: every record's log-likelihood is ``<= 0``.
+    ``k``, the intercepts' (``j = 0``) centred at the ``pm.Data`` :data:`PRIOR_MEAN` (0 unless a fit
+    sets it from public or DP shares of the levels). A probability mass function: every record's
+    log-likelihood is ``<= 0``.
 
     Parameters
     ----------
@@ -75,13 +86,16 @@ class MultinomialLogit(ModelFamily):
         return arr, cov
 
     def data_values(self, x: np.ndarray, covariates: np.ndarray | None) -> dict[str, np.ndarray]:
-        return {"code": x.astype("int64"), "X": _design(covariates, x.shape[0])}
+        # the intercepts' prior mean: 0 (equal levels) unless a public or DP share of each level is given at fit
+        return {"code": x.astype("int64"), "X": _design(covariates, x.shape[0]),
+                PRIOR_MEAN: np.zeros(self.n_levels - 1)}
 
     def record_logp(self, data: Mapping[str, pt.TensorVariable]) -> pt.TensorVariable:
         import pymc as pm
         import pytensor.tensor as pt
 
-        beta = pm.Normal("beta", 0.0, self.beta_sd, shape=(self.n_coef, self.n_levels - 1))
+        mean = pt.concatenate([data[PRIOR_MEAN][None, :], pt.zeros((self.n_coef - 1, self.n_levels - 1))], axis=0)
+        beta = pm.Normal("beta", mean, self.beta_sd, shape=(self.n_coef, self.n_levels - 1))
         eta = pt.dot(data["X"], beta)
         logits = pt.concatenate([pt.zeros((eta.shape[0], 1)), eta], axis=1)
         logp = logits - pt.logsumexp(logits, axis=1, keepdims=True)
@@ -100,3 +114,7 @@ class MultinomialLogit(ModelFamily):
     def public_reference(self) -> dict[str, np.ndarray]:
         """Every level equally likely (all coefficients 0): a reference that needs nothing of the data."""
         return {"beta": np.zeros((1, self.n_coef, self.n_levels - 1))}
+
+    def public_start(self) -> dict[str, np.ndarray]:
+        """Every level equally likely."""
+        return self.public_reference()

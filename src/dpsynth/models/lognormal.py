@@ -14,7 +14,20 @@ from .base import Draws, ModelFamily
 if TYPE_CHECKING:  # pragma: no cover
     import pytensor.tensor as pt
 
-__all__ = ["LognormalFamily"]
+__all__ = ["LognormalFamily", "REFERENCE_SD", "START_SD", "lognormal_saturated"]
+
+#: The public scale (log units) of a positive variable's saturated reference: a window placed there holds
+#: records of data whose log has a standard deviation from about 0.17 to 2.9
+#: (:mod:`dpsynth.mechanisms.censored_reference`).
+REFERENCE_SD = 2.0
+#: The public scale (log units) the chains start from: records with ``|log x|`` up to about 20 lie inside their windows.
+START_SD = 15.0
+
+
+def lognormal_saturated(x: np.ndarray) -> np.ndarray:
+    """``log p(x | mu = log x, sigma = REFERENCE_SD)`` of the lognormal: ``-log(REFERENCE_SD) - log(2 pi) / 2 -
+    log x``."""
+    return -np.log(REFERENCE_SD) - 0.5 * np.log(2 * np.pi) - np.log(np.asarray(x, dtype=float))
 
 
 @dataclass(frozen=True)
@@ -105,3 +118,11 @@ class LognormalFamily(ModelFamily):
     def reference(self, loc: float, scale: float) -> dict[str, np.ndarray]:
         """``mu = loc``, ``sigma = scale`` on the log scale."""
         return {"mu": np.array([float(loc)]), "sigma": np.array([float(scale)])}
+
+    def reference_loglik(self, x: np.ndarray, covariates: np.ndarray | None = None) -> np.ndarray:
+        """The record's density at its own location (``mu = log x``) with the public scale :data:`REFERENCE_SD`."""
+        return lognormal_saturated(x)
+
+    def public_start(self) -> dict[str, np.ndarray]:
+        """``mu = 0``, ``sigma =`` :data:`START_SD`: a wide start that reaches data in any unit."""
+        return {"mu": np.array([0.0]), "sigma": np.array([START_SD])}

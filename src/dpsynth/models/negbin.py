@@ -15,7 +15,13 @@ from .poisson import PoissonRegression
 if TYPE_CHECKING:  # pragma: no cover
     import pytensor.tensor as pt
 
-__all__ = ["NegBinomialRegression"]
+__all__ = ["NegBinomialRegression", "REFERENCE_PHI", "START_INV_PHI"]
+
+#: The public dispersion of the saturated reference (a geometric distribution at the record's own mean).
+REFERENCE_PHI = 1.0
+#: The public overdispersion ``1 / phi`` the chains start from: so flat a distribution that every count lies inside
+#: its window.
+START_INV_PHI = 10.0
 
 
 @dataclass(frozen=True)
@@ -28,6 +34,7 @@ class NegBinomialRegression(PoissonRegression):
 
     name: str = "negbin"
     inv_phi_scale: float = 5.0
+    reference_is_max = False  # the public dispersion is not each record's best
 
     def _check_support(self, x: np.ndarray) -> None:
         check_support(x, "x", lower=0.0, integer=True, model="the negative binomial model")
@@ -73,3 +80,15 @@ class NegBinomialRegression(PoissonRegression):
         mu = max(float(np.expm1(loc)), 0.5)
         inv_phi = float(np.clip((float(scale) ** 2 * (1 + mu) ** 2 - mu) / mu**2, 1e-4, 2.0))
         return {**ref, "inv_phi": np.array([inv_phi])}
+
+    def reference_loglik(self, x: np.ndarray, covariates: np.ndarray | None = None) -> np.ndarray:
+        """The record at its own mean with the public dispersion :data:`REFERENCE_PHI`: ``log NB(x | x, phi_0)``."""
+        from scipy import special
+
+        x, phi = np.asarray(x, dtype=float), REFERENCE_PHI
+        return (special.gammaln(x + phi) - special.gammaln(phi) - special.gammaln(x + 1.0)
+                + phi * np.log(phi / (phi + x)) + special.xlogy(x, x / (phi + x)))
+
+    def public_start(self) -> dict[str, np.ndarray]:
+        """Every coefficient 0, ``sigma_beta = 1``, and the overdispersion :data:`START_INV_PHI`."""
+        return {**super().public_start(), "inv_phi": np.array([START_INV_PHI])}

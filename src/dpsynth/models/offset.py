@@ -66,3 +66,14 @@ class OffsetFamily(ModelFamily):
 
     def logsf(self, q, draws, covariates=None):
         return self.base.logsf(q, draws, covariates)
+
+    def reference_loglik(self, x, covariates=None):
+        ref = self.base.reference_loglik(x, covariates)
+        return None if ref is None else ref - self.offset  # the offset moves the term and its reference alike
+
+    def public_start(self):
+        return self.base.public_start()
+
+    @property
+    def reference_is_max(self) -> bool:  # type: ignore[override]
+        return self.base.reference_is_max

@@ -77,7 +77,8 @@ def cell_labels(df: pd.DataFrame, columns) -> np.ndarray:
 
 def family(p: OwnDataParams, n_coef: int) -> LognormalRegression:
     """The lognormal regression with the study's priors."""
-    return LognormalRegression(n_coef=n_coef, beta_sd=float(p.beta_sd), sigma_prior_scale=float(p.sigma_prior_scale))
+    return LognormalRegression(n_coef=n_coef, beta_sd=float(p.beta_sd), sigma_prior_scale=float(p.sigma_prior_scale),
+                               slope_sd=None)
 
 
 def synthesizer_names(p: OwnDataParams) -> list[str]:
