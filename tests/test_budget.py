@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from dpsynth.budget import DEFAULT_SIZE_EPS, REFERENCE_SHARE, SIZE_SHARE, Budget, TableBudget, split_shares
@@ -73,3 +74,18 @@ def test_a_tables_split_is_proportional_and_complete():
                                           "b": Budget.plan(1.0, "replace", dp_size=False, dp_reference=False)})
     assert t.draw == pytest.approx(0.9 + 1.0)
     assert TableBudget.from_dict(t.to_dict()) == t
+
+
+def test_amplification_by_subsampling_and_its_inverse():
+    from dpsynth.budget import SUBSAMPLE_ABOVE, SUBSAMPLE_SIZE, amplify, deamplify, subsample_rate
+
+    assert amplify(2.0, 1.0) == pytest.approx(2.0) and amplify(2.0, 0.1) < 2.0
+    assert amplify(deamplify(1.0, 0.1), 0.1) == pytest.approx(1.0)
+    assert deamplify(1.0, 0.1) == pytest.approx(np.log1p(np.expm1(1.0) / 0.1))
+    assert subsample_rate(SUBSAMPLE_ABOVE) == 1.0 and subsample_rate(None) == 1.0
+    assert subsample_rate(1_000_000) == pytest.approx(SUBSAMPLE_SIZE / 1_000_000)
+    assert subsample_rate(1_000_000, False) == 1.0 and subsample_rate(1000, 100) == pytest.approx(0.1)
+    b = Budget.plan(1.0, "replace", dp_size=False, dp_reference=False, sample_rate=0.1)
+    # the draw's share on the file is spent, amplified, on the records the fit sees
+    assert b.mechanism_eps((1.0, 2.0)) == pytest.approx(deamplify(1.0, 0.1) / 2)
+    assert "fitted on a random 0.1 of the records" in b.phrase()

@@ -649,3 +649,45 @@ def test_shell_markdown_shows_paths_as_a_user_reads_them(tmp_path):
     md = r.markdown()
     assert str(tmp_path) not in md and str(dpsynth_home()) not in md
     assert "wrote ./release.csv" in md and "ledger $DPSYNTH_HOME/ledgers/abc.jsonl" in md
+
+
+def test_a_suggested_levels_flag_is_quoted_for_the_shell(tmp_path, csv, capsys):
+    """Issue 28: a suggestion a user pastes runs as it reads: levels with spaces, '=' or '<' are quoted."""
+    import shlex
+
+    frame = pd.DataFrame({"health": ["<=Good", "Very Good", "<=Good", "Very Good"] * 10, "z": np.arange(40.0)})
+    data = csv(frame)
+    assert main(["fit", str(data), "--targets", "health", "--covariates", "z", "--eps", "1",
+                 "--out", str(tmp_path / "t.json")]) == 2
+    line = error_line(capsys)
+    suggested = line.split("public levels, e.g. ")[1].split(" (the values")[0]
+    assert shlex.split(suggested) == ["--levels", "health=<=Good,Very Good"]
+    assert main(["fit", str(data), "--target", "health", "--covariates", "z", "--eps", "1",
+                 "--out", str(tmp_path / "s.json")]) == 2
+    suggested = error_line(capsys).split("public levels, e.g. ")[1].split(" (the values")[0]
+    assert shlex.split(suggested) == ["--target-levels", "<=Good", "Very Good"]
+
+
+def test_columns_that_are_neither_targets_nor_covariates_are_refused_or_dropped_on_request(tmp_path, csv, capsys):
+    """Issue 28: the command line refuses what the API refuses, unless --drop-other-columns says otherwise."""
+    data = csv(wages(30).assign(extra=1.0, other="x"))
+    assert main(fit_args(data, tmp_path / "s.json")) == 2
+    line = error_line(capsys)
+    assert "['extra', 'other'] that are neither targets nor covariates" in line and "--drop-other-columns" in line
+    assert not (tmp_path / "s.json").exists()
+
+
+def test_duplicate_column_names_are_refused_in_one_line(tmp_path, capsys):
+    data = tmp_path / "dup.csv"
+    data.write_text("wage,region,wage\n1.0,a,2.0\n2.0,b,3.0\n")
+    assert main(fit_args(data, tmp_path / "s.json")) == 2
+    line = error_line(capsys)
+    assert "wage" in line and "column" in line
+
+
+def test_duplicate_columns_in_a_dataframe_are_refused_by_the_api():
+    from dpsynth.validation import DataError
+
+    df = pd.DataFrame([[1.0, 2.0, 3.0]] * 5, columns=["wage", "age", "wage"])
+    with pytest.raises(DataError, match=r"two or more columns named \['wage'\]"):
+        Synthesizer(df, "wage", covariates=["age"], eps=1.0)

@@ -361,3 +361,18 @@ def test_pmse_refuses_mismatched_or_bad_tables():
         pmse(np.ones((5, 2)), np.ones((5, 3)))
     with pytest.raises(DataError, match="`synthetic`.*non-finite"):
         pmse(np.ones((5, 2)), np.r_[np.ones((4, 2)), [[np.nan, 1.0]]])
+
+
+def test_pmse_with_interactions_is_regularised_and_finite():
+    """Issue 28: a design with interactions (more features than a plain logistic fit can pin, separated classes)
+    gives a finite pMSE, not a LinAlgError."""
+    rng = np.random.default_rng(4)
+    a = rng.normal(size=(60, 12))
+    b = rng.normal(size=(60, 12))
+    b[:, 0] += 5.0  # separated: no maximum-likelihood fit without the penalty
+    from dpsynth.metrics import pmse
+
+    out = pmse(a, b, interactions=True)
+    assert np.isfinite(out.pmse) and out.k > 12 and out.ratio > 1
+    same = pmse(a, rng.normal(size=(60, 12)), interactions=True)
+    assert np.isfinite(same.pmse) and same.pmse < out.pmse

@@ -662,3 +662,50 @@ def test_the_release_sampler_uses_the_low_rank_mass_matrix_unless_told_otherwise
     given = SamplerConfig(draws=500)
     assert Synthesizer(df, "wage", eps=1.0, sampler=given).sampler is given
     assert Synthesizer(df, "wage", eps=1.0, sampler={"mass_matrix": "diag"}).sampler.mass_matrix == "diag"
+
+
+@pytest.mark.slow
+def test_the_same_seed_gives_the_same_released_file_in_research_mode(tmp_path, monkeypatch):
+    """Acceptance (issue 28): the same data, seed and settings give a byte-identical released file in research mode,
+    every DP noise included (a categorical target's level counts, the released size's count); the statement says
+    which mode made the file."""
+    from dpsynth.home import NewHomeWarning
+
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame({"mode": pd.Categorical(rng.choice(["a", "b", "c"], 150, p=[0.6, 0.3, 0.1]),
+                                                 categories=["a", "b", "c"])})
+    files = []
+    for k in range(2):
+        monkeypatch.setenv("DPSYNTH_HOME", str(tmp_path / f"home{k}"))  # each run as a new user
+        with pytest.warns(NewHomeWarning):
+            s = Synthesizer(frame, "mode", eps=2.0, mode="research", progress=False,
+                            sampler={"draws": 300, "tune": 300}, allow_unconverged=True).fit(seed=11)
+        b = s.privacy.budget
+        assert b.size > 0 and b.reference > 0  # both noises are in play
+        out = s.release(tmp_path / f"r{k}.csv", seed=12)
+        files.append((tmp_path / f"r{k}.csv").read_bytes())
+        assert "RESEARCH MODE" in out.attrs["privacy_statement"]
+    assert files[0] == files[1]
+    rel = Synthesizer(frame, "mode", eps=2.0, progress=False)
+    assert rel.mode == "release"
+    with pytest.raises(DataError, match="`mode` must be one of"):
+        Synthesizer(frame, "mode", eps=2.0, mode="test")
+
+
+@pytest.mark.slow
+def test_a_large_file_is_fitted_on_a_random_subsample_at_the_amplified_eps():
+    """With n public (one record replaced), a fit may see a random subsample without replacement: a mechanism that is
+    e-DP on it is log(1 + q (e^e - 1))-DP on the file, so the draw's share is spent amplified."""
+    from dpsynth.budget import amplify
+
+    df = wages(n=400, seed=5)
+    s = Synthesizer(df, "wage", covariates=["region", "age"], eps=2.0, subsample=100, progress=False,
+                    sampler={"draws": 300, "tune": 300}, allow_unconverged=True).fit(seed=1)
+    p = s.report_unchecked
+    assert p.budget.sample_rate == pytest.approx(0.25) and p.n == 100  # the records the fit saw
+    run_eps = s._run_params["eps"]  # noqa: SLF001 - the window's eps on the subsample (removal)
+    assert amplify(2 * run_eps, 0.25) == pytest.approx(2.0)  # stated on the file, under replacement
+    assert "fitted on a random 0.25 of the records" in p.statement()
+    assert len(s.sample(seed=2)) == 400  # a release covers every public row
+    with pytest.raises(DataError, match="`subsample`"):
+        Synthesizer(df, "wage", covariates=["region", "age"], eps=2.0, subsample=-3)

@@ -23,6 +23,14 @@ every mechanism run at a target eps: a censored window's width doubles, a histog
 sensitivity is 2, a quantile's symmetric distance is 2): :meth:`Budget.mechanism_eps`, the one
 place where ``eps`` becomes a clamp.
 
+On a large file the fit may see a public share ``q`` of the records only (a random subsample,
+:data:`SUBSAMPLE_ABOVE`): a mechanism that is ``e``-DP on the records it sees is
+``log(1 + q (e^e - 1))``-DP on the file (amplification by subsampling: without replacement at a
+fixed size under one record replaced, Poisson sampling under one record removed; Balle, Barthe and
+Gaboardi 2018). So the shares are stated for the file, and the mechanism runs at the larger
+:func:`deamplify` of them. Two draws of the same subsample are charged ``2 x draw``, more than their
+exact amplified composition: the statement is an upper bound.
+
 A whole table (:class:`TableBudget`) has one total: the size's share once, the rest split over its
 columns' conditionals (equally, or in the public proportions ``eps_split``), each conditional
 carving its own reference and draw out of its part.
@@ -33,10 +41,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 
+import numpy as np
+
 from .privacy import check_neighbours, neighbours_phrase
 from .validation import DataError, check_eps
 
-__all__ = ["Budget", "TableBudget", "SIZE_SHARE", "REFERENCE_SHARE", "DEFAULT_SIZE_EPS", "split_shares"]
+__all__ = ["Budget", "TableBudget", "SIZE_SHARE", "REFERENCE_SHARE", "DEFAULT_SIZE_EPS", "split_shares", "amplify",
+           "deamplify", "SUBSAMPLE_ABOVE", "SUBSAMPLE_SIZE", "subsample_rate"]
 
 #: Share of ``eps`` for a DP count of the released size (one record removed, no public size).
 SIZE_SHARE = 0.05
@@ -44,6 +55,34 @@ SIZE_SHARE = 0.05
 REFERENCE_SHARE = 0.10
 #: Epsilon of the DP size when the mechanism takes no target eps (aDP mechanisms report theirs after the fit).
 DEFAULT_SIZE_EPS = 0.1
+
+
+#: Files with more records than this (public ``n``) are fitted on a random subsample of :data:`SUBSAMPLE_SIZE` records.
+SUBSAMPLE_ABOVE = 200_000
+#: The records a subsampled fit sees.
+SUBSAMPLE_SIZE = 100_000
+
+
+def amplify(eps: float, q: float) -> float:
+    """The eps on the file of a mechanism that is ``eps``-DP on a random share ``q`` of it: ``log(1 + q (e^eps - 1))``."""
+    return float(np.log1p(q * np.expm1(eps)))
+
+
+def deamplify(eps: float, q: float) -> float:
+    """The eps a mechanism may spend on a random share ``q`` of the file for ``eps`` on the file (inverse of
+    :func:`amplify`)."""
+    return float(np.log1p(np.expm1(eps) / q))
+
+
+def subsample_rate(n: int | None, subsample: int | bool | None = None) -> float:
+    """The public share of records a fit sees: 1, or ``SUBSAMPLE_SIZE / n`` when a public ``n`` exceeds
+    :data:`SUBSAMPLE_ABOVE` (``subsample``: ``False`` never, an integer the records to keep, None the rule)."""
+    if subsample is False or n is None:
+        return 1.0
+    m = SUBSAMPLE_SIZE if subsample in (None, True) else int(subsample)
+    if subsample is None and n <= SUBSAMPLE_ABOVE:
+        return 1.0
+    return min(1.0, m / float(n))
 
 
 def _fmt(v: float) -> str:
@@ -72,13 +111,14 @@ class Budget:
     size: float = 0.0
     reference: float = 0.0
     draw: float | None = None
+    sample_rate: float = 1.0
 
     def __post_init__(self) -> None:
         check_neighbours(self.relation)
 
     @classmethod
     def plan(cls, eps: float | None, relation: str, *, dp_size: bool, dp_reference: bool,
-             size_eps: float | None = None, reference_eps: float | None = None) -> Budget:
+             size_eps: float | None = None, reference_eps: float | None = None, sample_rate: float = 1.0) -> Budget:
         """The shares of ``eps`` by the public rule (module docstring).
 
         Parameters
@@ -91,6 +131,8 @@ class Budget:
             Whether the released size is a DP count, and whether a reference is released from the data.
         size_eps, reference_eps : float, optional
             Explicit shares instead of the rule's.
+        sample_rate : float
+            The public share of records the fit sees (:func:`subsample_rate`).
         """
         check_neighbours(relation)
         if size_eps is not None:
@@ -100,7 +142,7 @@ class Budget:
         if eps is None:
             if dp_reference:
                 raise DataError("a reference released from the data needs a total `eps` to take its share from.")
-            return cls(relation, None, size=(size_eps or DEFAULT_SIZE_EPS) if dp_size else 0.0)
+            return cls(relation, None, size=(size_eps or DEFAULT_SIZE_EPS) if dp_size else 0.0, sample_rate=sample_rate)
         total = check_eps(eps, "eps")
         size = (size_eps if size_eps is not None else SIZE_SHARE * total) if dp_size else 0.0
         ref = (reference_eps if reference_eps is not None else REFERENCE_SHARE * total) if dp_reference else 0.0
@@ -108,11 +150,12 @@ class Budget:
             raise DataError(
                 f"the released size ({_fmt(size)}) and the reference ({_fmt(ref)}) take all of eps = {_fmt(total)}: "
                 f"nothing is left for the draw. Raise `eps`, or give smaller `size_eps` / `reference_eps`.")
-        return cls(relation, total, size=size, reference=ref, draw=total - size - ref)
+        return cls(relation, total, size=size, reference=ref, draw=total - size - ref, sample_rate=sample_rate)
 
     def with_draw(self, draw: float) -> Budget:
         """The budget of a mechanism whose draw's eps is known only after the fit (aDP): its total follows."""
-        return Budget(self.relation, self.size + self.reference + float(draw), self.size, self.reference, float(draw))
+        return Budget(self.relation, self.size + self.reference + float(draw), self.size, self.reference, float(draw),
+                      self.sample_rate)
 
     def mechanism_eps(self, per_param: tuple[float, float]) -> float | None:
         """The mechanism's own ``eps`` parameter whose draw costs :attr:`draw` under the relation.
@@ -122,7 +165,11 @@ class Budget:
         """
         if self.draw is None or self.total is None:
             return None
-        return self.draw / per_param[0 if self.relation == "remove" else 1]
+        return self.on_sample(self.draw) / per_param[0 if self.relation == "remove" else 1]
+
+    def on_sample(self, share: float) -> float:
+        """What a share of the file's eps lets the fit spend on the records it sees (:func:`deamplify`)."""
+        return share if self.sample_rate >= 1.0 else deamplify(share, self.sample_rate)
 
     def cost(self, releases: int = 1) -> float:
         """What ``releases`` releases from as many different draws cost: size + reference + releases x draw."""
@@ -147,7 +194,11 @@ class Budget:
         if self.reference:
             parts.append(f"{_fmt(self.reference)} for the reference theta_0 (once per fit)")
         parts.append(f"{_fmt(self.draw or 0.0)} for {draw_what}")
-        return " + ".join(parts)
+        out = " + ".join(parts)
+        if self.sample_rate < 1.0:
+            out += (f" (fitted on a random {self.sample_rate:.3g} of the records: by amplification by subsampling the "
+                    f"fit spends more on the records it sees)")
+        return out
 
     def plan_line(self, name: str) -> str:
         """One line printed before a fit: what will be published, and how it is split."""

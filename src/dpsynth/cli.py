@@ -225,11 +225,13 @@ def _numeric_target(s: pd.Series, source: str, flag: str = "--target-levels") ->
         )
     i = vals.index[0]
     if bad.mean() > 0.5:  # mostly text: a categorical variable
+        import shlex
+
         found = sorted(set(vals.str.strip()))[:6]
-        shown = (
-            f"--target-levels {' '.join(found)}"
+        shown = (  # quoted for the shell: a level may hold spaces, '=', '<' or '>'
+            f"--target-levels {' '.join(shlex.quote(v) for v in found)}"
             if flag == "--target-levels"
-            else f"--levels {s.name}={','.join(found)}"
+            else f"--levels {shlex.quote(f'{s.name}=' + ','.join(found))}"
         )
         raise CLIError(
             f"column {s.name!r} ({'--target' if flag == '--target-levels' else '--targets'}) in {source} "

@@ -44,7 +44,7 @@ def is_categorical(s: pd.Series) -> bool:
 def _levels(s: pd.Series) -> list[str]:
     if s.isna().any():
         raise DataError(f"covariate {s.name!r} has missing values; fill or drop them first.")
-    return sorted({str(v) for v in s})
+    return sorted({str(v) for v in pd.unique(s.to_numpy())})
 
 
 @dataclass(frozen=True)
@@ -109,14 +109,17 @@ class CovariateDesign:
                 raise DataError(f"covariate column {c!r} is missing; its columns are {list(public.columns)}.")
             s = public[c]
             if c in self.levels:
-                vals = s.astype(str)
-                unseen = sorted(set(vals) - set(self.levels[c]))
+                # each distinct value once (a million rows hold a handful of levels), then the codes
+                codes, uniq = pd.factorize(s, use_na_sentinel=False)
+                uniq = [str(u) for u in uniq]
+                unseen = sorted(set(uniq) - set(self.levels[c]))
                 if s.isna().any() or unseen:
                     raise DataError(
                         f"covariate {c!r} has level(s) {unseen or ['<missing>']} not seen at fit time "
                         f"(known levels: {self.levels[c]}); the model has no coefficient for them."
                     )
-                cols += [(vals == lev).to_numpy(dtype=float) for lev in self.levels[c][1:]]
+                cols += [(codes == uniq.index(lev)).astype(float) if lev in uniq else np.zeros(len(public))
+                         for lev in self.levels[c][1:]]
             else:
                 if not pd.api.types.is_numeric_dtype(s):
                     raise DataError(f"covariate {c!r} was numeric at fit time but has dtype {s.dtype} now.")

@@ -354,17 +354,22 @@ class CompiledModel:
         compiled = self._nutpie.with_data(**{k: v for k, v in values.items() if k in self._nutpie.shared_data})
         cores = cfg.cores or min(cfg.chains, default_cores())
         extra = {} if init is None else {"init_mean": self.unconstrained(init)}
-        sampler = nutpie.sample(
-            compiled, draws=cfg.draws, tune=cfg.tune, chains=cfg.chains, cores=cores,
-            seed=int_seed(seed), progress_bar=bool(cfg.progress), target_accept=float(cfg.target_accept),
-            low_rank_modified_mass_matrix=cfg.mass_matrix == "low_rank", return_raw_trace=True, blocking=False,
-            **extra,
-        )
-        try:
-            raw = sampler.wait()
-        except BaseException:
-            sampler.cancel()
-            raise
+        # one BLAS thread per chain: chains sampled in parallel each call BLAS (the design's dot product), and
+        # OpenBLAS's own threads on top of them fight for the cores (measured: 3x slower on two cores)
+        from threadpoolctl import threadpool_limits
+
+        with threadpool_limits(limits=1, user_api="blas"):
+            sampler = nutpie.sample(
+                compiled, draws=cfg.draws, tune=cfg.tune, chains=cfg.chains, cores=cores,
+                seed=int_seed(seed), progress_bar=bool(cfg.progress), target_accept=float(cfg.target_accept),
+                low_rank_modified_mass_matrix=cfg.mass_matrix == "low_rank", return_raw_trace=True, blocking=False,
+                **extra,
+            )
+            try:
+                raw = sampler.wait()
+            except BaseException:
+                sampler.cancel()
+                raise
         raw = _ArrowTrace(*raw.get_arrow_trace())
         posterior, diverging = _raw_posterior(raw)
         draws = {k: v.reshape(-1, *v.shape[2:]) for k, v in posterior.items()}

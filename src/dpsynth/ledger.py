@@ -93,9 +93,7 @@ def _column_values(s) -> np.ndarray:
 
     if s.dtype.kind in "iufb":
         return s.to_numpy(dtype=float).astype(np.float32).astype(np.float64)
-    if isinstance(s.dtype, pd.CategoricalDtype):
-        s = s.astype(object)
-    return np.asarray([str(v) for v in s.tolist()], dtype=object)
+    return s.to_numpy(dtype=object).astype(str).astype(object)
 
 
 def dataset_id(frame, columns) -> str:

@@ -200,3 +200,24 @@ class Diagnostics:
         if self.divergences:
             parts.append(f"{self.divergences} divergent transition(s)")
         return ", ".join(parts)
+
+
+#: Up to this many records a release's default sampler takes 1000 tuning steps and 1000 draws per chain.
+FULL_ITERATIONS_UP_TO = 20_000
+#: The fewest tuning steps and draws per chain of a release's default sampler (on the largest files).
+MIN_ITERATIONS = 300
+
+
+def release_iterations(n: int) -> int:
+    """Tuning steps and draws per chain of a release's default sampler for ``n`` records.
+
+    1000 up to :data:`FULL_ITERATIONS_UP_TO` records, then ``1000 sqrt(20000 / n)``, at least
+    :data:`MIN_ITERATIONS`: a posterior of many records is close to normal and concentrated, and its
+    chains mix in fewer steps, while every step costs a pass over the records (a million records
+    take 300). It changes how the posterior is explored, not the posterior; the convergence checks
+    (and retries with twice the steps) apply as always.
+    """
+    n = max(1, int(n))
+    if n <= FULL_ITERATIONS_UP_TO:
+        return 1000
+    return max(MIN_ITERATIONS, int(round(1000 * np.sqrt(FULL_ITERATIONS_UP_TO / n))))

@@ -265,24 +265,34 @@ def _features(a, name: str) -> np.ndarray:
     return as_data(arr.reshape(-1, 1) if arr.ndim == 1 else arr, name, ndim=2)
 
 
-def _logistic_fit(Z: np.ndarray, y: np.ndarray, *, max_iter: int = 100, tol: float = 1e-9) -> tuple[np.ndarray, bool]:
-    """Maximum-likelihood logistic regression by Newton's method (IRLS) with step halving: (fitted p, converged).
+#: The ridge penalty of the propensity model, ``RIDGE / 2 * |beta|^2`` on the standardised features (not the
+#: intercept): it leaves a well-posed fit as it is (to about 1e-8 in the probabilities) and gives a separated or
+#: rank-deficient one (many interactions, few records) a unique, finite maximum.
+RIDGE = 1e-6
 
-    Not converged: Newton's method did not settle, or the two classes are perfectly separated (the
-    likelihood has no maximum; the fitted probabilities are then near 0 and 1)."""
+
+def _logistic_fit(Z: np.ndarray, y: np.ndarray, *, max_iter: int = 100, tol: float = 1e-9,
+                  ridge: float = RIDGE) -> tuple[np.ndarray, bool]:
+    """Ridge-penalised logistic regression by Newton's method (IRLS) with step halving: (fitted p, converged).
+
+    The first column of ``Z`` is the intercept (not penalised). Not converged: Newton's method did not
+    settle, or the two classes are perfectly separated (the fitted probabilities are then near 0 and 1)."""
     from scipy.special import expit, log_expit
+
+    pen = np.full(Z.shape[1], float(ridge))
+    pen[0] = 0.0
 
     def loglik(beta):
         eta = Z @ beta
-        return float(np.sum(y * log_expit(eta) + (1 - y) * log_expit(-eta)))
+        return float(np.sum(y * log_expit(eta) + (1 - y) * log_expit(-eta)) - 0.5 * np.sum(pen * beta**2))
 
     beta = np.zeros(Z.shape[1])
     ll = loglik(beta)
     for _ in range(max_iter):
         p = expit(Z @ beta)
         w = p * (1 - p)
-        H = Z.T @ (Z * w[:, None])
-        g = Z.T @ (y - p)
+        H = Z.T @ (Z * w[:, None]) + np.diag(pen)
+        g = Z.T @ (y - p) - pen * beta
         step = np.linalg.lstsq(H, g, rcond=None)[0]
         t = 1.0
         while True:
@@ -303,12 +313,14 @@ def _logistic_fit(Z: np.ndarray, y: np.ndarray, *, max_iter: int = 100, tol: flo
     return expit(eta), not separated
 
 
-def pmse(original, synthetic) -> PMSE:
+def pmse(original, synthetic, *, interactions: bool = False) -> PMSE:
     """Propensity-score mean-squared error (Woo et al. 2009; Snoke et al. 2018), the utility measure of synthpop.
 
     Stacks the two tables, labels the synthetic records 1 and the original ones 0, fits a logistic
     regression of the label on an intercept and the columns (main effects, each standardised over
-    the stacked records; constant and collinear columns are dropped), and returns
+    the stacked records, and with ``interactions=True`` every product of two of them; constant and
+    collinear columns are dropped; a small ridge penalty, :data:`RIDGE`, keeps a separated or
+    rank-deficient fit finite), and returns
     ``pMSE = mean((p_hat - c)^2)`` with ``c = n_syn / N``, next to its expectation for a correct
     synthesizer, ``(k - 1) (1 - c)^2 c / N`` for ``k`` parameters, and their ratio.
 
@@ -322,6 +334,8 @@ def pmse(original, synthetic) -> PMSE:
     original, synthetic : array_like
         ``(n, q)`` numeric features of the original and the synthetic records (the same ``q`` columns,
         no intercept: numbers as they are, categories as indicator columns); 1-d for one column.
+    interactions : bool
+        Add the pairwise products of the standardised features (an interaction-aware propensity model).
 
     Returns
     -------
@@ -341,7 +355,14 @@ def pmse(original, synthetic) -> PMSE:
     sd = Xs.std(axis=0)
     scale = np.maximum(np.abs(Xs).max(axis=0), 1.0)
     keep = sd > 1e-12 * scale
-    Z = np.column_stack([np.ones(N), (Xs[:, keep] - Xs[:, keep].mean(axis=0)) / sd[keep]])
+    S = (Xs[:, keep] - Xs[:, keep].mean(axis=0)) / sd[keep]
+    if interactions and S.shape[1] > 1:
+        i, j = np.triu_indices(S.shape[1], 1)
+        P = S[:, i] * S[:, j]
+        psd = P.std(axis=0)
+        P = (P[:, psd > 1e-12] - P[:, psd > 1e-12].mean(axis=0)) / psd[psd > 1e-12]
+        S = np.column_stack([S, P])
+    Z = np.column_stack([np.ones(N), S])
     _, R, piv = linalg.qr(Z, mode="economic", pivoting=True)
     d = np.abs(np.diag(R))
     rank = int((d > d[0] * Z.shape[0] * np.finfo(float).eps).sum())

@@ -41,7 +41,7 @@ import numpy as np
 import pandas as pd
 
 from . import mechanisms
-from .budget import Budget
+from .budget import Budget, subsample_rate
 from .covariates import CovariateDesign
 from .mcmc_settings import RELEASE_MASS_MATRIX
 from .models import FAMILIES, ModelFamily, OffsetFamily, PyMCFunctionFamily, family_class
@@ -153,7 +153,8 @@ class Synthesizer(SynthesizerIO):
         subtracted from each record's log-likelihood before the clamp (shipped families). Choose
         them without looking at the data.
     sampler : SamplerConfig or dict, optional
-        MCMC settings. Default: :class:`SamplerConfig` with ``mass_matrix="low_rank"``.
+        MCMC settings. Default: :class:`SamplerConfig` with ``mass_matrix="low_rank"`` and
+        :func:`~dpsynth.mcmc_settings.release_iterations` tuning steps and draws (1000, fewer from 20,000 records).
     censor_warn_share : float
         A :class:`CensoringWarning` (confidential) is raised when a censored fit censors more than this share of
         the records at a typical draw.
@@ -183,6 +184,12 @@ class Synthesizer(SynthesizerIO):
         their rows are public (one record replaced).
     design : CovariateDesign, optional
         A fixed encoding of the covariates instead of one recorded from ``data``.
+    subsample : int or bool, optional
+        The records a strictly DP model-based fit sees on a large file: by default (``None``), when
+        ``n`` is public (one record replaced) and above :data:`dpsynth.budget.SUBSAMPLE_ABOVE`, a random
+        subsample of :data:`dpsynth.budget.SUBSAMPLE_SIZE` records drawn without replacement, the
+        mechanism spending the amplified eps on it (:mod:`dpsynth.budget`); an integer: that many
+        records; ``False``: every record.
     mode : {"release", "research"}
         Where the noise of a DP release made with the fit comes from (a released size's count, a
         categorical target's level counts, a histogram): OpenDP's secure randomness (``"release"``,
@@ -227,6 +234,7 @@ class Synthesizer(SynthesizerIO):
         target_levels: Sequence | None = None,
         standardize: bool | None = None,
         design: CovariateDesign | None = None,
+        subsample: int | bool | None = None,
         mode: str = "release",
         part_of: str | None = None,
     ) -> None:
@@ -244,6 +252,10 @@ class Synthesizer(SynthesizerIO):
         )
         if model is None:
             model = self.encoding.default_model(bool(covs))
+        if sampler is None:  # the release sampler, with fewer iterations on a large file
+            from .mcmc_settings import release_iterations
+
+            sampler = {"draws": release_iterations(len(data)), "tune": release_iterations(len(data))}
         self._settings(target, covs, model, mechanism, eps, model_params, unit, offset, sampler, censor_warn_share,
                        allow_unconverged)
         self.relation = check_neighbours(neighbours if neighbours is not None else ("replace" if covs else "remove"))
@@ -262,6 +274,10 @@ class Synthesizer(SynthesizerIO):
             raise DataError(f"`mode` must be one of {MODES} (secure noise for a release, or seeded for research); "
                             f"got {mode!r}.")
         self.mode = mode
+        if subsample is not None and not isinstance(subsample, bool) and not (
+                isinstance(subsample, (int, np.integer)) and subsample >= 1):
+            raise DataError(f"`subsample` must be None (the rule), True, False or a number of records; got {subsample!r}.")
+        self.subsample = subsample
         self.part_of = part_of
         self.dataset = part_of if part_of is not None else dataset_id(data, [target, *covs])
         self._size: ReleaseSize | None = None
@@ -385,16 +401,19 @@ class Synthesizer(SynthesizerIO):
             converted["mode"] = self.mode  # a mechanism's own noise follows the synthesizer's mode
         dp_ref = bool(self.spec.releases_reference is not None and self.spec.uses_model
                       and self.spec.releases_reference(converted, self.family()))
+        strict = self.spec.takes_eps and self.spec.guarantee == "DP" and self.spec.uses_model
+        q = subsample_rate(self._public_n() if self.relation == "replace" else None,
+                           self.subsample) if strict else 1.0
         #: The total and its shares, under the relation, fixed before the fit (:mod:`dpsynth.budget`).
         self.budget = Budget.plan(self.eps if self.spec.takes_eps else None, self.relation, dp_size=self._dp_size(),
                                   dp_reference=dp_ref, size_eps=self.size_eps,
-                                  reference_eps=converted.get("reference_eps") if dp_ref else None)
+                                  reference_eps=converted.get("reference_eps") if dp_ref else None, sample_rate=q)
         if self.spec.takes_eps and self.eps is None:
             self.spec.resolve(converted, None)  # raises, naming `eps`
         if not self.spec.takes_eps and self.eps is not None:
             self.spec.resolve(converted, self.eps)  # raises: the mechanism takes no eps
         if dp_ref:
-            converted["reference_eps"] = self.budget.reference
+            converted["reference_eps"] = self.budget.on_sample(self.budget.reference)
         params = self.spec.resolve(converted, self.budget.mechanism_eps(self.spec.eps_per_param))
         if self.spec.check_data is not None and self._x is not None:
             self.spec.check_data(self._x, params)
@@ -468,12 +487,15 @@ class Synthesizer(SynthesizerIO):
             )
         uses_model = self.spec.uses_model
         show = show_progress(self.progress)
+        rows = self._fitted_rows(seed)
+        x, X, public = (self._x, self._X, self.public) if rows is None else (
+            self._x[rows], self._X[rows], self.public.iloc[rows].reset_index(drop=True))
         with bar(show, f"{self.spec.name}: fits", unit="fit") as progress:
             ctx = mechanisms.RunContext(
-                self._x,
+                x,
                 family=self.family() if uses_model else None,
-                covariates=self._model_covariates(self._X) if uses_model else None,
-                public=self.public,
+                covariates=self._model_covariates(X) if uses_model else None,
+                public=public,
                 sampler=dataclasses.replace(self.sampler, progress=show),
                 seed_fn=lambda *parts: stream(seed, "synthesizer", *parts),
                 compiled=self._compiled() if uses_model else None,
@@ -500,20 +522,32 @@ class Synthesizer(SynthesizerIO):
         self._warn_censoring()
         return self
 
+    def _fitted_rows(self, seed: SeedLike) -> np.ndarray | None:
+        """The rows a subsampled fit sees (None: every row): drawn without replacement, from the seeded streams in
+        research mode, from the system's secure randomness in release mode (the subsample is part of the mechanism)."""
+        q = self.budget.sample_rate
+        if q >= 1.0:
+            return None
+        n = int(self._x.size)
+        rng = generator(stream(seed, "synthesizer", "subsample")) if self.mode == "research" else \
+            np.random.default_rng(secrets.randbits(128))
+        return np.sort(rng.choice(n, size=int(round(q * n)), replace=False))
+
     def _report(self, res, ctx) -> SynthesizerPrivacy:
         """The privacy report of a run: the planned budget, checked against what the mechanism's run accounts."""
         p = res.privacy
         spent = p.epsilon(self.relation)  # the run's own accounting: its reference and its draw
         b = self.budget
-        if b.total is not None and p.guarantee == "DP" and not spent <= (b.reference + b.draw) * (1 + 1e-9):
+        allowed = b.on_sample(b.reference) + b.on_sample(b.draw) if b.total is not None else np.inf
+        if p.guarantee == "DP" and not spent <= allowed * (1 + 1e-9):  # on the records the fit saw
             raise AssertionError(f"{res.name} spent eps = {spent} with {self.relation}, more than its share "
-                                 f"{b.reference + b.draw}; the budget is broken")
+                                 f"{allowed}; the budget is broken")
         if b.total is None or p.guarantee != "DP":  # an aDP figure is what the run reports, not a target
             ref = float(p.composed[0 if self.relation == "remove" else 1])
             b = Budget(self.relation, b.size + spent, size=b.size, reference=ref, draw=spent - ref)
         return SynthesizerPrivacy(
             mechanism=self.mechanism, name=res.name, guarantee=p.guarantee, relation=self.relation, budget=b,
-            delta=float(p.delta), bound=float(p.bound), n_censored=int(p.n_censored), n=int(self._x.size),
+            delta=float(p.delta), bound=float(p.bound), n_censored=int(p.n_censored), n=int(ctx.n),
             rhat_max=float(res.rhat_max), ess_min=float(res.ess_min), divergences=res.divergences,
             converged=res.converged,
             released="one posterior draw" if res.fit is not None else f"the release of {res.name}",

@@ -71,7 +71,7 @@ class SynthesizerIO:
                 "censor_warn_share": self.censor_warn_share, "allow_unconverged": self.allow_unconverged,
                 "relation": self.relation, "n_release": self.n_release, "size_eps": self.size_eps,
                 "keep_draws": self.keep_draws, "retries": self.retries, "progress": self.progress,
-                "part_of": self.part_of, "mode": self.mode,
+                "part_of": self.part_of, "mode": self.mode, "subsample": self.subsample,
             },
             "run_params": {k: v for k, v in self._run_params.items() if _plain(v)},
             "dataset": self.dataset,
@@ -144,6 +144,7 @@ class SynthesizerIO:
         self.n_release, self.size_eps = st["n_release"], st["size_eps"]
         self.keep_draws, self.retries = int(st["keep_draws"]), int(st["retries"])
         self.progress, self.part_of, self.mode = bool(st["progress"]), st["part_of"], st["mode"]
+        self.subsample = st["subsample"]
         self.fit_log, self.dataset, self.fit_id = [], str(content["dataset"]), str(content["fit_id"])
         self._size = None if content["size"] is None else ReleaseSize(**content["size"])
         self.columns, self.dtypes = st["columns"], st["dtypes"]
@@ -183,7 +184,7 @@ class SynthesizerIO:
         if spec.takes_eps and spec.guarantee == "DP":
             if not np.isclose(b.total, self.eps):
                 problems.append(f"its budget's total {b.total!r} is not its settings' eps {self.eps!r}")
-            want = b.mechanism_eps(spec.eps_per_param)
+            want = b.mechanism_eps(spec.eps_per_param)  # the draw's share, on the records the fit saw
             if not np.isclose(self._run_params.get("eps", np.nan), want):
                 problems.append(f"its mechanism ran at eps {self._run_params.get('eps')!r}, not the {want!r} its "
                                 f"budget "
@@ -202,10 +203,13 @@ class SynthesizerIO:
 
     @property
     def checksum(self) -> str:
-        """SHA-256 of the synthesizer's saved contents (identifies it in a ledger)."""
-        from .synthesizer_files import digest
+        """Identifies the fitted synthesizer in a ledger: a SHA-256 of its fit's id, data set and report (copies of a
+        saved synthesizer, which hold the same fit, share it)."""
+        from .synthesizer_files import digest, jsonable
 
-        return digest(self._content())
+        if self._privacy is None:
+            raise DataError("fit the synthesizer before releasing from it.")
+        return digest(jsonable({"fit_id": self.fit_id, "dataset": self.dataset, "privacy": self._privacy.to_dict()}))
 
 
 class TableSynthesizerIO:
@@ -296,7 +300,8 @@ class TableSynthesizerIO:
 
     @property
     def checksum(self) -> str:
-        """SHA-256 of the saved contents (identifies the synthesizer in a ledger)."""
+        """Identifies the fitted table in a ledger: a SHA-256 of its fit's id, data set and parts' ids."""
         from .synthesizer_files import digest
 
-        return digest(self._content())
+        return digest({"fit_id": self.fit_id, "dataset": self.dataset,
+                       "parts": [self.parts[t].checksum for t in self.targets]})
