@@ -7,7 +7,9 @@ own maximum-likelihood fit (what the censored fit is after), more than a quarter
 differences ``f_theta(x_i) - r_i`` lie outside ``[-K, K]``: the fit would then censor a large part of
 the data (the failure of a DP median reference that lands far off is that nearly every record lies
 outside). Records far in a tail that the model does not fit lie outside any window; the 99th
-percentile of the share outside is recorded beside the failures to show how many there are. For each family's default reference this script draws 10,000 random subsamples of
+percentile of the share outside is recorded beside the failures to show how many there are.
+
+For each family's default reference this script draws 10,000 random subsamples of
 ``n`` records (without replacement) of real public files for each ``n`` in {50, 100, 200, 500, 3,000}
 (where the file has that many) and counts the failures:
 

@@ -64,7 +64,8 @@ SUBSAMPLE_SIZE = 100_000
 
 
 def amplify(eps: float, q: float) -> float:
-    """The eps on the file of a mechanism that is ``eps``-DP on a random share ``q`` of it: ``log(1 + q (e^eps - 1))``."""
+    """The eps on the file of a mechanism that is ``eps``-DP on a random share ``q`` of it:
+    ``log(1 + q (e^eps - 1))``."""
     return float(np.log1p(q * np.expm1(eps)))
 
 

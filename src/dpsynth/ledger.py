@@ -89,8 +89,6 @@ def _line_mac(record: Mapping) -> str:
 
 def _column_values(s) -> np.ndarray:
     """A column's values in a canonical encoding: numbers as float32, anything else as text."""
-    import pandas as pd
-
     if s.dtype.kind in "iufb":
         return s.to_numpy(dtype=float).astype(np.float32).astype(np.float64)
     return s.to_numpy(dtype=object).astype(str).astype(object)

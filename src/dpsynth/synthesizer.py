@@ -276,7 +276,8 @@ class Synthesizer(SynthesizerIO):
         self.mode = mode
         if subsample is not None and not isinstance(subsample, bool) and not (
                 isinstance(subsample, (int, np.integer)) and subsample >= 1):
-            raise DataError(f"`subsample` must be None (the rule), True, False or a number of records; got {subsample!r}.")
+            raise DataError(f"`subsample` must be None (the rule), True, False or a number of records; got "
+                            f"{subsample!r}.")
         self.subsample = subsample
         self.part_of = part_of
         self.dataset = part_of if part_of is not None else dataset_id(data, [target, *covs])
