@@ -138,7 +138,7 @@ SHARES = np.array([0.1, 0.15, 0.35, 0.4])
 
 
 def fake_files(replicates: int = 3, *, eps=(1.0, 5.0), unconverged=(), coef_shift=1.0, reference_eps=0.1,
-               size_eps=0.0) -> xr.Dataset:
+               size_eps=0.0, stated_shift=0.0) -> xr.Dataset:
     """The files study built by the replicate's own assembler from chosen measures (no MCMC).
 
     ``unconverged`` lists (file, eps, replicate) cells whose fit failed its checks; the synthetic
@@ -181,10 +181,9 @@ def fake_files(replicates: int = 3, *, eps=(1.0, 5.0), unconverged=(), coef_shif
                 cells[(f, float(e))] = {
                     "converged": (f, e, r) not in unconverged, "retries": 1.0 if (f, e, r) in unconverged else 0.0,
                     "rhat_max": 1.002, "ess_min": 400.0 + r, "divergences": 0.0, "n_censored": 10.0 / e + r,
-                    "censored_share": (10.0 / e + r) / FILE_N[f], "eps_remove": e + (reference_eps if
-                                                                                      kind != "categorical" else 0),
-                    "eps_replace": 2 * e + 2 * (reference_eps if kind != "categorical" else 0),
-                    "reference_eps_remove": reference_eps if kind != "categorical" else 0.0, "size_eps": size_eps,
+                    "censored_share": (10.0 / e + r) / FILE_N[f], "eps_stated": e + stated_shift,
+                    "reference_eps": reference_eps * e if kind == "categorical" else 0.0, "size_eps": size_eps,
+                    "draw_eps": e - size_eps - (reference_eps * e if kind == "categorical" else 0.0),
                     "fit_seconds": FILE_SECONDS[f] + r, "release_seconds": FILE_SECONDS[f] + r + 0.5,
                     "relation": "replace", "measures": m, "mechanism": "Censor_ref", "model": "m"}
         reps.append(_files_dataset(files, [float(e) for e in eps], cells, originals, frames))
@@ -208,8 +207,7 @@ def fake_unitfree(replicates: int = 3, *, ref_censored=(20.0, 20.0, 20.0), uw_ce
                     rows.append({"unit": unit, "mechanism": mech, "eps": e, "n_censored": n_c,
                                  "median": 520.0 if n_c < N / 2 else 1.0, "max_ecdf": max(n_c / N, 0.01),
                                  "converged": True, "rhat_max": 1.0, "ess_min": 500.0, "divergences": 0.0,
-                                 "n_nonfinite": 0.0, "eps_remove": e + (0.1 if mech == "Censor_ref" else 0.0),
-                                 "eps_replace": 2 * e, "fit_seconds": 5.0})
+                                 "n_nonfinite": 0.0, "eps_stated": e, "fit_seconds": 5.0})
         ds = pd.DataFrame(rows).set_index(["unit", "mechanism", "eps"]).to_xarray().reindex(unit=list(units))
         ds["converged"] = ds["converged"].astype(bool)
         ds["median_data"] = 522.32

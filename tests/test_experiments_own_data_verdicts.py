@@ -139,11 +139,11 @@ def test_files_numbers_are_the_study_s():
     assert n["cps1988"]["n"] == FILE_N["cps1988"] and n["fishing"]["converged"] == 5
     assert n["nmes1988"]["seconds"] == pytest.approx(8.5)  # median over eps and runs of 7 + r + 0.5
     assert n["fishing"]["marginal"] == pytest.approx((0.02 + 0.004) / 2)  # the TVD
-    assert n["cps1988"]["eps1"]["remove"] == pytest.approx(1.1)
-    assert n["cps1988"]["eps5"]["replace"] == pytest.approx(10.2)
-    assert n["fishing"]["eps5"]["reference"] == 0.0
+    assert n["cps1988"]["eps1"]["stated"] == pytest.approx(1.0)
+    assert n["fishing"]["eps5"]["reference"] == pytest.approx(0.5) and n["cps1988"]["eps5"]["reference"] == 0.0
+    assert n["fishing"]["eps5"]["draw"] == pytest.approx(4.5)
     keys = book.glue_values("own", {"files": n})
-    assert "own-files-nmes1988-eps5-remove" in keys and "own-files-all-converged" in keys
+    assert "own-files-nmes1988-eps5-stated" in keys and "own-files-all-converged" in keys
 
 
 def test_unit_spread_against_monte_carlo_error():
@@ -168,13 +168,13 @@ def test_unitfree_numbers():
     assert n["uw"]["eps1"]["dollars"]["share"] == pytest.approx(28000.0 / N)
     assert n["ref"]["censored_spread"] == pytest.approx(4.0) and n["uw"]["censored_spread"] == pytest.approx(27800.0)
     assert (n["n"], n["runs"], n["eps"]) == (N, 3, "1 and 5")
-    assert n["ref"]["remove_eps5"] == pytest.approx(5.1) and n["uw"]["remove_eps1"] == pytest.approx(1.0)
+    assert n["ref"]["stated_eps5"] == pytest.approx(5.0) and n["uw"]["stated_eps1"] == pytest.approx(1.0)
 
 
 @pytest.mark.parametrize("kw, key, holds", [
     ({}, "defaults_converge", True),
     ({"unconverged_files": [("cps1988", 1.0, 1)]}, "defaults_converge", False),
-    ({}, "statement_charges_reference", True),
+    ({}, "statement_is_the_total", True),
     ({}, "censor_ref_unit_free", True),
     ({"ref_censored": (20.0, 60.0, 20.0)}, "censor_ref_unit_free", False),
     ({}, "censor_uw_moves_with_unit", True),
@@ -188,13 +188,12 @@ def test_new_verdicts_hold_and_fail(kw, key, holds):
     assert KEYS <= set(vs)
 
 
-def test_a_statement_without_the_reference_fails():
+def test_a_statement_above_the_eps_asked_fails():
     from own_data_fake import fake_files
 
-    ds = fake_files()
-    ds["eps_remove"] = ds["eps_remove"] - ds["reference_eps_remove"]  # the reference's cost left out
+    ds = fake_files(stated_shift=0.1)  # a reference charged on top of the eps asked
     vs = _by_key(V.new_verdicts(OwnDataResults(params=None, study=None, units=None, files=ds, unitfree=None)))
-    assert vs["statement_charges_reference"].holds is False
+    assert vs["statement_is_the_total"].holds is False
     assert "censor_ref_unit_free" not in vs
 
 

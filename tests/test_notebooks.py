@@ -30,7 +30,7 @@ CHAPTERS: dict[str, tuple[str, ...]] = {
     "sdr_application": ("censored_within_bound", "privacy_relations", "mixed_sets_compose_eps",
                         "reweighting_keeps_delta"),
     "own_data": ("censored_within_bound", "privacy_relations", "unit_changes_censoring", "offset_is_a_unit",
-                 "statement_charges_reference", "censor_uw_moves_with_unit"),
+                 "statement_is_the_total", "censor_uw_moves_with_unit"),
     "whole_table": (),
     "choosing": (),
     "teaching": (),

@@ -168,9 +168,10 @@ def files_replicate(r: int, seed: np.random.SeedSequence, params_mapping: Mappin
     -------
     xarray.Dataset
         Over ``(file, eps)``: ``converged``, ``retries``, ``rhat_max``, ``ess_min``, ``divergences``,
-        ``n_censored``, ``censored_share``, ``eps_remove`` and ``eps_replace`` (the statement's, with
-        the DP reference's cost), ``reference_eps_remove``, ``size_eps`` (the released size's eps: 0
-        when the rows of the covariates are public, one record replaced), ``fit_seconds``,
+        ``n_censored``, ``censored_share`` (at a typical draw), ``eps_stated`` (the statement's total
+        under its relation, ``relation``: one record replaced, the covariates' rows being public), its
+        shares ``reference_eps`` (a categorical target's DP level counts), ``size_eps`` (the released
+        size: 0 with one record replaced) and ``draw_eps`` (one posterior draw), ``fit_seconds``,
         ``release_seconds`` (fit and sample), ``pmse``, ``pmse_null``, ``pmse_ratio``,
         ``coef_rms_diff``, ``coef_rms_z`` (in the original's standard errors), ``coef_overlap``,
         ``max_ecdf``, ``avg_ecdf``, ``n_off_scale``, ``q10`` ... ``q90`` (numeric targets; NaN for
@@ -207,14 +208,12 @@ def files_replicate(r: int, seed: np.random.SeedSequence, params_mapping: Mappin
             syn = s.sample_unaccounted(seed=stream(seed, name, eps, "synthetic"))
             t_rel = time.perf_counter() - t0
             m = report_measures(df, syn, f.target, f.covariates, s.encoding.levels)
-            size = s._size
             cells[(name, eps)] = {
                 "converged": bool(pr.converged), "retries": float(pr.extra.get("retries", 0)),
                 "rhat_max": float(pr.rhat_max), "ess_min": float(pr.ess_min), "divergences": float(pr.divergences),
-                "n_censored": float(pr.n_censored), "censored_share": float(pr.censored_share),
-                "eps_remove": float(pr.eps_remove), "eps_replace": float(pr.eps_replace),
-                "reference_eps_remove": float(pr.extra.get("reference_eps_remove", np.nan)),
-                "size_eps": float(getattr(size, "eps", 0.0) or 0.0) if size is not None else np.nan,
+                "n_censored": float(pr.n_censored), "censored_share": float(pr.censored_typical),
+                "eps_stated": float(pr.eps), "reference_eps": float(pr.budget.reference),
+                "size_eps": float(pr.budget.size), "draw_eps": float(pr.budget.draw),
                 "fit_seconds": t_fit, "release_seconds": t_rel, "relation": pr.relation, "measures": m,
                 "mechanism": pr.name, "model": str(s.model),
             }
@@ -228,8 +227,8 @@ def _files_dataset(files, eps_grid, cells, originals, frames) -> xr.Dataset:
                                 (frames[name][REAL_FILES[name].target].cat.categories
                                  if REAL_FILES[name].kind == "categorical" else [])))
     nf, ne, nt, nl, nc = len(files), len(eps_grid), len(terms), max(len(levels), 1), len(CURVE_LEVELS)
-    scal = ["retries", "rhat_max", "ess_min", "divergences", "n_censored", "censored_share", "eps_remove",
-            "eps_replace", "reference_eps_remove", "size_eps", "fit_seconds", "release_seconds", "pmse", "pmse_null",
+    scal = ["retries", "rhat_max", "ess_min", "divergences", "n_censored", "censored_share", "eps_stated",
+            "reference_eps", "size_eps", "draw_eps", "fit_seconds", "release_seconds", "pmse", "pmse_null",
             "pmse_ratio", "coef_rms_diff", "coef_rms_z", "coef_overlap", "max_ecdf", "avg_ecdf", "n_off_scale", "tvd",
             *[f"q{int(round(100 * a))}" for a in SUMMARY_QUANTILES]]
     arr = {v: np.full((nf, ne), np.nan) for v in scal}
@@ -257,8 +256,8 @@ def _files_dataset(files, eps_grid, cells, originals, frames) -> xr.Dataset:
         for j, eps in enumerate(eps_grid):
             c = cells[(name, eps)]
             conv[i, j] = c["converged"]
-            for v in ("retries", "rhat_max", "ess_min", "divergences", "n_censored", "censored_share", "eps_remove",
-                      "eps_replace", "reference_eps_remove", "size_eps", "fit_seconds", "release_seconds"):
+            for v in ("retries", "rhat_max", "ess_min", "divergences", "n_censored", "censored_share", "eps_stated",
+                      "reference_eps", "size_eps", "draw_eps", "fit_seconds", "release_seconds"):
                 arr[v][i, j] = c[v]
             m = c["measures"]
             if m is None:
@@ -298,8 +297,8 @@ def _files_dataset(files, eps_grid, cells, originals, frames) -> xr.Dataset:
     ds.attrs.update({
         "mechanism": first["mechanism"], "relation": first["relation"],
         "models": "; ".join(f"{n}: {cells[(n, eps_grid[0])]['model']}" for n in files),
-        "eps_neighbours": "eps_remove: one record removed; eps_replace: one record replaced (the statement's "
-                          "relation with covariates); both include the DP reference's cost",
+        "eps_neighbours": ("eps (the grid) and eps_stated: the total the statement publishes, with one record replaced "
+                           "(the relation with covariates); its shares are reference_eps, size_eps and draw_eps"),
         "synthetic_data": "one synthetic data set per file, eps and run, from one posterior draw "
                           "(sample_unaccounted: research, not booked in a ledger)",
         "dropped_terms": "; ".join(f"{n}: {', '.join(originals[n]['dropped'])}" for n in files
@@ -330,7 +329,7 @@ def unitfree_replicate(r: int, seed: np.random.SeedSequence, params_mapping: Map
     xarray.Dataset
         Over ``(unit, mechanism, eps)``: ``n_censored``, ``median`` (synthetic, dollars),
         ``max_ecdf``, ``converged``, ``rhat_max``, ``ess_min``, ``divergences``, ``n_nonfinite``,
-        ``eps_remove``, ``eps_replace`` (with the DP reference's cost for Censor_ref),
+        ``eps_stated`` (the statement's total with one record removed, the released size's share included),
         ``fit_seconds``; ``median_data`` and ``data_fingerprint``.
     """
     from ...synthesizer import Synthesizer
@@ -358,7 +357,7 @@ def unitfree_replicate(r: int, seed: np.random.SeedSequence, params_mapping: Map
                     warnings.simplefilter("ignore")  # the censoring count itself is the result
                     s.fit(seed=stream(seed, unit, key, eps))
                 secs = time.perf_counter() - t0
-                pr = s.privacy
+                pr = s.report_unchecked
                 out = s.sample_unaccounted(seed=stream(seed, unit, key, eps, "synthetic"))  # research, not a release
                 syn_dollars = out["wage"].to_numpy(dtype=float) * UNITS[unit]
                 n_nonfinite = int((~np.isfinite(syn_dollars)).sum())
@@ -368,14 +367,13 @@ def unitfree_replicate(r: int, seed: np.random.SeedSequence, params_mapping: Map
                              "max_ecdf": metrics.ecdf_distances(x_dollars, syn_dollars).max_ecdf,
                              "converged": bool(pr.converged), "rhat_max": float(pr.rhat_max),
                              "ess_min": float(pr.ess_min), "divergences": float(pr.divergences),
-                             "n_nonfinite": float(n_nonfinite), "eps_remove": float(pr.eps_remove),
-                             "eps_replace": float(pr.eps_replace), "fit_seconds": secs})
+                             "n_nonfinite": float(n_nonfinite), "eps_stated": float(pr.eps), "fit_seconds": secs})
     ds = pd.DataFrame(rows).set_index(["unit", "mechanism", "eps"]).to_xarray()
     ds = ds.reindex(unit=list(p.unitfree_units))
     ds["converged"] = ds["converged"].astype(bool)
     ds["median_data"] = median_data
     ds["data_fingerprint"] = fingerprint
     ds.attrs.update({"n": int(p.n or 28155),
-                     "eps_neighbours": "eps_remove: one record removed (the statement's relation without covariates); "
-                                       "eps_replace: one record replaced"})
+                     "eps_neighbours": "eps and eps_stated: the total with one record removed (the relation without "
+                                       "covariates), the DP released size's share included"})
     return ds

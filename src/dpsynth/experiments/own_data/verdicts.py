@@ -181,8 +181,8 @@ def files_numbers(results) -> dict:
         ``seconds_max``, ``marginal`` (mean max-ECDF, or total variation distance for the
         categorical target, over eps and runs), ``pmse_ratio``, ``coef_z`` (RMS coefficient error in
         the original's standard errors) and ``overlap`` (mean interval overlap); and per eps
-        (``eps1``, ``eps5``): the statement's ``remove`` and ``replace`` epsilons (median), the
-        reference's ``reference`` epsilon, and that eps's ``marginal``, ``pmse_ratio``, ``coef_z``.
+        (``eps1``, ``eps5``): the statement's total ``stated`` (median), its ``reference`` and ``draw`` shares, and
+        that eps's ``marginal``, ``pmse_ratio``, ``coef_z``.
     """
     from .tables import files_of, static
 
@@ -206,8 +206,8 @@ def files_numbers(results) -> dict:
                "coef_z": float(d["coef_rms_z"].mean()), "overlap": float(d["coef_overlap"].mean())}
         for e in eps:
             c = d.sel(eps=e)
-            row[_eps_key(e)] = {"remove": float(c["eps_remove"].median()), "replace": float(c["eps_replace"].median()),
-                                "reference": float(c["reference_eps_remove"].median()),
+            row[_eps_key(e)] = {"stated": float(c["eps_stated"].median()),
+                                "reference": float(c["reference_eps"].median()), "draw": float(c["draw_eps"].median()),
                                 "marginal": float((c["tvd"] if cat else c["max_ecdf"]).mean()),
                                 "pmse_ratio": float(c["pmse_ratio"].mean()), "coef_z": float(c["coef_rms_z"].mean())}
         out[str(f)] = row
@@ -216,8 +216,8 @@ def files_numbers(results) -> dict:
 
 def unitfree_numbers(results) -> dict:
     """The unit-free study's numbers: per mechanism (``ref``, ``uw``), eps and unit, the mean censored count
-    (``censored``), share (``share``) and ``max_ecdf``; per mechanism the statement's eps with one record removed
-    (``remove_eps5``: median over units and runs) and the largest spread across units of the censored count and
+    (``censored``), share (``share``) and ``max_ecdf``; per mechanism the statement's total with one record removed
+    (``stated_eps5``: median over units and runs) and the largest spread across units of the censored count and
     max-ECDF over eps (``censored_spread``, ``ecdf_spread``); ``n``, ``runs`` and ``eps``."""
     from .tables import unitfree_of
 
@@ -235,7 +235,7 @@ def unitfree_numbers(results) -> dict:
                                             "max_ecdf": float(m["max_ecdf"].sel(mechanism=mech, eps=e, unit=unit))}
                                 for unit in u["unit"].values}
         for e in u["eps"].values:
-            row[f"remove_{_eps_key(e)}"] = float(u["eps_remove"].sel(mechanism=mech, eps=e).median())
+            row[f"stated_{_eps_key(e)}"] = float(u["eps_stated"].sel(mechanism=mech, eps=e).median())
         row["censored_spread"] = max(unit_spread(u, str(mech), "n_censored", 1.0)["spread"])
         row["ecdf_spread"] = max(unit_spread(u, str(mech), "max_ecdf", 1e-3)["spread"])
         out[short] = row
@@ -246,8 +246,8 @@ def new_verdicts(results) -> list:
     """The files and unit-free studies' claims (:class:`dpsynth.verdicts.Verdict`).
 
     * ``defaults_converge``: every default fit of every real file passed its convergence checks.
-    * ``statement_charges_reference``: every default fit's statement (one record removed) is eps plus
-      the DP reference's cost, and with one record replaced at least twice eps.
+    * ``statement_is_the_total``: every default fit's statement publishes exactly the eps asked, under one
+      record replaced, its shares (reference, released size, draw) adding up to it.
     * ``censor_ref_unit_free``: Censor_ref's censored count and max-ECDF do not move with the unit
       beyond their Monte Carlo error (:func:`unit_spread`, floors 1 record and 0.001) at any eps.
     * ``censor_uw_moves_with_unit``: Censor_uw's censored count does move with the unit at every eps.
@@ -263,20 +263,16 @@ def new_verdicts(results) -> list:
                            conv == fits, f"{conv} of {fits} default fits passed R-hat, ESS and divergence checks "
                            f"({int((ds['retries'] > 0).sum())} needed a retry).",
                            {"converged": conv, "fits": fits, "retried": int((ds["retries"] > 0).sum())}))
-        e = ds["eps"].broadcast_like(ds["eps_remove"])
-        gap = np.abs(ds["eps_remove"] - e - ds["reference_eps_remove"])
-        ok = bool((gap < 1e-9).all() and (ds["reference_eps_remove"] >= 0).all()
-                  and (ds["eps_replace"] >= 2 * e - 1e-12).all())
-        ref = ds["reference_eps_remove"]
-        out.append(Verdict("statement_charges_reference", "The statement's ε includes the DP reference's cost", ok,
-                           f"ε (one removed) − target ε = reference ε from {float(ref.min()):.3g}"
-                           f" to {float(ds['reference_eps_remove'].max()):.3g}; ε (one replaced) from "
-                           f"{float((ds['eps_replace'] / e).min()):.3g} to {float((ds['eps_replace'] / e).max()):.3g} "
-                           f"times the target.",
-                           {"gap": float(gap.max()), "reference_min": float(ref.min()),
-                            "reference_max": float(ref.max()),
-                            "replaced_min": float((ds["eps_replace"] / e).min()),
-                            "replaced_max": float((ds["eps_replace"] / e).max())}))
+        e = ds["eps"].broadcast_like(ds["eps_stated"])
+        gap = float(np.abs(ds["eps_stated"] - e).max())
+        parts = float(np.abs(ds["reference_eps"] + ds["size_eps"] + ds["draw_eps"] - ds["eps_stated"]).max())
+        ok = bool(gap < 1e-9 and parts < 1e-9 and (ds["reference_eps"] >= 0).all())
+        out.append(Verdict("statement_is_the_total", "The statement publishes exactly the ε asked", ok,
+                           f"the stated ε differs from the ε asked by at most {gap:.2g}, and its shares (reference "
+                           f"{float(ds['reference_eps'].min()):.3g}–{float(ds['reference_eps'].max()):.3g}, released "
+                           f"size, draw) add up to it within {parts:.2g}.",
+                           {"gap": gap, "parts": parts, "reference_min": float(ds["reference_eps"].min()),
+                            "reference_max": float(ds["reference_eps"].max())}))
     if getattr(results, "unitfree", None) is not None or not hasattr(results, "unitfree"):
         u = unitfree_of(results)
         mechs = {str(m) for m in u["mechanism"].values}
