@@ -427,3 +427,25 @@ def test_a_categorical_report_refuses_values_outside_the_levels(tmp_path):
     with pytest.raises(DataError, match="must be numeric.*levels=\\[\\.\\.\\.\\]"):
         write_report(df, df, target="mode", covariates=["z"], statement=STATEMENT, diagnostics=DIAGNOSTICS,
                      out_dir=tmp_path / "r")
+
+
+@pytest.mark.slow
+def test_the_report_combines_the_regression_over_several_releases(tmp_path):
+    """Issue 29: given m released data sets the report shows the combined (Reiter 2003) estimate and interval beside
+    the confidential one."""
+    import warnings
+
+    from dpsynth import Synthesizer
+
+    rng = np.random.default_rng(2)
+    n = 300
+    z = rng.normal(size=n)
+    df = pd.DataFrame({"wage": np.exp(1.0 + 0.5 * z + rng.normal(0, 0.4, n)), "z": z})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        s = Synthesizer(df, "wage", covariates=["z"], eps=8.0, progress=False,
+                        sampler={"draws": 300, "tune": 300}, allow_unconverged=True).fit(seed=1)
+    sets = [s.sample(seed=k) for k in range(5)]
+    page = s.report(sets, tmp_path / "rep").read_text()
+    assert "Intervals combined over the 5 released data sets" in page and "Table 2b." in page
+    assert "combined intervals cover the confidential estimate" in page

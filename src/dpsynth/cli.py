@@ -606,10 +606,10 @@ def _cmd_report_table(a: argparse.Namespace, s) -> int:
     for t in s.targets:
         enc = s.encodings[t]
         data[t] = _target_column(data[t], source, None if enc.levels is None else [str(v) for v in enc.levels])
-    released = read_table(a.released, "--released", sep=a.sep)
+    released = read_table(a.released[0], "--released", sep=a.sep)
     if sorted(map(str, released.columns)) != sorted(s.columns):
         raise CLIError(
-            f"--released {str(a.released)!r} has columns {list(released.columns)}, but the synthesizer "
+            f"--released {str(a.released[0])!r} has columns {list(released.columns)}, but the synthesizer "
             f"releases {s.columns}; give a file `dpsynth release` wrote from {str(a.synth)!r}."
         )
     try:
@@ -645,14 +645,17 @@ def _cmd_report(a: argparse.Namespace) -> int:
     data = data[cols].copy()
     levels = None if s.encoding.levels is None else [str(v) for v in s.encoding.levels]
     data[s.target] = _target_column(data[s.target], source, levels)
-    released = read_table(a.released, "--released", sep=a.sep)
-    if sorted(map(str, released.columns)) != sorted(cols):
-        raise CLIError(
-            f"--released {str(a.released)!r} has columns {list(released.columns)}, but the synthesizer "
-            f"releases {cols}; give a file `dpsynth release` wrote from {str(a.synth)!r}."
-        )
+    sets = []
+    for f in a.released:
+        released = read_table(f, "--released", sep=a.sep)
+        if sorted(map(str, released.columns)) != sorted(cols):
+            raise CLIError(
+                f"--released {str(f)!r} has columns {list(released.columns)}, but the synthesizer "
+                f"releases {cols}; give a file `dpsynth release` wrote from {str(a.synth)!r}."
+            )
+        sets.append(released[cols])
     try:
-        path = s.report(released[cols], a.out, original=data, force=a.force)
+        path = s.report(sets, a.out, original=data, force=a.force)
     except DataError as e:
         msg = " ".join(str(e).split())
         for name, flag in (("`out_dir`", "--out"), ("`original`", "--data"), ("`released`", "--released")):
@@ -875,7 +878,9 @@ def _parser() -> argparse.ArgumentParser:
     q.add_argument(
         "--data", required=True, metavar="DATA", help="the confidential data it was fitted on, .csv or .parquet"
     )
-    q.add_argument("--released", required=True, metavar="OUT", help="a data set `dpsynth release` wrote from it")
+    q.add_argument("--released", required=True, nargs="+", metavar="OUT",
+                   help="a data set `dpsynth release` wrote from it; several (each from its own draw) add the "
+                   "regression's intervals combined over them")
     q.add_argument("--out", required=True, metavar="DIR", help="folder of the report (created if its parent exists)")
     q.add_argument("--force", action="store_true", help="replace a report already in --out")
     q.add_argument("--sep", metavar="SEP", help="column separator of the CSV files (default ',')")

@@ -526,10 +526,53 @@ def _write_page(out: Path, page: str) -> Path:
 # ------------------------------------------------------------------------------------------- the report
 
 
+def _combined_parts(reg: _Regression, kind: str, ylabel: str, target: str, design: CovariateDesign,
+                    sets: Sequence[pd.DataFrame]) -> list[str]:
+    """Section 3b: the regression combined over the m released data sets (Reiter's partially synthetic rule)."""
+    from .combining import combine
+
+    idx = [_term_names(design).index(t) for t in reg.terms]
+    q, u = [], []
+    for rel in sets:
+        ys = _transform(kind, rel[target].to_numpy(dtype=float))
+        ok = np.isfinite(ys)
+        try:
+            f = ols(ys[ok], design.matrix(rel.loc[ok].reset_index(drop=True))[:, idx])
+        except DataError as e:
+            return [f"<p><b>Combined intervals not shown:</b> a released data set's regression cannot be fitted: "
+                    f"{_e(str(e))}</p>"]
+        q.append(f.coef)
+        u.append(f.se**2)
+    c = combine(np.array(q), np.array(u), rule="partial", names=reg.terms)
+    fo = reg.original
+    rows, covered = [], 0
+    for j, term in enumerate(reg.terms):
+        d = _decimals(fo.se[j], float(c["se"].iloc[j]))
+        hit = bool(c["lower"].iloc[j] <= fo.coef[j] <= c["upper"].iloc[j])
+        covered += hit
+        rows.append([f"<code>{_e(term)}</code>", _fixed(fo.coef[j], d), _ci(fo, j, d),
+                     _fixed(float(c["estimate"].iloc[j]), d),
+                     f"[{_fixed(float(c['lower'].iloc[j]), d)}, {_fixed(float(c['upper'].iloc[j]), d)}]",
+                     "yes" if hit else "no"])
+    m = len(sets)
+    text = (f"<h2>3b. Intervals combined over the {m} released data sets</h2>"
+            f"<p>An analyst with several released data sets fits the regression to each and combines them with the "
+            f"rule for partially synthetic data (Reiter 2003: the mean estimate, variance ū + b/m with b the "
+            f"between-set variance, a t reference): an interval that accounts for the synthesis, unlike one data "
+            f"set's interval used as if it were the confidential data. Each set must come from its own posterior "
+            f"draw. {covered} of {len(reg.terms)} combined intervals cover the confidential estimate.</p>")
+    group = ('<tr class="group"><th></th><th colspan="2" class="span">original</th>'
+             f'<th colspan="2" class="span">combined over {m} synthetic sets</th><th></th></tr>')
+    return [text, _table(f"<b>Table 2b.</b> The regression of <code>{_e(ylabel)}</code>: original against the "
+                         f"combined estimate and 95% interval of {m} released data sets.",
+                         ["term", "estimate", "95% interval", "estimate", "95% interval", "covers the original"],
+                         rows, [False, True, True, True, True, False], group)]
+
+
 def write_report(original: pd.DataFrame, released: pd.DataFrame, *, target: str,
                  covariates: Sequence[str] | None = None, statement: str, diagnostics: str,
                  out_dir: str | os.PathLike, title: str | None = None, force: bool = False,
-                 levels: Sequence | None = None) -> Path:
+                 levels: Sequence | None = None, implicates: Sequence[pd.DataFrame] = ()) -> Path:
     """Write ``out_dir/report.html`` and its PNG figures: a release set against the confidential data.
 
     Parameters
@@ -558,6 +601,9 @@ def write_report(original: pd.DataFrame, released: pd.DataFrame, *, target: str,
     levels : sequence, optional
         The public levels of a categorical target: the page then shows the share of each level
         and linear probability models of each level but the first.
+    implicates : sequence of pandas.DataFrame
+        Further released data sets (each from its own draw): with them the page adds the regression
+        combined over all ``m`` sets with its interval (:mod:`dpsynth.combining`, numeric targets).
 
     Returns
     -------
@@ -656,6 +702,12 @@ def write_report(original: pd.DataFrame, released: pd.DataFrame, *, target: str,
                  f"overlap of the two intervals is 1 when they coincide and 0 when they are disjoint "
                  f"(Karr et al. 2006).</p>")
     parts += _regression_parts(reg, ylabel, fig2, len(orig), int(on_scale.sum()))
+    if implicates and reg.problem is None:
+        for k, other in enumerate(implicates):
+            _check_frames(original, other, target, covariates, levels)
+            if not isinstance(other, pd.DataFrame):  # pragma: no cover - _check_frames raises first
+                raise DataError(f"`implicates`[{k}] must be a DataFrame.")
+        parts += _combined_parts(reg, kind, ylabel, target, design, [rel, *implicates])
     parts += _pmse_parts(pm, ylabel)
     return _write_page(out, _page(title, parts))
 

@@ -792,13 +792,15 @@ class Synthesizer(SynthesizerIO):
         return self.mechanism, self._privacy.name
 
     # ------------------------------------------------------------------ report (confidential)
-    def report(self, released: pd.DataFrame, out_dir: str | os.PathLike, *, original: pd.DataFrame | None = None,
-               force: bool = False, title: str | None = None) -> Path:
+    def report(self, released: pd.DataFrame | Sequence[pd.DataFrame], out_dir: str | os.PathLike, *,
+               original: pd.DataFrame | None = None, force: bool = False, title: str | None = None) -> Path:
         """Write a CONFIDENTIAL page that sets a release against the confidential data (:mod:`dpsynth.report`).
 
         ``out_dir/report.html`` and its PNG figures show the privacy statement and the diagnostics,
         the target's marginal, the regression on the covariates and the pMSE, for the data holder only.
-        A loaded synthesizer holds no confidential data: pass it as ``original``.
+        Given a list of released data sets (each from its own draw), the page adds the regression's
+        estimates and intervals combined over them (:mod:`dpsynth.combining`). A loaded synthesizer
+        holds no confidential data: pass it as ``original``.
         """
         from .report import write_report
 
@@ -813,6 +815,9 @@ class Synthesizer(SynthesizerIO):
             original = self.public.copy()
             original[self.target] = self.encoding.from_model(self._x)
             original = original[self.columns]
-        return write_report(original, released, target=self.target, covariates=self.covariates,
+        sets = list(released) if isinstance(released, (list, tuple)) else [released]
+        if not sets:
+            raise DataError("`released` must be a released data set or a list of them; got an empty list.")
+        return write_report(original, sets[0], target=self.target, covariates=self.covariates,
                             statement=p.statement(), diagnostics=p.diagnostics(), out_dir=out_dir, title=title,
-                            force=force, levels=self.encoding.levels)
+                            force=force, levels=self.encoding.levels, implicates=sets[1:])

@@ -13,6 +13,7 @@ from .beta import BetaFamily
 from .beta_regression import BetaRegression
 from .categorical import MultinomialLogit
 from .lognormal import LognormalFamily
+from .lognormal_mixture import LognormalMixture
 from .lognormal_regression import LognormalRegression
 from .negbin import NegBinomialRegression
 from .offset import OffsetFamily
@@ -27,6 +28,7 @@ __all__ = [
     "NegBinomialRegression",
     "LognormalFamily",
     "LognormalRegression",
+    "LognormalMixture",
     "BetaRegression",
     "MultinomialLogit",
     "intercept_design",
@@ -40,8 +42,8 @@ __all__ = [
 #: Shipped families by name (each class's ``name``), in the order the documentation lists them.
 FAMILIES: dict[str, type[ModelFamily]] = {
     cls.name: cls
-    for cls in (LognormalFamily, LognormalRegression, BetaFamily, BetaRegression, PoissonRegression,
-                NegBinomialRegression, MultinomialLogit)
+    for cls in (LognormalFamily, LognormalRegression, LognormalMixture, BetaFamily, BetaRegression,
+                PoissonRegression, NegBinomialRegression, MultinomialLogit)
 }
 
 
