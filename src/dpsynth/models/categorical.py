@@ -50,6 +50,11 @@ class MultinomialLogit(ModelFamily):
         Columns of the design (intercept included).
     beta_sd : float
         Prior standard deviation of the coefficients.
+    interactions : bool
+        Add every product of two of the design's columns (the conditioning columns' interactions): a level's
+        odds may then depend on a combination of them, e.g. on one covariate more strongly at some level of
+        another. Their ``q`` coefficients per level have the prior ``Normal(0, interaction_sd / sqrt(q))``, so
+        that together they add a bounded prior spread however many there are.
 
     Examples
     --------
@@ -64,6 +69,8 @@ class MultinomialLogit(ModelFamily):
     n_levels: int = 2
     n_coef: int = 1
     beta_sd: float = 2.5
+    interactions: bool = False
+    interaction_sd: float = 1.0
     name: str = "multinomial"
     one_signed = True  # log probabilities are <= 0
     continuous = False
@@ -85,17 +92,33 @@ class MultinomialLogit(ModelFamily):
         _check_n_coef(cov, self.n_coef, self.name)
         return arr, cov
 
+    def features(self, X: np.ndarray) -> np.ndarray:
+        """The design, and with ``interactions`` every product of two of its non-intercept columns."""
+        if not self.interactions or X.shape[1] < 3:
+            return X
+        i, j = np.triu_indices(X.shape[1] - 1, 1)
+        return np.column_stack([X, X[:, 1:][:, i] * X[:, 1:][:, j]])
+
+    @property
+    def n_features(self) -> int:
+        """Columns of :meth:`features` (the coefficients per non-reference level)."""
+        p = self.n_coef - 1
+        return self.n_coef + (p * (p - 1) // 2 if self.interactions and p >= 2 else 0)
+
     def data_values(self, x: np.ndarray, covariates: np.ndarray | None) -> dict[str, np.ndarray]:
         # the intercepts' prior mean: 0 (equal levels) unless a public or DP share of each level is given at fit
-        return {"code": x.astype("int64"), "X": _design(covariates, x.shape[0]),
+        return {"code": x.astype("int64"), "X": self.features(_design(covariates, x.shape[0])),
                 PRIOR_MEAN: np.zeros(self.n_levels - 1)}
 
     def record_logp(self, data: Mapping[str, pt.TensorVariable]) -> pt.TensorVariable:
         import pymc as pm
         import pytensor.tensor as pt
 
-        mean = pt.concatenate([data[PRIOR_MEAN][None, :], pt.zeros((self.n_coef - 1, self.n_levels - 1))], axis=0)
-        beta = pm.Normal("beta", mean, self.beta_sd, shape=(self.n_coef, self.n_levels - 1))
+        F = self.n_features
+        mean = pt.concatenate([data[PRIOR_MEAN][None, :], pt.zeros((F - 1, self.n_levels - 1))], axis=0)
+        q = F - self.n_coef
+        sd = np.r_[np.full(self.n_coef, self.beta_sd), np.full(q, self.interaction_sd / np.sqrt(max(q, 1)))]
+        beta = pm.Normal("beta", mean, sd[:, None], shape=(F, self.n_levels - 1))
         eta = pt.dot(data["X"], beta)
         logits = pt.concatenate([pt.zeros((eta.shape[0], 1)), eta], axis=1)
         logp = logits - pt.logsumexp(logits, axis=1, keepdims=True)
@@ -106,14 +129,14 @@ class MultinomialLogit(ModelFamily):
         """One level code per row of the draws (row i for record i), by the Gumbel-max trick."""
         beta = np.asarray(draws["beta"], dtype=float)
         n = beta.shape[0]
-        X = _design(covariates, n)
-        eta = np.einsum("ij,ijk->ik", X, beta.reshape(n, self.n_coef, self.n_levels - 1))
+        X = self.features(_design(covariates, n))
+        eta = np.einsum("ij,ijk->ik", X, beta.reshape(n, self.n_features, self.n_levels - 1))
         logits = np.concatenate([np.zeros((n, 1)), eta], axis=1)
         return np.argmax(logits + rng.gumbel(size=logits.shape), axis=1).astype(float)
 
     def public_reference(self) -> dict[str, np.ndarray]:
         """Every level equally likely (all coefficients 0): a reference that needs nothing of the data."""
-        return {"beta": np.zeros((1, self.n_coef, self.n_levels - 1))}
+        return {"beta": np.zeros((1, self.n_features, self.n_levels - 1))}
 
     def public_start(self) -> dict[str, np.ndarray]:
         """Every level equally likely."""
