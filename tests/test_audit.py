@@ -657,3 +657,52 @@ def test_a_table_audit_fails_when_an_earlier_column_is_standardised_by_the_data(
     a = audit.audit_table(parts, rows, _table_neighbours(rows, "remove", np.random.default_rng(5)))
     assert a["max_all"] > 3.0 + 0.1, a["pairs"]
     assert max(q["parts"][1] for q in a["pairs"]) > 1.0 + 0.5  # the second part leaves its own window
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("eps", EPS)
+def test_lognormal_mixture_within_its_window_on_random_parameter_points(eps):
+    """The flexible family under Censor_ref's default reference. A grid of a 2-component mixture regression has too
+    many dimensions to tile, but the bound holds for ANY prior, so also for one on 3,000 random parameter points:
+    on those the audit is exact."""
+    from dpsynth import fitting
+    from dpsynth.mechanisms.censored_reference import default_alpha
+
+    fam = models.LognormalMixture(n_coef=2, components=2)
+    rng = np.random.default_rng(13)
+    n = 50
+    z = rng.normal(size=n)
+    X = np.column_stack([np.ones(n), z])
+    x = np.exp(1.0 + 0.5 * z + np.where(rng.random(n) < 0.3, rng.normal(-1.0, 0.3, n), rng.normal(0.3, 0.5, n)))
+    cm = fitting.compiled_model(fam, x, X)
+    K = 3000
+    mu = np.sort(rng.normal(0.0, 3.0, (K, 2)), axis=1)
+    draws = {"mu": mu, "sigma": np.exp(rng.uniform(np.log(0.05), np.log(20.0), (K, 2))),
+             "w": rng.dirichlet([1.0, 1.0], K), "slopes": rng.normal(0.0, 2.0, (K, 1))}
+    grid_m = (draws, np.zeros(K), 0.0)
+    alpha = default_alpha(eps)
+
+    class Rows:  # the records with their own design rows: a neighbour removes or replaces a record and its row
+        def __init__(self):
+            self.param_names = cm.param_names
+
+        def record_loglik(self, d, data, covariates=None):
+            v = np.asarray(data, dtype=float)
+            return cm.record_loglik(d, v[:, 0], np.column_stack([np.ones(len(v)), v[:, 1]]))
+
+    data = np.column_stack([x, z])
+    for rel in RELATIONS:
+        nbs = []
+        for j in range(6):
+            i = int(rng.integers(n))
+            if rel == "remove":
+                nbs.append((f"remove #{j}", np.delete(data, i, axis=0)))
+            else:
+                d2 = data.copy()
+                d2[i] = [float(np.exp(rng.normal(1.0, 4.0))), float(rng.normal(0, 2))]
+                nbs.append((f"replace #{j}", d2))
+        a = audit.audit_mechanism(Rows(), data, nbs, lambda d: np.full(len(d), alpha), eps / 2, grid_m,
+                                  shift_fn=lambda d: alpha * fam.reference_loglik(np.asarray(d)[:, 0]))
+        bound = eps if rel == "remove" else 2 * eps
+        _show("Mixture/rec", eps, rel, bound, a)
+        assert a["max_all"] <= bound + SLACK, a["pairs"]
