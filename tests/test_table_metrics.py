@@ -8,6 +8,7 @@ import pytest
 
 from dpsynth.metrics import pmse
 from dpsynth.table_metrics import (
+    regression_coverage,
     analysis_values,
     association,
     association_matrix,
@@ -111,3 +112,63 @@ def test_analysis_scale_is_decided_by_the_original():
 def test_bad_kinds_name_the_problem(kinds, match):
     with pytest.raises(DataError, match=match):
         marginal_table(frame(50), frame(50), kinds)
+
+
+def _linear(n, rng, beta=(1.0, 2.0), sd=1.0):
+    x = rng.normal(size=n)
+    return pd.DataFrame({"y": beta[0] + beta[1] * x + rng.normal(0, sd, n), "x": x})
+
+
+def _posterior_sets(original, m, rng, shift=0.0):
+    """m fully synthetic tables, each from its own posterior draw of a correct model (flat priors)."""
+    n = len(original)
+    X = np.column_stack([np.ones(n), original["x"]])
+    bhat, *_ = np.linalg.lstsq(X, original["y"], rcond=None)
+    s = np.std(original["y"] - X @ bhat, ddof=2)
+    cov = s**2 * np.linalg.inv(X.T @ X)
+    out = []
+    for _ in range(m):
+        mu, sx = original["x"].mean() + rng.normal(0, original["x"].std() / np.sqrt(n)), original["x"].std()
+        b = rng.multivariate_normal(bhat, cov) + [0.0, shift]
+        x = rng.normal(mu, sx, n)
+        out.append(pd.DataFrame({"y": b[0] + b[1] * x + rng.normal(0, s, n), "x": x}))
+    return out
+
+
+@pytest.mark.parametrize("rule", ["partial", "full"])
+def test_combined_intervals_cover_the_confidential_estimate(rule):
+    rng = np.random.default_rng(3)
+    kinds = {"y": "continuous", "x": "continuous"}
+    hits, widths = [], []
+    for _ in range(60):
+        orig = _linear(300, rng)
+        cov = regression_coverage(orig, _posterior_sets(orig, 5, rng), "y", ["x"], kinds, rule=rule)
+        assert list(cov.index) == ["x"]
+        hits.append(bool(cov["covered"].iloc[0]))
+        widths.append(cov["width_ratio"].iloc[0])
+    assert np.mean(hits) >= 0.9
+    assert np.mean(widths) > 1.0  # wider than the confidential data's own interval
+
+
+def test_a_biased_synthesizer_fails_to_cover():
+    rng = np.random.default_rng(4)
+    kinds = {"y": "continuous", "x": "continuous"}
+    hits = []
+    for _ in range(30):
+        orig = _linear(300, rng)
+        sets = _posterior_sets(orig, 5, rng, shift=0.5)  # the slope moved by about eight standard errors
+        hits.append(bool(regression_coverage(orig, sets, "y", ["x"], kinds)["covered"].iloc[0]))
+    assert np.mean(hits) < 0.2
+
+
+def test_one_set_is_used_as_if_real_and_rank_deficiency_is_named():
+    rng = np.random.default_rng(5)
+    orig = _linear(200, rng)
+    kinds = {"y": "continuous", "x": "continuous"}
+    cov = regression_coverage(orig, [orig], "y", ["x"], kinds)
+    assert bool(cov["covered"].iloc[0]) and cov["width_ratio"].iloc[0] == pytest.approx(1.0)
+    flat = orig.assign(x=1.0)
+    with pytest.raises(DataError, match="rank deficient"):
+        regression_coverage(orig, [flat, flat], "y", ["x"], kinds)
+    with pytest.raises(DataError, match="synthetic_sets"):
+        regression_coverage(orig, [], "y", ["x"], kinds)

@@ -14,6 +14,13 @@ The combining rules turn the ``m`` results into one estimate ``q_bar = mean(q_l)
   ``nu_f = (m - 1) (1 - u_bar / ((1 + 1/m) b_m))^2``; where ``T_f <= 0`` the rule's usual
   adjustment ``T_f = (n_syn / n) u_bar`` (Reiter 2002) is used, and the table says so.
 
+Which rule fits how the sets were made, not only which columns were synthesized: sets of ``n`` records,
+each drawn from its own posterior draw of the parameters (every synthesizer of this package, a whole table
+included), have ``Var(q_bar) = u + b/m`` about the population value, the partially synthetic rule's
+variance (Raab, Nowok and Dibben 2016, "Practical data synthesis for large samples", J. Privacy and
+Confidentiality 7(3)); the fully synthetic rule is for sets drawn from a synthetic *population*, and at
+small ``m`` its degrees of freedom fall towards 0 and its intervals become very wide.
+
 Each synthetic data set must come from its own posterior draw (or, for a noise-aware mechanism, its
 own draw of the posterior predictive): that between-set variation is what ``b_m`` measures. With a
 tempered (pseudo) posterior the draws vary more than the posterior's, ``b_m`` is larger and the

@@ -38,6 +38,8 @@ __all__ = [
     "pairwise_table",
     "contingency_tvd",
     "regression_table",
+    "regression_fit",
+    "regression_coverage",
     "table_features",
     "analysis_values",
 ]
@@ -298,3 +300,85 @@ def table_features(frame: pd.DataFrame, kinds: Mapping[str, str], *, like: pd.Da
             ref = analysis_values(like[c], k, like=like[c])
             cols.append(np.where(np.isfinite(v), v, np.nanmedian(ref)))
     return np.column_stack(cols)
+
+
+def regression_fit(frame: pd.DataFrame, outcome: str, predictors: Sequence[str], kinds: Mapping[str, str], *,
+                   like: pd.DataFrame, level: float = 0.95) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """The analyst's OLS on one table: coefficients, their squared standard errors and the terms.
+
+    The design is :func:`regression_table`'s, decided by ``like`` (the confidential table): the
+    outcome and numeric predictors on their analysis scale, indicators of ``like``'s levels but the
+    first. Records with a value off that scale are left out.
+
+    Raises
+    ------
+    DataError
+        If the design is rank deficient (e.g. a level that never occurs in ``frame``).
+    """
+    levels = {p: _levels(like[p]) for p in predictors if kinds[p] == "categorical"}
+    y = analysis_values(frame[outcome], kinds[outcome], like=like[outcome])
+    X, terms = _design(frame, predictors, kinds, levels, like)
+    ok = np.isfinite(y) & np.all(np.isfinite(X), axis=1)
+    if np.linalg.matrix_rank(X[ok]) < X.shape[1]:
+        raise DataError("the regression's design is rank deficient on this table (a level or value that never occurs)")
+    fit = ols(y[ok], X[ok], level=level)
+    return fit.coef, fit.se ** 2, terms
+
+
+def regression_coverage(original: pd.DataFrame, synthetic_sets: Sequence[pd.DataFrame], outcome: str,
+                        predictors: Sequence[str], kinds: Mapping[str, str], *, rule: str = "partial",
+                        level: float = 0.95) -> pd.DataFrame:
+    """Do the intervals an analyst gets from synthetic data cover the confidential estimate?
+
+    With one synthetic table its OLS interval is used as if the data were real; with ``m >= 2`` the
+    ``m`` estimates are combined (:func:`dpsynth.combining.combine`). ``T = u_bar + b_m / m`` (``rule="partial"``,
+    the default) is the variance of the mean of ``m`` sets each drawn, ``n`` records at a time, from its own
+    posterior draw, whether or not every column was synthesized (Raab, Nowok and Dibben 2016); ``"full"``
+    is Raghunathan, Reiter and Rubin's rule for sets drawn from a synthetic population, much wider at small
+    ``m`` (its degrees of freedom fall towards 0).
+
+    Parameters
+    ----------
+    original : pandas.DataFrame
+        The confidential table (its estimate is the target of the interval).
+    synthetic_sets : sequence of pandas.DataFrame
+        One or more synthetic tables, each from its own posterior draw.
+    outcome, predictors, kinds, level
+        As for :func:`regression_table`.
+    rule : {"partial", "full"}
+        The combining rule for ``m >= 2``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Per term (intercept left out): ``original``, ``estimate``, ``lower``, ``upper``, ``covered``
+        (the confidential estimate lies in the interval) and ``width_ratio`` (the interval's width over
+        the confidential data's own interval's). A set whose design is rank deficient raises
+        :class:`~dpsynth.validation.DataError`.
+    """
+    from scipy import stats
+
+    from .combining import combine
+
+    sets = list(synthetic_sets)
+    if not sets:
+        raise DataError("`synthetic_sets` is empty; give one or more synthetic tables.")
+    q0, u0, terms = regression_fit(original, outcome, predictors, kinds, like=original, level=level)
+    fits = [regression_fit(s, outcome, predictors, kinds, like=original, level=level) for s in sets]
+    est = np.array([f[0] for f in fits])
+    var = np.array([f[1] for f in fits])
+    if len(sets) == 1:
+        n_syn = len(sets[0])
+        half = stats.t.ppf(0.5 + level / 2, max(n_syn - len(terms), 1)) * np.sqrt(var[0])
+        lower, upper, centre = est[0] - half, est[0] + half, est[0]
+    else:
+        c = combine(est, var, rule=rule, level=level, names=terms,
+                    n_ratio=float(np.mean([len(s) for s in sets])) / len(original))
+        lower, upper, centre = c["lower"].to_numpy(), c["upper"].to_numpy(), c["estimate"].to_numpy()
+    own_half = stats.t.ppf(0.5 + level / 2, max(len(original) - len(terms), 1)) * np.sqrt(u0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = (upper - lower) / (2 * own_half)
+    out = pd.DataFrame({"original": q0, "estimate": centre, "lower": lower, "upper": upper,
+                        "covered": (lower <= q0) & (q0 <= upper), "width_ratio": ratio},
+                       index=pd.Index(terms, name="term"))
+    return out.drop(index="intercept")
