@@ -5,7 +5,7 @@
 #   make peers                create/update .venv-peers (SmartNoise MST and AIM) from peers/requirements-peers.lock
 #   make peers-lock           re-resolve peers/requirements-peers.lock from peers/requirements-peers.in
 #   make notebooks            execute the toc's notebooks/<name>.ipynb into book/ (papermill)
-#   make lab                  JupyterLab (.venv-lab) on the chapters' notebooks, in the project's kernel, quick scale
+#   make lab                  JupyterLab (.venv-lab, with .venv-peers) on the chapters' notebooks, as the book shows them, quick scale
 #   make lab-env | lab-lock   only create .venv-lab | re-resolve lab/requirements-lab.lock
 #   make book                 the book from the shipped paper-scale results (results/*.nc; no MCMC)
 #   make book SCALE=quick     recompute every study at quick scale (minutes), then build the book
@@ -234,8 +234,14 @@ peers-lock: $(VENV)/.python-$(PY_VERSION)
 	@rm -f $(PEERS_LOCK).tmp
 
 # JupyterLab for a class or a reader (`make lab`): the lab runs from its own environment .venv-lab
-# (lab/requirements-lab.lock: JupyterLab and what it needs, nothing of dpsynth's), and the notebooks
-# run in the project's kernel "Python 3 (dpsynth)" of .venv, which JUPYTER_PATH puts first. The
+# (lab/requirements-lab.lock: JupyterLab, jupyterlab-myst and what they need, nothing of dpsynth's), and
+# the notebooks run in the project's kernel "Python 3 (dpsynth)" of .venv, which JUPYTER_PATH puts first.
+# The book's MyST renders as in the book: jupyterlab-myst renders the Markdown, lab/dpsynth_lab.py (the
+# contents manager) rewrites what only Sphinx knows (glue roles, references) when a notebook opens and
+# undoes it when it is saved, and DPSYNTH_LAB=1 makes dpsynth.book show figures and tables for the lab.
+# .venv/bin comes first on the PATH of the lab's terminals, so `dpsynth` runs there. The peers' environment
+# (.venv-peers, `make peers`) is built too, for the whole-table chapter's quick scale (MST and AIM). The lab
+# fetches no news and checks for no update (a classroom may have no network). The
 # chapters' parameter cells default to the quick scale, and DPSYNTH_RESULTS=off makes them compute
 # their studies (minutes each) instead of reading the shipped paper-scale results; set
 # DPSYNTH_RESULTS=use in the environment to open them on the shipped results instead.
@@ -257,15 +263,18 @@ $(LAB_STAMP): $(LAB_LOCK) $(LAB_VENV)/.python-$(PY_VERSION) | $(VENV)/.python-$(
 	$(UV) pip sync $(UV_SYNC_FLAGS) --python $(LAB_PY) $(LAB_LOCK)
 	@printf 'python %s %s\nlock %s\n' "$(PY_VERSION)" "$(PY_EXE)" "$$(sha256sum $(LAB_LOCK) | cut -d' ' -f1)" > $@
 
-lab: $(STAMP) $(LAB_STAMP)
+lab: $(STAMP) $(LAB_STAMP) $(PEERS_STAMP)
 	@echo "JupyterLab on notebooks/ with the kernel 'Python 3 (dpsynth)' of $(VENV); DPSYNTH_RESULTS=$(LAB_RESULTS) (quick scale by default)"
-	cd notebooks && JUPYTER_PATH=$(abspath $(VENV))/share/jupyter DPSYNTH_RESULTS=$(LAB_RESULTS) \
+	cd notebooks && JUPYTER_PATH=$(abspath $(VENV))/share/jupyter DPSYNTH_RESULTS=$(LAB_RESULTS) DPSYNTH_LAB=1 \
+	  PATH=$(abspath $(VENV))/bin:$$PATH PYTHONPATH=$(CURDIR)/lab$${PYTHONPATH:+:$$PYTHONPATH} \
 	  $(abspath $(LAB_VENV))/bin/jupyter lab --notebook-dir=$(CURDIR)/notebooks $(if $(filter 0,$(shell id -u)),--allow-root) \
-	  $(LAB_ARGS)
+	  --ServerApp.contents_manager_class=dpsynth_lab.LabContentsManager \
+	  --LabApp.news_url=None --LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate $(LAB_ARGS)
 
 lab-lock: $(VENV)/.python-$(PY_VERSION)
 	@[ "$$($(UV) --version 2>/dev/null | cut -d' ' -f2)" = "$(UV_VERSION)" ] || \
 	  $(VPY) -m pip install --quiet --disable-pip-version-check uv==$(UV_VERSION)
+	@if [ -f $(LAB_LOCK) ]; then cp $(LAB_LOCK) $(LAB_LOCK).tmp; fi
 	$(UV) pip compile lab/requirements-lab.in --universal --python-version 3.11 --no-header --quiet $(UV_ARGS) \
 	  -o $(LAB_LOCK).tmp
 	@{ echo "# Exact versions of .venv-lab, the environment of \`make lab\` (JupyterLab only; the notebooks run in"; \

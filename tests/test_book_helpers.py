@@ -101,3 +101,92 @@ def test_glue_numbers_glues_each_value_undisplayed(monkeypatch):
     keys = book.glue_numbers("own-data", {"fit_time": {"median": 1.5}, "n": 10})
     assert keys == ["own-data-fit-time-median", "own-data-n"]
     assert calls == [("own-data-fit-time-median", 1.5, False), ("own-data-n", 10, False)]
+
+
+# --------------------------------------------------------------------------------------------------
+# JupyterLab (make lab sets DPSYNTH_LAB=1): figures and tables shown with their book numbers
+# --------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def in_lab(monkeypatch, tmp_path):
+    """A kernel of `make lab` running notebooks/tutorial.ipynb (chapter 1 of its part)."""
+    monkeypatch.setenv(book.LAB_ENV, "1")
+    monkeypatch.setenv("JPY_SESSION_NAME", str(tmp_path / "tutorial.ipynb"))
+    monkeypatch.setattr(book, "_LAB_NUMBERS", {"fig": {}, "tbl": {}})
+    shown = []
+    import IPython.display
+    import myst_nb
+
+    monkeypatch.setattr(myst_nb, "glue", lambda *a, **k: None)
+    monkeypatch.setattr(IPython.display, "display", lambda obj, **kw: shown.append(obj))
+    return shown
+
+
+def test_chapter_numbers_follow_the_parts_of_the_toc():
+    from dpsynth.paths import project_root
+
+    toc = (project_root() / "_toc.yml").read_text(encoding="utf-8")
+    assert book.chapter_number(toc, "tutorial") == 1
+    assert [book.chapter_number(toc, n) for n in ("censoring", "reweighting", "range_restriction")] == [1, 2, 3]
+    assert book.chapter_number(toc, "choosing") == 4
+    assert book.chapter_number(toc, "teaching") is None and book.chapter_number(toc, "intro") is None
+
+
+def test_lab_mode_is_the_environment_variable(monkeypatch):
+    monkeypatch.delenv(book.LAB_ENV, raising=False)
+    assert not book.lab_mode()
+    monkeypatch.setenv(book.LAB_ENV, "0")
+    assert not book.lab_mode()
+    monkeypatch.setenv(book.LAB_ENV, "1")
+    assert book.lab_mode()
+
+
+def test_in_the_lab_a_figure_is_shown_as_an_image_with_its_number(in_lab):
+    for label in ("fig-t-a", "fig-t-b", "fig-t-a"):
+        fig, ax = plt.subplots(figsize=(4, 2))
+        ax.plot([1, 2, 3])
+        book.show_figure(fig, label, "A caption with $\\varepsilon$.")
+    md = [m.data for m in in_lab]
+    assert md[0].startswith("![fig-t-a](data:image/png;base64,iVBOR")  # a PNG, embedded
+    assert md[0].endswith("**Fig. 1.1.** A caption with $\\varepsilon$.")
+    assert md[1].endswith("**Fig. 1.2.** A caption with $\\varepsilon$.")
+    assert "**Fig. 1.1.**" in md[2]  # shown again: the same number
+    assert "{glue:figure}" not in "".join(md)
+    assert book.lab_ref("fig-t-b") == "Fig. 1.2" and book.lab_ref("Figure %s <fig-t-b>") == "Figure 1.2"
+    assert "not shown yet" in book.lab_ref("fig-t-z")
+
+
+def test_in_the_lab_a_table_is_a_markdown_table_under_its_number(in_lab):
+    book.show_table(pd.DataFrame({"a": [1.5]}, index=pd.Index(["r"], name="row")), "tbl-t-x", "Cap.")
+    md = in_lab[0].data
+    assert md.startswith("**Table 1.1.** Cap.\n\n| row | a |") and "```" not in md
+
+
+def test_outside_the_lab_the_book_directives_are_shown(monkeypatch):
+    monkeypatch.delenv(book.LAB_ENV, raising=False)
+    shown = []
+    import IPython.display
+    import myst_nb
+
+    monkeypatch.setattr(myst_nb, "glue", lambda *a, **k: None)
+    monkeypatch.setattr(IPython.display, "display", lambda obj, **kw: shown.append(obj))
+    fig, _ = plt.subplots()
+    book.show_figure(fig, "fig-t-a", "Cap.")
+    book.show_table(pd.DataFrame({"a": [1]}), "tbl-t-x", "Cap.")
+    assert shown[0].data.startswith("```{glue:figure} fig-t-a") and shown[1].data.startswith("```{table} Cap.")
+
+
+def test_glued_formats_a_value_as_the_glue_text_role(monkeypatch):
+    monkeypatch.setattr(book, "_GLUED", {})
+    import myst_nb
+
+    monkeypatch.setattr(myst_nb, "glue", lambda *a, **k: None)
+    book.glue_numbers("t", {"x": np.float64(3.14159), "n": 28155, "share": 0.158, "list": "* a $\\varepsilon$"})
+    assert book.glued("t-x:.2f") == "3.14" and book.glued("t-n") == "28155" and book.glued("t-n:,") == "28,155"
+    assert book.glued("t-share:.0%") == "16%"
+    md = book.glued("t-list:myst")
+    assert isinstance(md, book.GluedText) and md._repr_markdown_() == "* a $\\varepsilon$"
+    assert "run the cells above" in book.glued("t-missing:.2f")
+    with pytest.raises(ValueError, match="`spec`"):
+        book.glued("")

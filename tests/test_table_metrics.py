@@ -8,13 +8,13 @@ import pytest
 
 from dpsynth.metrics import pmse
 from dpsynth.table_metrics import (
-    regression_coverage,
     analysis_values,
     association,
     association_matrix,
     contingency_tvd,
     marginal_table,
     pairwise_table,
+    regression_coverage,
     regression_table,
     table_features,
 )

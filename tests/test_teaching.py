@@ -52,3 +52,81 @@ def test_the_shipped_record_covers_every_chapter_of_the_book():
     times, _ = teaching.quick_scale_times()
     assert set(chapters) <= set(times.index) | {"teaching"}, sorted(set(chapters) - set(times.index))
     assert (times["seconds"] > 0).all()
+
+
+def test_odds_table_bounds_the_observers_odds():
+    import numpy as np
+
+    t = teaching.odds_table((1.0, 2.0), prior=0.5)
+    assert t.loc[1.0, "odds multiplied by at most"] == pytest.approx(np.e)
+    assert t.loc[1.0, "from 50% to at most"] == pytest.approx(np.e / (1 + np.e))
+    assert t.index.name == "ε"
+    with pytest.raises(ValueError, match="`eps_values`"):
+        teaching.odds_table((0.0, 1.0))
+    with pytest.raises(ValueError, match="`prior`"):
+        teaching.odds_table((1.0,), prior=1.0)
+
+
+def test_the_clamp_keeps_the_log_ratio_within_eps_and_without_it_it_is_not():
+    import numpy as np
+
+    x = np.random.default_rng(3).gamma(2.0, 1.0, size=300)
+    for eps in (1.0, 6.0):
+        d = teaching.clamp_demo(x, eps, 2.0)
+        assert np.all(np.abs(d["log_ratio_clamped"]) <= eps + 1e-9)  # the window argument, exactly on the grid
+        assert np.max(np.abs(d["log_ratio"])) > eps  # the largest record's term alone is not bounded
+        assert d["removed"] == x.max() and d["M"] == eps / 2 and d["n"] == 300
+    with pytest.raises(ValueError, match="`x`"):
+        teaching.clamp_demo([1.0, -2.0, 3.0], 1.0, 2.0)
+    with pytest.raises(ValueError, match="`eps`"):
+        teaching.clamp_demo(x, 0.0, 2.0)
+
+
+def test_clamp_figure_is_legible():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import numpy as np
+
+    from dpsynth import book, plots
+
+    plots.use_style()
+    axes = teaching.clamp_figure(teaching.clamp_demo(np.random.default_rng(1).gamma(2.0, 1.0, 200), 6.0, 2.0))
+    assert len(axes) == 2 and book.smallest_text_px(axes[0].figure) >= book.MIN_TEXT_PX
+
+
+def test_route_and_environment_times_from_their_records(tmp_path):
+    route = {"started": "2026-11-26T15:00:00+00:00", "machine": {"cpu": "Xeon", "cores": 2}, "n": 500,
+             "load_average_before": [2.5, 1, 1], "load_average_after": [3.0, 1, 1],
+             "sections": [{"section": "Start", "seconds": 3.0}, {"section": "A release", "seconds": 8.5}]}
+    p = tmp_path / "route.json"
+    p.write_text(json.dumps(route), encoding="utf-8")
+    df, where = teaching.route_times(p)
+    assert list(df.index) == ["Start", "A release"] and df.loc["A release", "seconds"] == 8.5
+    assert "26 November 2026" in where and "n = 500" in where and "load average 2.5" in where
+    env = {"started": "2026-11-26T15:00:00+00:00", "python": "3.11.7", "machine": {"cpu": "Xeon", "cores": 2},
+           "caches": "empty", "load_average_before": [0.3], "steps": [{"task": "venv", "what": "x", "seconds": 47.0}]}
+    q = tmp_path / "env.json"
+    q.write_text(json.dumps(env), encoding="utf-8")
+    df, where = teaching.env_build_times(q)
+    assert df.loc["venv", "seconds"] == 47.0 and "Python 3.11.7" in where
+    with pytest.raises(FileNotFoundError, match="measure_route.py"):
+        teaching.route_times(tmp_path / "none.json")
+    with pytest.raises(FileNotFoundError, match="measure_env.py"):
+        teaching.env_build_times(tmp_path / "none.json")
+
+
+def test_the_shipped_route_record_covers_every_section_of_the_tutorial():
+    """The teaching page's route times come from lab/route-times.json: one per ## section of the tutorial."""
+    import re
+
+    from dpsynth.paths import project_root
+
+    nb = json.loads((project_root() / "notebooks" / "tutorial.ipynb").read_text(encoding="utf-8"))
+    headings = [m.group(1).strip() for c in nb["cells"] if c["cell_type"] == "markdown"
+                for m in re.finditer(r"^##\s+(.+)$", "".join(c["source"]), flags=re.M)]
+    times, _ = teaching.route_times()
+    assert list(times.index) == ["Start", *headings], "re-run lab/measure_route.py after changing the tutorial"
+    assert times["seconds"].sum() > 0
+    env, _ = teaching.env_build_times()
+    assert set(env.index) == {"venv", "lab-env"} and (env["seconds"] > 0).all()

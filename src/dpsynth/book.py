@@ -12,6 +12,14 @@ under a prefix, in a cell tagged ``remove-cell``, and the Markdown quotes them w
 depends on the results is glued as a MyST string and quoted with the ``{glue:md}`` role
 (``censoring-list-tally:myst``).
 
+**In JupyterLab** (``make lab``, which sets ``DPSYNTH_LAB=1`` for its kernels and renders Markdown
+as MyST with jupyterlab-myst): jupyterlab-myst has no glue, so :func:`show_figure` and
+:func:`show_table` display the figure (an embedded PNG) or the table with its caption and its
+number ("Fig. 1.2", as the book numbers it: :func:`lab_number`) instead of the book's directives,
+and :func:`glue_numbers` also keeps each value in the kernel, where :func:`glued` formats it as
+the ``{glue:text}`` role does: the lab's server extension (``lab/dpsynth_lab.py``) turns each glue
+role of the Markdown into a MyST ``{eval}`` expression that calls it. :func:`lab_mode` says which.
+
 Legibility: a figure is shown at most :data:`COLUMN_PX` pixels wide in a 1280-pixel browser
 window, so its smallest text is scaled by ``COLUMN_PX / (width_in * dpi)`` when it is wider than
 that. :func:`smallest_text_px` computes the smallest text size a reader will see; every figure
@@ -20,12 +28,16 @@ function of the package is tested to keep it at or above :data:`MIN_TEXT_PX`.
 
 from __future__ import annotations
 
+import base64
 import importlib.metadata
+import io
 import math
 import numbers as _numbers
+import os
 import platform
 import re
 from collections.abc import Mapping
+from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -33,8 +45,10 @@ import pandas as pd
 
 from .result_files import machine_description
 
-__all__ = ["COLUMN_PX", "MIN_TEXT_PX", "show_figure", "show_table", "figure_markdown", "table_markdown",
-           "GluedText", "glue_values", "glue_numbers", "smallest_text_px", "environment", "provenance_table",
+__all__ = ["COLUMN_PX", "MIN_TEXT_PX", "LAB_ENV", "show_figure", "show_table", "figure_markdown", "table_markdown",
+           "lab_mode", "lab_number", "lab_ref", "lab_figure_markdown", "lab_table_markdown", "chapter_number",
+           "GluedText",
+           "glue_values", "glue_numbers", "glued", "smallest_text_px", "environment", "provenance_table",
            "provenance_markdown"]
 
 #: Width of the book's text column in a 1280-pixel window (sphinx-book-theme, sidebar open).
@@ -59,15 +73,111 @@ def figure_markdown(label: str, caption: str) -> str:
     return f"```{{glue:figure}} {label}\n:name: {label}\n\n{caption.strip()}\n```"
 
 
+#: Environment variable that ``make lab`` (and ``python -m dpsynth.tasks lab``) sets to ``1`` for the lab's kernels.
+LAB_ENV = "DPSYNTH_LAB"
+
+
+def lab_mode() -> bool:
+    """True in a kernel of ``make lab`` (``DPSYNTH_LAB=1``): figures and tables are shown for JupyterLab."""
+    return os.environ.get(LAB_ENV, "").strip() not in ("", "0")
+
+
+def chapter_number(toc_text: str, name: str) -> int | None:
+    """The number Jupyter Book gives the chapter ``book/<name>`` in ``_toc.yml`` (``None``: not numbered).
+
+    Every part whose ``numbered: true`` is set numbers its chapters from 1 (Sphinx numbers each
+    numbered toctree on its own), so the first chapter of every numbered part is chapter 1.
+    ``lab/dpsynth_lab.py`` applies the same rule to the references of the Markdown.
+    """
+    number, numbered, found = 0, False, None
+    for line in toc_text.splitlines():
+        code = line.split("#", 1)[0]
+        if re.match(r"^\s*-\s*caption\s*:", code) or re.match(r"^\s*parts\s*:", code):
+            number, numbered = 0, False
+        elif re.match(r"^\s*numbered\s*:\s*true\b", code, flags=re.I):
+            numbered = True
+        m = re.match(r"^\s*-?\s*file\s*:\s*book/([A-Za-z0-9_.-]+)", code)
+        if m:
+            number += 1
+            if m.group(1) == name:
+                found = number if numbered else None
+    return found
+
+
+_LAB_NUMBERS: dict[str, dict[str, int]] = {"fig": {}, "tbl": {}}
+
+
+def _lab_chapter() -> int | None:
+    """The chapter number of the notebook this kernel runs (JupyterLab sets ``JPY_SESSION_NAME``)."""
+    session = os.environ.get("JPY_SESSION_NAME", "")
+    if not session:
+        return None
+    from .paths import project_root
+
+    try:
+        toc = (project_root() / "_toc.yml").read_text(encoding="utf-8")
+    except OSError:
+        return None
+    return chapter_number(toc, Path(session).stem)
+
+
+def lab_number(label: str) -> str:
+    """The book's number of figure or table ``label`` in this kernel: "Fig. 1.2", "Table 3.1" or "Fig. 2".
+
+    A label is numbered when it is first shown, in the order of the chapter's cells, as Sphinx
+    numbers them; showing it again keeps its number.
+    """
+    kind = _check_label(label).split("-", 1)[0]
+    seen = _LAB_NUMBERS.setdefault(kind, {})
+    n = seen.setdefault(label, len(seen) + 1)
+    chapter = _lab_chapter()
+    word = "Fig." if kind == "fig" else "Table"
+    return f"{word} {chapter}.{n}" if chapter else f"{word} {n}"
+
+
+def lab_ref(spec: str) -> str:
+    """The ``{numref}`` role in JupyterLab: the number of a figure or table shown in this kernel.
+
+    ``spec`` is the role's content, ``"fig-x"`` or ``"Figure %s <fig-x>"``. ``lab/dpsynth_lab.py``
+    reads most numbers from the notebook's code; this serves the labels built at run time.
+    """
+    m = re.match(r"^(?P<text>.*?)\s*<(?P<label>[^<>]+)>$", spec or "", flags=re.S)
+    text, label = (m.group("text"), m.group("label")) if m else (None, (spec or "").strip())
+    kind = _check_label(label).split("-", 1)[0]
+    if label not in _LAB_NUMBERS.get(kind, {}):
+        return f"[{label}: not shown yet]"
+    number = lab_number(label)
+    return text.replace("%s", number.split(" ", 1)[1]) if text else number
+
+
+def _caption_line(number: str, caption: str) -> str:
+    return f"**{number}.** {caption.strip()}"
+
+
+def lab_figure_markdown(png: bytes, label: str, caption: str, number: str) -> str:
+    """MyST for JupyterLab: the PNG ``png`` embedded, then its ``number`` and ``caption``."""
+    _check_label(label)
+    data = base64.b64encode(png).decode("ascii")
+    return f"![{label}](data:image/png;base64,{data})\n\n{_caption_line(number, caption)}"
+
+
 def show_figure(fig, label: str, caption: str) -> None:
     """Glue ``fig`` under ``label`` and display it as a numbered figure with ``caption``.
 
-    The figure is closed afterwards, so it is not shown a second time by the inline backend.
+    For the book, the figure is glued and a ``glue:figure`` directive is displayed; in JupyterLab
+    (:func:`lab_mode`) the figure itself is displayed with its number and caption. The figure is
+    closed afterwards, so it is not shown a second time by the inline backend.
     """
     from IPython.display import Markdown, display
     from myst_nb import glue
 
     glue(_check_label(label), fig, display=False)
+    if lab_mode():
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", dpi=fig.dpi, bbox_inches="tight")
+        plt.close(fig)
+        display(Markdown(lab_figure_markdown(buf.getvalue(), label, caption, lab_number(label))))
+        return
     plt.close(fig)
     display(Markdown(figure_markdown(label, caption)))
 
@@ -84,23 +194,38 @@ def _fmt(v, floatfmt: str) -> str:
     return str(v)
 
 
-def table_markdown(df: pd.DataFrame, label: str, caption: str, *, floatfmt: str = ".3g", index: bool = True) -> str:
-    """A MyST ``{table}`` directive holding ``df`` as a Markdown table."""
-    _check_label(label)
+def _pipe_table(df: pd.DataFrame, floatfmt: str, index: bool) -> str:
     frame = df.reset_index() if index else df
     cols = [str(c) if not isinstance(c, tuple) else " / ".join(map(str, c)) for c in frame.columns]
     esc = lambda s: str(s).replace("|", "\\|")  # noqa: E731
     lines = ["| " + " | ".join(esc(c) for c in cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
     for row in frame.itertuples(index=False):
         lines.append("| " + " | ".join(esc(_fmt(v, floatfmt)) for v in row) + " |")
-    body = "\n".join(lines)
+    return "\n".join(lines)
+
+
+def table_markdown(df: pd.DataFrame, label: str, caption: str, *, floatfmt: str = ".3g", index: bool = True) -> str:
+    """A MyST ``{table}`` directive holding ``df`` as a Markdown table."""
+    _check_label(label)
+    body = _pipe_table(df, floatfmt, index)
     return f"```{{table}} {caption.strip()}\n:name: {label}\n\n{body}\n```"
 
 
+def lab_table_markdown(df: pd.DataFrame, label: str, caption: str, number: str, *, floatfmt: str = ".3g",
+                       index: bool = True) -> str:
+    """MyST for JupyterLab: ``number`` and ``caption``, then ``df`` as a Markdown table."""
+    _check_label(label)
+    return f"{_caption_line(number, caption)}\n\n{_pipe_table(df, floatfmt, index)}"
+
+
 def show_table(df: pd.DataFrame, label: str, caption: str, *, floatfmt: str = ".3g", index: bool = True) -> None:
-    """Display ``df`` as a numbered table with ``caption`` (MyST ``{table}`` directive)."""
+    """Display ``df`` as a numbered table with ``caption`` (MyST ``{table}`` directive; in JupyterLab,
+    :func:`lab_mode`, the table under its number and caption)."""
     from IPython.display import Markdown, display
 
+    if lab_mode():
+        display(Markdown(lab_table_markdown(df, label, caption, lab_number(label), floatfmt=floatfmt, index=index)))
+        return
     display(Markdown(table_markdown(df, label, caption, floatfmt=floatfmt, index=index)))
 
 
@@ -195,7 +320,45 @@ def glue_numbers(prefix: str, numbers: Mapping) -> list[str]:
     values = glue_values(prefix, numbers)
     for key, value in values.items():
         glue(key, value, display=False)
+    _GLUED.update(values)
     return list(values)
+
+
+#: The values :func:`glue_numbers` glued in this kernel, for :func:`glued`.
+_GLUED: dict[str, object] = {}
+
+
+def glued(spec: str):
+    """The value glued under a key, formatted as myst-nb's ``{glue:text}`` role formats it.
+
+    JupyterLab has no glue: the lab's server extension (``lab/dpsynth_lab.py``) turns
+    ``{glue:text}`key:.2f``` into an ``{eval}`` expression that calls ``glued("key:.2f")`` in the
+    kernel, and ``{glue:md}`key:myst``` into ``glued("key:myst")``, which returns the glued
+    Markdown.
+
+    Parameters
+    ----------
+    spec : str
+        ``"<key>"`` or ``"<key>:<format>"``, e.g. ``"censoring-release-c:.3f"``.
+
+    Returns
+    -------
+    str or GluedText
+        The formatted text; a glued Markdown string for the format ``myst``; or, before the cell
+        that glues the key has run, a note saying so.
+    """
+    if not isinstance(spec, str) or not spec:
+        raise ValueError(f"`spec` must be '<key>' or '<key>:<format>'; got {spec!r}.")
+    key, _, fmt = spec.rpartition(":") if ":" in spec else (spec, "", "")
+    if key not in _GLUED:
+        return f"[{key}: run the cells above]"
+    value = _GLUED[key]
+    if fmt == "myst":
+        return value if isinstance(value, GluedText) else GluedText(str(value))
+    from IPython.core.formatters import format_display_data
+    from myst_nb.core.variables import format_plain_text
+
+    return format_plain_text(format_display_data(value)[0]["text/plain"], fmt)
 
 
 def smallest_text_px(fig, column_px: float = COLUMN_PX) -> float:

@@ -1,4 +1,8 @@
-"""The "Teaching with this book" page: how long each chapter takes at quick scale, from its measurement.
+"""The "Teaching with this book" page and the tutorial's teaching pictures.
+
+How long each chapter takes at quick scale, from its measurement, and each step of the 90-minute
+route (:func:`route_times`); the tutorial's reading of epsilon as an odds bound (:func:`odds_table`)
+and its picture of the clamp (:func:`clamp_demo`, :func:`clamp_figure`).
 
 :func:`quick_scale_times` reads the record that ``benchmarks/bench_quick_scale.py`` writes
 (``benchmarks/results/bench_quick_scale.json``: each chapter notebook executed by papermill at quick
@@ -12,11 +16,13 @@ import json
 import os
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from .paths import project_root
 
-__all__ = ["QUICK_SCALE_RECORD", "quick_scale_record", "quick_scale_times"]
+__all__ = ["QUICK_SCALE_RECORD", "ROUTE_RECORD", "ENV_RECORD", "quick_scale_record", "quick_scale_times", "odds_table",
+           "clamp_demo", "clamp_figure", "route_times", "env_build_times"]
 
 #: The benchmark record, relative to the repository root.
 QUICK_SCALE_RECORD = Path("benchmarks") / "results" / "bench_quick_scale.json"
@@ -62,3 +68,218 @@ def quick_scale_times(path: str | os.PathLike | None = None) -> tuple[pd.DataFra
     state = "idle" if rec.get("idle") else "loaded"
     where = f"{m.get('cpu', 'an unknown machine')}, {m.get('cores', '?')} cores"
     return df, f"Measured on {when} on {where} ({state}: load average {float(load[0]):.1f} before the run)"
+
+
+# --------------------------------------------------------------------------------------------------
+# The tutorial's pictures of the guarantee: epsilon as an odds bound, and the clamp
+# --------------------------------------------------------------------------------------------------
+
+
+def odds_table(eps_values=(0.5, 1.0, 2.0, 6.0), prior: float = 0.5) -> pd.DataFrame:
+    """What ``eps`` allows an observer to learn about one person, as odds and as a probability.
+
+    ``eps``-DP bounds how much one release can move anyone's odds that a given record is in the data
+    (or, under replacement, that it has a given value): the posterior odds are at most ``e^eps``
+    times the prior odds. With prior probability ``prior`` the posterior probability is at most
+    ``e^eps p / (1 - p + e^eps p)``.
+
+    Parameters
+    ----------
+    eps_values : sequence of float
+        Positive epsilons.
+    prior : float
+        The observer's prior probability, in (0, 1).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Index ``ε``; columns ``odds multiplied by at most`` (``e^eps``) and
+        ``from <prior> to at most`` (the posterior probability).
+    """
+    eps = np.asarray(list(eps_values), dtype=float)
+    if eps.size == 0 or not np.all(np.isfinite(eps)) or np.any(eps <= 0):
+        raise ValueError(f"`eps_values` must be positive numbers; got {list(eps_values)!r}.")
+    if not 0 < float(prior) < 1:
+        raise ValueError(f"`prior` must be a probability strictly between 0 and 1; got {prior!r}.")
+    factor = np.exp(eps)
+    post = factor * prior / (1 - prior + factor * prior)
+    return pd.DataFrame({"odds multiplied by at most": factor, f"from {prior:.0%} to at most": post},
+                        index=pd.Index(eps, name="ε"))
+
+
+def clamp_demo(x, eps: float, shape: float, *, prior_scale: float = 10.0, points: int = 400) -> dict:
+    """One record's term and the posterior's log ratio under its removal, with and without the clamp.
+
+    The model is the tutorial's Gamma synthesizer with its shape fixed at ``shape``, so that the
+    posterior of the rate ``rho`` (prior half-normal with scale ``prior_scale``) can be computed
+    exactly on a grid. The record removed is the one whose log density varies most over the grid
+    (the largest value). ``M = eps / 2``: with every term clamped to ``[-M, M]`` the log ratio of the
+    two posteriors stays within ``[-eps, eps]`` at every ``rho`` (the window argument); without the
+    clamp it is not bounded.
+
+    Parameters
+    ----------
+    x : array-like
+        Positive values (the confidential data).
+    eps : float
+        The window's width ``2M``, with one record removed.
+    shape : float
+        The Gamma shape, held fixed.
+
+    Returns
+    -------
+    dict
+        ``rho`` (the grid), ``term`` and ``typical`` (the log density of the removed record and of
+        the median record over the grid), ``M``, ``eps``, ``removed`` (its value), ``log_ratio`` and
+        ``log_ratio_clamped`` (log posterior with all records minus log posterior without the removed
+        one, each normalised on the grid), ``n``.
+    """
+    from scipy import stats
+
+    x = np.asarray(x, dtype=float)
+    if x.ndim != 1 or x.size < 3 or not np.all(np.isfinite(x)) or np.any(x <= 0):
+        raise ValueError("`x` must be a 1-d array of at least 3 positive, finite values.")
+    if not (np.isfinite(eps) and eps > 0):
+        raise ValueError(f"`eps` must be a positive number; got {eps!r}.")
+    if not (np.isfinite(shape) and shape > 0):
+        raise ValueError(f"`shape` must be a positive number; got {shape!r}.")
+    M = eps / 2.0
+    rate_hat = shape / x.mean()
+    rho = np.linspace(rate_hat / 5.0, rate_hat * 3.0, int(points))
+    logpdf = stats.gamma.logpdf(x[None, :], a=shape, scale=1.0 / rho[:, None])  # grid x records
+    j = int(np.argmax(np.ptp(logpdf, axis=0)))
+    prior = stats.halfnorm.logpdf(rho, scale=prior_scale)  # an evenly spaced grid
+
+    def log_post(terms):
+        lp = prior + terms.sum(axis=1)
+        return lp - np.logaddexp.reduce(lp)
+
+    keep = np.ones(x.size, dtype=bool)
+    keep[j] = False
+    clamped = np.clip(logpdf, -M, M)
+    typical = int(np.argsort(x)[x.size // 2])
+    return {
+        "rho": rho, "term": logpdf[:, j], "typical": logpdf[:, typical], "M": M, "eps": float(eps),
+        "removed": float(x[j]), "n": int(x.size),
+        "log_ratio": log_post(logpdf) - log_post(logpdf[:, keep]),
+        "log_ratio_clamped": log_post(clamped) - log_post(clamped[:, keep]),
+    }
+
+
+def clamp_figure(demo: dict, axes=None):
+    """Two panels of :func:`clamp_demo`: (a) one record's term, clamped; (b) the log ratio under its removal.
+
+    Returns
+    -------
+    numpy.ndarray of Axes
+    """
+    import matplotlib.pyplot as plt
+
+    if axes is None:
+        _, axes = plt.subplots(1, 2, figsize=(6.6, 3.0), constrained_layout=True)
+    a, b = axes
+    rho, M, eps = demo["rho"], demo["M"], demo["eps"]
+    a.axhspan(-M, M, color="0.9", zorder=0, label=f"window [−M, M], M = {M:g}")
+    a.plot(rho, demo["term"], color="#D55E00", lw=1, ls="--", label=f"record x = {demo['removed']:.3g}")
+    a.plot(rho, np.clip(demo["term"], -M, M), color="#D55E00", lw=2, label="the same, clamped")
+    a.plot(rho, demo["typical"], color="#0072B2", lw=1.5, label="a typical record")
+    low = min(-2.5 * M, float(np.min(demo["typical"])) - 1)
+    a.set_ylim(low, max(1.5 * M, float(np.max(demo["term"])) + 0.5))
+    a.set_xlabel("rate ρ")
+    a.set_ylabel("log density of one record")
+    a.set_title("(a) one record's term")
+    a.legend(loc="lower left", fontsize=7.5)
+    b.axhspan(-eps, eps, color="0.9", zorder=0, label=f"[−ε, ε], ε = 2M = {eps:g}")
+    b.plot(rho, demo["log_ratio"], color="#D55E00", lw=1, ls="--", label="not clamped")
+    b.plot(rho, demo["log_ratio_clamped"], color="#D55E00", lw=2, label="clamped")
+    span = max(2 * eps, float(np.nanmax(np.abs(demo["log_ratio_clamped"]))) * 1.2)
+    b.set_ylim(-span, span)
+    b.set_xlabel("rate ρ")
+    b.set_ylabel("log p(ρ | x) − log p(ρ | x′)")
+    b.set_title("(b) removing that record")
+    b.legend(loc="lower left", fontsize=7.5)
+    return axes
+
+
+# --------------------------------------------------------------------------------------------------
+# The 90-minute route: each step's compute time, measured by lab/measure_route.py
+# --------------------------------------------------------------------------------------------------
+
+#: The route's record, relative to the repository root (written by ``lab/measure_route.py``).
+ROUTE_RECORD = Path("lab") / "route-times.json"
+
+
+def route_times(path: str | os.PathLike | None = None) -> tuple[pd.DataFrame, str]:
+    """Per section of the tutorial, its compute time at quick scale, and where and when it was measured.
+
+    ``lab/measure_route.py`` executes the tutorial with papermill at quick scale and adds up the
+    time of the code cells under each of its ``##`` headings (papermill times every cell).
+
+    Returns
+    -------
+    (pandas.DataFrame, str)
+        Index ``section`` (the tutorial's order), column ``seconds``; and a sentence with the date,
+        the machine and its load average.
+
+    Raises
+    ------
+    FileNotFoundError
+        If there is no record, with the command that writes it.
+    """
+    p = Path(path) if path is not None else project_root() / ROUTE_RECORD
+    if not p.exists():
+        raise FileNotFoundError(f"no route record {p}: run `.venv/bin/python lab/measure_route.py`.")
+    rec = json.loads(p.read_text(encoding="utf-8"))
+    rows = [(s["section"], float(s["seconds"])) for s in rec.get("sections", [])]
+    if not rows:
+        raise ValueError(f"the route record {p} has no sections: {sorted(rec)}")
+    df = pd.DataFrame(rows, columns=["section", "seconds"]).set_index("section")
+    m = rec.get("machine", {})
+    when = str(rec.get("started", ""))[:10]
+    try:
+        when = pd.Timestamp(when).strftime("%-d %B %Y")
+    except ValueError:
+        pass
+    load = rec.get("load_average_before") or [float("nan")]
+    where = f"{m.get('cpu', 'an unknown machine')}, {m.get('cores', '?')} cores"
+    return df, (f"Measured on {when} on {where}, at quick scale (n = {rec.get('n', '?')} records), load average "
+                f"{float(load[0]):.1f} before the run and {float((rec.get('load_average_after') or [load[0]])[0]):.1f}"
+                " after it")
+
+
+#: How long the lab's environments take to build from nothing (written by ``lab/measure_env.py``).
+ENV_RECORD = Path("lab") / "env-build.json"
+
+
+def env_build_times(path: str | os.PathLike | None = None) -> tuple[pd.DataFrame, str]:
+    """Seconds to build each environment of the lab from empty caches, and where and when it was measured.
+
+    Returns
+    -------
+    (pandas.DataFrame, str)
+        Index ``task`` (``venv``, ``lab-env``), columns ``what`` and ``seconds``; and a sentence
+        with the date, the Python, the machine and its load average.
+
+    Raises
+    ------
+    FileNotFoundError
+        If there is no record, with the command that writes it.
+    """
+    p = Path(path) if path is not None else project_root() / ENV_RECORD
+    if not p.exists():
+        raise FileNotFoundError(f"no environment record {p}: run `.venv/bin/python lab/measure_env.py`.")
+    rec = json.loads(p.read_text(encoding="utf-8"))
+    steps = rec.get("steps", [])
+    if not steps:
+        raise ValueError(f"the environment record {p} has no steps: {sorted(rec)}")
+    df = pd.DataFrame(steps).set_index("task")[["what", "seconds"]]
+    m = rec.get("machine", {})
+    when = str(rec.get("started", ""))[:10]
+    try:
+        when = pd.Timestamp(when).strftime("%-d %B %Y")
+    except ValueError:
+        pass
+    load = rec.get("load_average_before") or [float("nan")]
+    return df, (f"Measured on {when} with Python {rec.get('python', '?')} on {m.get('cpu', 'an unknown machine')}, "
+                f"{m.get('cores', '?')} cores, {rec.get('caches', 'caches unknown')}, load average "
+                f"{float(load[0]):.1f} before the run")
