@@ -89,3 +89,29 @@ def test_amplification_by_subsampling_and_its_inverse():
     # the draw's share on the file is spent, amplified, on the records the fit sees
     assert b.mechanism_eps((1.0, 2.0)) == pytest.approx(deamplify(1.0, 0.1) / 2)
     assert "fitted on a random 0.1 of the records" in b.phrase()
+
+
+def test_releases_split_the_draws_share_and_are_said():
+    b = Budget.plan(5.0, "remove", dp_size=True, dp_reference=True, releases=5)
+    assert (b.size, b.reference, b.draw, b.releases) == pytest.approx((0.25, 0.5, 0.85, 5))
+    assert b.cost(5) == pytest.approx(5.0) and b.cost(6) == pytest.approx(5.85)
+    assert "5 x 0.85 for one posterior draw each" in b.phrase()
+    assert "for the first 5 releases" in b.plan_line("X")
+    assert Budget(**b.to_dict()) == b
+    for bad in (0, 1.5, True):
+        with pytest.raises(DataError, match="releases"):
+            Budget.plan(5.0, "remove", dp_size=True, dp_reference=True, releases=bad)
+
+
+def test_a_table_plans_its_releases_for_model_parts_only():
+    import pandas as pd
+
+    from dpsynth import TableSynthesizer
+
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"a": rng.lognormal(size=80), "b": rng.lognormal(size=80)})
+    t = TableSynthesizer(df, ["a", "b"], eps=2.0, releases=4, mechanisms={"a": "censor_ref", "b": "ph"},
+                         mechanism_params={"b": {"lower": 0.0, "upper": 50.0}})
+    assert t.budget.releases == 4 and t.budget.parts["a"].releases == 4 and t.budget.parts["b"].releases == 1
+    assert "for the first 4 released tables" in t.budget.plan_line("T")
+    assert TableBudget.from_dict(t.budget.to_dict()) == t.budget

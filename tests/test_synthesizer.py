@@ -709,3 +709,22 @@ def test_a_large_file_is_fitted_on_a_random_subsample_at_the_amplified_eps():
     assert len(s.sample(seed=2)) == 400  # a release covers every public row
     with pytest.raises(DataError, match="`subsample`"):
         Synthesizer(df, "wage", covariates=["region", "age"], eps=2.0, subsample=-3)
+
+
+@pytest.mark.slow
+def test_eps_pays_for_the_releases_asked_for_before_the_fit():
+    """``releases=m``: the statement's eps is the total of m files from m draws; m releases spend exactly it."""
+    df = wages(seed=11)
+    s = Synthesizer(df[["wage"]], "wage", mechanism="censor_uw", eps=4.0, sampler=CFG, model_params=PRIORS,
+                    releases=4, allow_unconverged=True).fit(seed=1)
+    b = s.privacy.budget
+    assert (b.total, b.size, b.draw, b.releases) == pytest.approx((4.0, 0.2, 0.95, 4))
+    assert "eps = 4 with one record removed for 4 released files" in s.privacy.statement()
+    spent = [s.sample(seed=k).attrs["spend"] for k in range(4)]
+    assert sum(spent) == pytest.approx(4.0) and len({round(v, 9) for v in spent[1:]}) == 1
+    with pytest.raises(DataError, match="keep_draws"):
+        Synthesizer(df[["wage"]], "wage", mechanism="censor_uw", eps=4.0, releases=11)
+    ph = Synthesizer(df[["wage"]], "wage", mechanism="ph", eps=4.0, releases=5,
+                     mechanism_params={"lower": 0.0, "upper": 5000.0}).fit(seed=1)
+    assert ph.privacy.budget.releases == 1 and ph.privacy.budget.draw == pytest.approx(3.8)
+    assert "cost nothing more" in ph.privacy.statement()

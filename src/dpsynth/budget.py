@@ -12,6 +12,11 @@ things computed from the confidential data, and each gets a share of ``eps``:
 
 So ``m`` releases from ``m`` different draws of one fit cost ``size + reference + m x draw``, and a
 saved synthesizer keeping ``k`` draws is worth ``size + reference + k x draw`` to whoever holds it.
+An analyst who wants ``m`` synthetic data sets for valid intervals (:mod:`dpsynth.combining`) says so
+before the fit (``releases=m``): ``eps`` is then the total of the first ``m`` releases, each draw
+getting ``(eps - size - reference) / m``. A model-free mechanism's release (a histogram, the
+noise-aware model's posterior) is paid once, and any number of synthetic data sets from it cost
+nothing more.
 
 The rule is public and fixed before the data are seen (as SmartNoise's ``preprocessor_eps`` is
 taken out of its ``epsilon``): the size gets :data:`SIZE_SHARE` of ``eps`` when it is a DP count,
@@ -99,12 +104,15 @@ class Budget:
     relation : str
         ``"remove"`` or ``"replace"``: every figure here is stated under it.
     total : float or None
-        The eps of the first release (size + reference + one draw); ``None`` for a mechanism that is
+        The eps of the first :attr:`releases` releases (size + reference + releases x draw); ``None`` for a
+        mechanism that is
         not run at a target eps (its draw's eps is reported after the fit, :meth:`with_draw`).
     size, reference : float
         The shares of the DP released size and of the DP reference (0 when public or absent).
     draw : float or None
         The share of one posterior draw (or of a model-free release).
+    releases : int
+        How many releases from as many draws ``total`` covers (``size + reference + releases x draw``).
     """
 
     relation: str
@@ -113,13 +121,17 @@ class Budget:
     reference: float = 0.0
     draw: float | None = None
     sample_rate: float = 1.0
+    releases: int = 1
 
     def __post_init__(self) -> None:
         check_neighbours(self.relation)
+        if isinstance(self.releases, bool) or not isinstance(self.releases, (int, np.integer)) or self.releases < 1:
+            raise DataError(f"`releases` must be a positive whole number; got {self.releases!r}.")
 
     @classmethod
     def plan(cls, eps: float | None, relation: str, *, dp_size: bool, dp_reference: bool,
-             size_eps: float | None = None, reference_eps: float | None = None, sample_rate: float = 1.0) -> Budget:
+             size_eps: float | None = None, reference_eps: float | None = None, sample_rate: float = 1.0,
+             releases: int = 1) -> Budget:
         """The shares of ``eps`` by the public rule (module docstring).
 
         Parameters
@@ -134,8 +146,15 @@ class Budget:
             Explicit shares instead of the rule's.
         sample_rate : float
             The public share of records the fit sees (:func:`subsample_rate`).
+        releases : int
+            How many releases from as many posterior draws ``eps`` pays for (1 for a model-free mechanism,
+            whose one release serves any number of synthetic data sets).
         """
         check_neighbours(relation)
+        if isinstance(releases, bool) or not isinstance(releases, (int, np.integer)) or releases < 1:
+            raise DataError(f"`releases` must be a positive whole number (the synthetic data sets eps pays for); got "
+                            f"{releases!r}.")
+        releases = int(releases)
         if size_eps is not None:
             size_eps = check_eps(size_eps, "size_eps")
         if reference_eps is not None:
@@ -151,12 +170,13 @@ class Budget:
             raise DataError(
                 f"the released size ({_fmt(size)}) and the reference ({_fmt(ref)}) take all of eps = {_fmt(total)}: "
                 f"nothing is left for the draw. Raise `eps`, or give smaller `size_eps` / `reference_eps`.")
-        return cls(relation, total, size=size, reference=ref, draw=total - size - ref, sample_rate=sample_rate)
+        return cls(relation, total, size=size, reference=ref, draw=(total - size - ref) / releases,
+                   sample_rate=sample_rate, releases=releases)
 
     def with_draw(self, draw: float) -> Budget:
         """The budget of a mechanism whose draw's eps is known only after the fit (aDP): its total follows."""
-        return Budget(self.relation, self.size + self.reference + float(draw), self.size, self.reference, float(draw),
-                      self.sample_rate)
+        return Budget(self.relation, self.size + self.reference + self.releases * float(draw), self.size,
+                      self.reference, float(draw), self.sample_rate, self.releases)
 
     def mechanism_eps(self, per_param: tuple[float, float]) -> float | None:
         """The mechanism's own ``eps`` parameter whose draw costs :attr:`draw` under the relation.
@@ -194,7 +214,10 @@ class Budget:
             parts.append(f"{_fmt(self.size)} for the released size (a DP count, once per fit)")
         if self.reference:
             parts.append(f"{_fmt(self.reference)} for the reference theta_0 (once per fit)")
-        parts.append(f"{_fmt(self.draw or 0.0)} for {draw_what}")
+        if self.releases > 1:
+            parts.append(f"{self.releases} x {_fmt(self.draw or 0.0)} for {draw_what} each")
+        else:
+            parts.append(f"{_fmt(self.draw or 0.0)} for {draw_what}")
         out = " + ".join(parts)
         if self.sample_rate < 1.0:
             out += (f" (fitted on a random {self.sample_rate:.3g} of the records: by amplification by subsampling the "
@@ -206,7 +229,8 @@ class Budget:
         if self.total is None:
             s = f"{name}: its draw's eps is computed from the data after the fit (not a target)"
             return s + (f"; the released size costs {_fmt(self.size)}" if self.size else "")
-        return (f"{name}: eps = {_fmt(self.total)} with {neighbours_phrase(self.relation)} for the first release = "
+        first = "the first release" if self.releases == 1 else f"the first {self.releases} releases"
+        return (f"{name}: eps = {_fmt(self.total)} with {neighbours_phrase(self.relation)} for {first} = "
                 f"{self.phrase()}; each further release from another draw adds {_fmt(self.draw)}")
 
     def to_dict(self) -> dict:
@@ -243,12 +267,15 @@ class TableBudget:
         The DP released size's share (0 when public).
     parts : dict of str to Budget
         Each column's part (reference and draw).
+    releases : int
+        How many released tables ``total`` covers.
     """
 
     relation: str
     total: float | None
     size: float = 0.0
     parts: dict = field(default_factory=dict)
+    releases: int = 1
 
     @property
     def draw(self) -> float:
@@ -266,16 +293,17 @@ class TableBudget:
         """One line printed before a fit."""
         if self.total is None:
             return f"{name}: the columns' eps are computed after the fit"
-        return (f"{name}: eps = {_fmt(self.total)} with {neighbours_phrase(self.relation)} for the first released "
-                f"table "
+        first = "the first released table" if self.releases == 1 else f"the first {self.releases} released tables"
+        return (f"{name}: eps = {_fmt(self.total)} with {neighbours_phrase(self.relation)} for {first} "
                 f"= {self.phrase()}; each further table from new draws adds {_fmt(self.draw)}")
 
     def to_dict(self) -> dict:
         """Plain-JSON dict."""
         return {"relation": self.relation, "total": self.total, "size": self.size,
-                "parts": {c: b.to_dict() for c, b in self.parts.items()}}
+                "parts": {c: b.to_dict() for c, b in self.parts.items()}, "releases": self.releases}
 
     @classmethod
     def from_dict(cls, d: Mapping) -> TableBudget:
         """Read :meth:`to_dict`."""
-        return cls(d["relation"], d["total"], d["size"], {c: Budget(**b) for c, b in d["parts"].items()})
+        return cls(d["relation"], d["total"], d["size"], {c: Budget(**b) for c, b in d["parts"].items()},
+                   int(d.get("releases", 1)))

@@ -368,7 +368,8 @@ def _cmd_fit_table(a: argparse.Namespace) -> int:
             neighbours=a.neighbours,
             n_release=a.n_release,
             size_eps=a.size_eps,
-            keep_draws=a.keep_draws,
+            keep_draws=max(a.keep_draws, a.releases),
+            releases=a.releases,
             retries=a.retries,
             progress=not a.quiet,
             censor_warn_share=a.censor_warn_share,
@@ -474,7 +475,8 @@ def _cmd_fit(a: argparse.Namespace) -> int:
             neighbours=a.neighbours,
             n_release=a.n_release,
             size_eps=a.size_eps,
-            keep_draws=a.keep_draws,
+            keep_draws=max(a.keep_draws, a.releases),
+            releases=a.releases,
             retries=a.retries,
             progress=not a.quiet,
         )
@@ -831,6 +833,14 @@ def _parser() -> argparse.ArgumentParser:
         default=10,
         metavar="K",
         help="posterior draws kept in the saved synthesizer, one per release (default 10)",
+    )
+    f.add_argument(
+        "--releases",
+        type=int,
+        default=1,
+        metavar="M",
+        help="synthetic data sets EPS pays for (e.g. 5, for intervals combined over them): each posterior draw gets "
+        "(EPS - size - reference) / M; a model-free mechanism's one release serves any number (default 1)",
     )
     f.add_argument("--drop-other-columns", action="store_true",
                    help="leave out columns of DATA that are neither targets nor covariates (by default they are "

@@ -104,13 +104,14 @@ class SynthesizerPrivacy:
 
     @property
     def eps(self) -> float:
-        """The eps of the first release (its total) under :attr:`relation`."""
+        """The total eps under :attr:`relation` of the first ``budget.releases`` releases."""
         return float(self.budget.total)
 
     @property
     def eps_draw(self) -> float:
-        """What each further release from another draw adds."""
-        return float(self.budget.draw)
+        """What each further release from another draw adds (0 for a model-free mechanism: its one release serves
+        any number of files)."""
+        return 0.0 if self.model_free else float(self.budget.draw)
 
     @property
     def censored_share(self) -> float:
@@ -125,9 +126,12 @@ class SynthesizerPrivacy:
     def statement(self) -> str:
         """The public statement of the first release: the guarantee, the total eps under the relation, its split."""
         b = self.budget
+        files = "one released file" if b.releases == 1 else f"{b.releases} released files"
         s = (f"{self.name} ({KINDS[self.guarantee]}): eps = {_f(self.eps)} with {neighbours_phrase(self.relation)} "
-             f"for one released file = {b.phrase(draw_what=self.released)}")
-        if not self.model_free:
+             f"for {files} = {b.phrase(draw_what=self.released)}")
+        if self.model_free:
+            s += "; any number of files drawn from this one release cost nothing more"
+        else:
             s += f"; each further file from another posterior draw adds {_f(b.draw)}"
         if self.noisy or self.mode == "research":
             s += f"; {self.mode_phrase()}"
@@ -202,7 +206,8 @@ class TablePrivacy:
 
     @property
     def eps(self) -> float:
-        """Strict-DP total of the first released table: the size's share and every strict-DP part's."""
+        """Strict-DP total of the first ``budget.releases`` released tables: the size's share and every strict-DP
+        part's."""
         return self.budget.size + self._sum("DP")
 
     @property
@@ -230,7 +235,8 @@ class TablePrivacy:
         s = (f"Whole-table release of {len(self.targets)} confidential column(s) ({', '.join(self.targets)}), each "
              f"from "
              f"one posterior draw of its conditional model: ")
-        s += (f"strict DP eps = {_f(self.eps)} with {rel} for one released table (the sum over {', '.join(dp)}"
+        tables = "one released table" if self.budget.releases == 1 else f"{self.budget.releases} released tables"
+        s += (f"strict DP eps = {_f(self.eps)} with {rel} for {tables} (the sum over {', '.join(dp)}"
               f"{' and the released size' if self.budget.size else ''}); each further table from new draws adds "
               f"{_f(self.eps_draw)}") if dp else "no strictly DP part"
         adp = [t for t, p in zip(self.targets, self.parts, strict=True) if p.guarantee == "aDP"]
@@ -249,7 +255,8 @@ class TablePrivacy:
 
     def worth(self, keep_draws: int) -> str:
         """What holding the saved synthesizer is worth: each kept draw of each part could be released."""
-        fixed = self.budget.size + sum(p.budget.reference for p in self.parts if p.guarantee == "DP")
+        fixed = self.budget.size + sum(p.budget.reference + (p.budget.draw or 0.0 if p.model_free else 0.0)
+                                       for p in self.parts if p.guarantee == "DP")
         return (f"it holds up to {keep_draws} posterior draw(s) of each of its {len(self.parts)} conditional(s): "
                 f"whoever has it can release each of them, so sharing it is worth up to {_f(fixed)} + {keep_draws} x "
                 f"{_f(self.eps_draw)} = {_f(fixed + keep_draws * self.eps_draw)} with "

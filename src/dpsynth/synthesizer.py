@@ -171,6 +171,11 @@ class Synthesizer(SynthesizerIO):
     keep_draws : int
         Posterior draws kept; each release uses one, and whoever holds the synthesizer could
         release all of them (:meth:`SynthesizerPrivacy.worth`).
+    releases : int
+        How many synthetic data sets ``eps`` pays for (e.g. 5, for intervals combined over them,
+        :mod:`dpsynth.combining`): each posterior draw then gets ``(eps - size - reference) / releases``.
+        A model-free mechanism's one release serves any number of data sets at no further cost, so
+        it is planned as one. At most ``keep_draws``.
     retries : int
         A fit that fails its convergence checks is run again with twice the draws and tuning
         steps, at most this many times; :attr:`fit_log` says what was done.
@@ -229,6 +234,7 @@ class Synthesizer(SynthesizerIO):
         n_release: int | None = None,
         size_eps: float | None = None,
         keep_draws: int = 10,
+        releases: int = 1,
         retries: int = 2,
         progress: bool = True,
         target_levels: Sequence | None = None,
@@ -268,6 +274,10 @@ class Synthesizer(SynthesizerIO):
             )
         self.size_eps = size_eps
         self.keep_draws = positive_count(keep_draws, "keep_draws")
+        self.releases = positive_count(releases, "releases")
+        if self.releases > self.keep_draws:
+            raise DataError(f"`releases` ({self.releases}) exceeds `keep_draws` ({self.keep_draws}): each release "
+                            f"needs its own posterior draw; keep at least as many draws.")
         self.retries = check_count(retries, "retries", minimum=0)
         self.progress = check_bool(progress, "progress")
         if mode not in MODES:
@@ -408,7 +418,8 @@ class Synthesizer(SynthesizerIO):
         #: The total and its shares, under the relation, fixed before the fit (:mod:`dpsynth.budget`).
         self.budget = Budget.plan(self.eps if self.spec.takes_eps else None, self.relation, dp_size=self._dp_size(),
                                   dp_reference=dp_ref, size_eps=self.size_eps,
-                                  reference_eps=converted.get("reference_eps") if dp_ref else None, sample_rate=q)
+                                  reference_eps=converted.get("reference_eps") if dp_ref else None, sample_rate=q,
+                                  releases=self.releases if self.spec.uses_model else 1)
         if self.spec.takes_eps and self.eps is None:
             self.spec.resolve(converted, None)  # raises, naming `eps`
         if not self.spec.takes_eps and self.eps is not None:

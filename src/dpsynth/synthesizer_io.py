@@ -70,8 +70,8 @@ class SynthesizerIO:
                 "unit": self.unit, "offset": self.offset, "sampler": dataclasses.asdict(self.sampler),
                 "censor_warn_share": self.censor_warn_share, "allow_unconverged": self.allow_unconverged,
                 "relation": self.relation, "n_release": self.n_release, "size_eps": self.size_eps,
-                "keep_draws": self.keep_draws, "retries": self.retries, "progress": self.progress,
-                "part_of": self.part_of, "mode": self.mode, "subsample": self.subsample,
+                "keep_draws": self.keep_draws, "releases": self.releases, "retries": self.retries,
+                "progress": self.progress, "part_of": self.part_of, "mode": self.mode, "subsample": self.subsample,
             },
             "run_params": {k: v for k, v in self._run_params.items() if _plain(v)},
             "dataset": self.dataset,
@@ -143,6 +143,7 @@ class SynthesizerIO:
         self.relation = check_neighbours(st["relation"])
         self.n_release, self.size_eps = st["n_release"], st["size_eps"]
         self.keep_draws, self.retries = int(st["keep_draws"]), int(st["retries"])
+        self.releases = int(st.get("releases", 1))
         self.progress, self.part_of, self.mode = bool(st["progress"]), st["part_of"], st["mode"]
         self.subsample = st["subsample"]
         self.fit_log, self.dataset, self.fit_id = [], str(content["dataset"]), str(content["fit_id"])
@@ -236,7 +237,7 @@ class TableSynthesizerIO:
                 "targets": self.targets, "covariates": self.covariates, "columns": self.columns,
                 "dtypes": self.dtypes, "relation": self.relation, "eps": self.eps, "eps_split": self.eps_split,
                 "mechanisms": self.mechanisms, "n_release": self.n_release, "size_eps": self.size_eps,
-                "keep_draws": self.keep_draws, "progress": self.progress,
+                "keep_draws": self.keep_draws, "releases": self.releases, "progress": self.progress,
                 "allow_unconverged": self.allow_unconverged, "mode": self.mode,
             },
             "budget": self.budget.to_dict(),
@@ -276,6 +277,7 @@ class TableSynthesizerIO:
         self.eps, self.eps_split, self.mechanisms = st["eps"], st["eps_split"], dict(st["mechanisms"])
         self.n_release, self.size_eps = st["n_release"], st["size_eps"]
         self.keep_draws, self.progress = int(st["keep_draws"]), bool(st["progress"])
+        self.releases = int(st.get("releases", 1))
         self.allow_unconverged, self.mode = bool(st["allow_unconverged"]), st["mode"]
         self.budget = TableBudget.from_dict(content["budget"])
         self.dataset, self.fit_id = str(content["dataset"]), str(content["fit_id"])

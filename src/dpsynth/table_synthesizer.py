@@ -97,7 +97,7 @@ class TableSynthesizer(TableSynthesizerIO):
         :class:`dpsynth.Synthesizer` (the model from the column's type, ``censor_ref``).
     neighbours : {"remove", "replace"}, optional
         Default: ``"replace"`` with covariates (their rows and n are public), ``"remove"`` without.
-    n_release, size_eps, sampler, keep_draws, retries, progress, standardize : optional
+    n_release, size_eps, sampler, keep_draws, releases, retries, progress, standardize : optional
         As for :class:`dpsynth.Synthesizer` (``standardize`` applies to the public covariates).
     censor_warn_share, allow_unconverged, mode : optional
         As for :class:`dpsynth.Synthesizer` (``mode``: secure noise for a release, or seeded for research).
@@ -121,6 +121,7 @@ class TableSynthesizer(TableSynthesizerIO):
         size_eps: float | None = None,
         sampler=None,
         keep_draws: int = 10,
+        releases: int = 1,
         retries: int = 2,
         progress: bool = True,
         standardize: bool | None = None,
@@ -164,6 +165,10 @@ class TableSynthesizer(TableSynthesizerIO):
         self.eps = None if eps is None else check_eps(eps, "eps")
         self.eps_split = self._split_proportions(eps_split)
         self.keep_draws = positive_count(keep_draws, "keep_draws")
+        self.releases = positive_count(releases, "releases")
+        if self.releases > self.keep_draws:
+            raise DataError(f"`releases` ({self.releases}) exceeds `keep_draws` ({self.keep_draws}): each released "
+                            f"table needs its own posterior draws; keep at least as many draws.")
         self.progress = check_bool(progress, "progress")
         self.allow_unconverged = check_bool(allow_unconverged, "allow_unconverged")
         from .synthesizer import MODES
@@ -171,7 +176,8 @@ class TableSynthesizer(TableSynthesizerIO):
         if mode not in MODES:
             raise DataError(f"`mode` must be one of {MODES}; got {mode!r}.")
         self.mode = mode
-        self._common = dict(sampler=sampler, keep_draws=self.keep_draws, retries=retries, progress=self.progress,
+        self._common = dict(sampler=sampler, keep_draws=self.keep_draws, releases=self.releases, retries=retries,
+                            progress=self.progress,
                             censor_warn_share=censor_warn_share, allow_unconverged=allow_unconverged, mode=mode)
         self.public = data[covs].reset_index(drop=True).copy()
         if standardize is None:
@@ -256,9 +262,15 @@ class TableSynthesizer(TableSynthesizerIO):
             raise DataError(f"the released size's share ({size:.4g}) takes all of eps = {self.eps:.4g}.")
         shares = split_shares(self.eps - size, takes, self.eps_split)
         parts = {t: Budget.plan(shares[t], self.relation, dp_size=False, dp_reference=self._dp_reference(t),
-                                reference_eps=(self.mechanism_params[t] or {}).get("reference_eps"))
+                                reference_eps=(self.mechanism_params[t] or {}).get("reference_eps"),
+                                releases=self.releases if self._uses_model(t) else 1)
                  for t in takes}
-        return TableBudget(self.relation, self.eps, size, parts)
+        return TableBudget(self.relation, self.eps, size, parts, self.releases)
+
+    def _uses_model(self, t: str) -> bool:
+        from .mechanisms import catalog
+
+        return catalog.get(self.mechanisms[t]).uses_model
 
     def _predictor_design(self, upto: int) -> CovariateDesign:
         """The design of conditional ``upto``: the public covariates, then the earlier targets' public encodings."""
