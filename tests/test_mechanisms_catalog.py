@@ -48,7 +48,7 @@ def test_every_mechanism_runs_through_the_synthesizer_or_says_why():
 def test_cli_parameters_agree_across_mechanisms():
     params = catalog.cli_params()
     assert {"radius", "lower", "upper", "historical", "a", "b", "c", "g"} <= set(params)
-    assert set(params["lower"][1]) == {"ph", "ph_paper", "opendp_quantiles"}
+    assert set(params["lower"][1]) == {"ph", "ph_paper", "opendp_quantiles", "noise_aware"}
     assert params["historical"][0].table and params["lower"][0].in_data_unit
 
 
@@ -196,6 +196,6 @@ def test_toy_mechanism_fits_through_the_synthesizer(toy):
                     model_params={"mu_prior_sd": 2.0, "sigma_prior_scale": 1.0}, allow_unconverged=True, n_release=80)
     s.fit(seed=1)
     p = s.privacy
-    assert (p.mechanism, p.name, p.guarantee, p.eps_remove) == ("toy_half", "Toy-half", "DP", 2.0)
+    assert (p.mechanism, p.name, p.guarantee, p.eps, p.relation) == ("toy_half", "Toy-half", "DP", 2.0, "remove")
     assert p.delta <= 1.0 + 1e-9
     assert len(s.sample(seed=2)) == 80

@@ -37,6 +37,7 @@ PARAMS = {
     "ph": {"lower": 0.0, "upper": 40.0, "mode": "research"},
     "ph_paper": {"lower": 0.0, "upper": 40.0, "mode": "research"},
     "opendp_quantiles": {"lower": 0.05, "upper": 40.0},
+    "noise_aware": {"lower": 0.05, "upper": 40.0, "mode": "research"},
     "range_averaged": {"a": 0.5, "b": 1.5},
     "range_truncated": {"a": 0.5, "b": 1.5},
     "range_truncated_whole": {"a": 0.5, "b": 1.5},

@@ -181,8 +181,10 @@ def _statement(p, size: ReleaseSize, new: list, spend: float, before: float, ove
         s += " (charged in this release)" if any(k.endswith(":size") for k, *_ in new) else \
             " (charged by an earlier release)"
     paid = [w for k, w, e, g in new if g == "DP"]
+    free = ("nothing new: a model-free release serves any number of files, and this one was paid for before"
+            if getattr(p, "model_free", False) else "nothing new: its draw was released before")
     s += (f". This release added eps = {spend:.4g} of strict DP to the data set's ledger"
-          f" ({', '.join(paid) if paid else 'nothing new: its draw was released before'}); the ledger's strict-DP "
+          f" ({', '.join(paid) if paid else free}); the ledger's strict-DP "
           f"total is now {before + spend:.4g}")
     if p.guarantee != "DP":
         s += f" (its {p.guarantee} draw is listed apart, not summed)"

@@ -372,8 +372,12 @@ class Synthesizer(SynthesizerIO):
 
     def _warn_ignored_covariates(self) -> None:
         """Say what is lost when covariates are given that the mechanism or the model does not use."""
+        cells = self._run_params.get("cells")
+        if cells is None and self.spec.covariate_use == "cells":  # the default: categorical ones and those cut at edges
+            edges = self._run_params.get("cell_edges") or {}
+            cells = [c for c in self.covariates if c in self.levels or c in edges]
         msg = ignored_covariates(self.spec, self.model, self.encoding, self.target, self.covariates, self.levels,
-                                 self._run_params.get("cells"), self._takes_covariates())
+                                 cells, self._takes_covariates())
         if msg:
             warnings.warn(msg, CovariatesIgnoredWarning, stacklevel=3)
 
@@ -404,6 +408,7 @@ class Synthesizer(SynthesizerIO):
             "levels_lower": None if K is None else -0.5,
             "levels_upper": None if K is None else K - 0.5,
             "levels_bins": K,
+            "target_kind": self.encoding.kind,
         }
         for k, p in self.spec.params.items():  # public values for parameters that may take them
             if p.fill is not None and converted.get(k) is None and fills.get(p.fill) is not None:
@@ -615,9 +620,12 @@ class Synthesizer(SynthesizerIO):
             p = self._privacy
             raise UnconvergedError(
                 f"the {p.name} fit failed its convergence checks ({CONFIDENTIAL}: R-hat max {p.rhat_max:.3f}, bulk "
-                f"ESS min {p.ess_min:.0f}, {p.divergences} divergences): the guarantee is for a posterior draw, and "
-                f"this is not one, so no privacy figure is reported. Increase draws/tune (or retries), or pass "
-                f"allow_unconverged=True to accept it."
+                f"ESS min {p.ess_min:.0f}, {p.divergences} divergences): " + (
+                    "the guarantee holds whatever the sampler did (its MCMC post-processes the DP release), but "
+                    "draws that are not from the posterior make the synthetic data and any intervals from them "
+                    "unreliable" if p.model_free else
+                    "the guarantee is for a posterior draw, and this is not one, so no privacy figure is reported")
+                + ". Increase draws/tune (or retries), or pass allow_unconverged=True to accept it."
             )
         return self._privacy
 

@@ -49,7 +49,8 @@ def ignored_covariates(spec, model, encoding, target: str, covariates: Sequence[
         unused = [c for c in covariates if c not in cells]
         if not unused:
             return None
-        return (f"the {spec.key} mechanism uses covariates only as cells of categorical levels ({cells or 'none'}): "
+        return (f"the {spec.key} mechanism uses covariates only as cells (categorical levels, or numeric ones cut at "
+                f"public `cell_edges`; here {cells or 'none'}): "
                 f"the synthetic {target!r} does not depend on {unused}" + (f" (numeric: {numeric})" if numeric else "")
                 + ". To keep that relation, use a model-based mechanism, e.g. mechanism='censor_ref' with a "
                 "regression model.")

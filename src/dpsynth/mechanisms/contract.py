@@ -151,6 +151,11 @@ class MechanismResult:
     fits : tuple of Fit
         Every MCMC fit this result rests on, in order (the shared unweighted fit included), for
         its convergence diagnostics.
+    diagnostics : tuple of Diagnostics
+        Convergence diagnostics (:class:`~dpsynth.mcmc_settings.Diagnostics`) of MCMC a mechanism runs
+        without a :class:`Fit`: a model-free mechanism's own model of what it released (the
+        noise-aware posterior of its noisy counts). They are checked with the fits' (``converged``,
+        ``rhat_max``, ``ess_min``, ``divergences``).
     """
 
     name: str
@@ -163,6 +168,7 @@ class MechanismResult:
     release: ReleasedState | None = None
     fits: tuple = ()
     shown: str = ""
+    diagnostics: tuple = ()
 
     @property
     def guarantee(self) -> str:
@@ -174,25 +180,30 @@ class MechanismResult:
         """Name shown with guarantee type, e.g. ``"Censor_uw (DP)"``; an alias shows its mechanism's: ``"LW (aDP)"``."""
         return f"{self.shown or self.name} ({self.guarantee})"
 
+    def _checks(self) -> tuple:
+        """The diagnostics of every fit, then the mechanism's own (:attr:`diagnostics`)."""
+        return tuple(f.diagnostics for f in self.fits) + tuple(self.diagnostics)
+
     @property
     def converged(self) -> bool:
-        """Whether every fit passed its R-hat, ESS and divergence checks (True without fits)."""
-        return all(f.diagnostics.ok for f in self.fits)
+        """Whether every fit (and the mechanism's own MCMC) passed its R-hat, ESS and divergence checks (True
+        without MCMC)."""
+        return all(d.ok for d in self._checks())
 
     @property
     def rhat_max(self) -> float:
-        """Worst R-hat over the fits (NaN without fits)."""
-        return max((f.diagnostics.rhat_max for f in self.fits), default=float("nan"))
+        """Worst R-hat over the fits and the mechanism's own MCMC (NaN without MCMC)."""
+        return max((d.rhat_max for d in self._checks()), default=float("nan"))
 
     @property
     def ess_min(self) -> float:
-        """Smallest bulk ESS over the fits (NaN without fits)."""
-        return min((f.diagnostics.ess_min for f in self.fits), default=float("nan"))
+        """Smallest bulk ESS over the fits and the mechanism's own MCMC (NaN without MCMC)."""
+        return min((d.ess_min for d in self._checks()), default=float("nan"))
 
     @property
     def divergences(self) -> int:
-        """Divergent transitions over the fits."""
-        return int(sum(f.diagnostics.divergences for f in self.fits))
+        """Divergent transitions over the fits and the mechanism's own MCMC."""
+        return int(sum(d.divergences for d in self._checks()))
 
 
 def _check_colour(colour, key: str) -> None:
@@ -397,14 +408,18 @@ class MechanismSpec:
                                extra=dict(extra), key=self.key, fits=all_fits,
                                shown=self.shown_name if name in (None, self.name) else name)
 
-    def released(self, release: ReleasedState, *, eps_remove: float, eps_replace: float,
+    def released(self, release: ReleasedState, *, eps_remove: float, eps_replace: float, diagnostics: tuple = (),
                  **extra) -> MechanismResult:
-        """A model-free mechanism's :class:`MechanismResult` (epsilon calibrated by its noise)."""
+        """A model-free mechanism's :class:`MechanismResult` (epsilon calibrated by its noise).
+
+        ``diagnostics``: the :class:`~dpsynth.mcmc_settings.Diagnostics` of MCMC the mechanism ran on
+        what it released (post-processing, no :class:`Fit`), checked as a fit's are.
+        """
         from ..privacy import calibrated_report
 
         rep = calibrated_report(eps_remove, eps_replace, guarantee=self.guarantee, **extra)
         return MechanismResult(name=self.name, fit=None, weights=None, bounds=None, privacy=rep, extra=dict(extra),
-                               key=self.key, release=release, shown=self.shown_name)
+                               key=self.key, release=release, shown=self.shown_name, diagnostics=tuple(diagnostics))
 
 
 #: A failed fit that censored more than this share of its records is not refitted: retries lengthen the chains,
