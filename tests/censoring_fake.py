@@ -114,11 +114,13 @@ def fake_reference(replicates: int = 3, *, alphas=(1.0, 0.5, 0.25), widens=(1.0,
                    over_bound: bool = False) -> xr.Dataset:
     """A Censor_ref study with known orderings (no MCMC), laid out like ``reference_replicate``'s output.
 
-    Censor_uw censors 40% at eps = 1 and 10% at eps = 4, Censor_w-pub half as much, Censor_ref (and its
-    historical twin) 2% (or ``ref_censors``), a smaller fixed alpha censors fewer records and widens the
-    posterior; widen 1 censors 5% and biases the mean by -0.03. ``over_bound`` puts one fit above eps/2.
+    Censor_uw censors 40% at eps = 1 and 10% at eps = 4, Censor_w-pub half as much, Censor_ref with its
+    defaults (each record's own reference) 2% (or ``ref_censors``), a common theta_0 (DP median,
+    historical) 2.5%; a smaller fixed alpha censors fewer records and widens the posterior; the DP
+    median unwidened (widen 1) censors 5% and biases the mean by -0.03. Only the DP median variants
+    charge a reference (0.1). ``over_bound`` puts one fit above eps/2.
     """
-    from dpsynth.experiments.censoring.reference import variant_settings, variants
+    from dpsynth.experiments.censoring.reference import charges_reference, variant_settings, variants
     from dpsynth.mechanisms.censored_reference import default_alpha
 
     names = variants(alphas, widens)
@@ -131,8 +133,10 @@ def fake_reference(replicates: int = 3, *, alphas=(1.0, 0.5, 0.25), widens=(1.0,
             for v in names:
                 s = variant_settings(v)
                 a = s["alpha"] if s["alpha"] is not None else default_alpha(eps)
-                share = {"Censor_uw": 0.4 if low else 0.1, "Censor_w-pub": 0.2 if low else 0.05}.get(
-                    v, ref_censors if ref_censors is not None else 0.02)
+                share = {"Censor_uw": 0.4 if low else 0.1, "Censor_w-pub": 0.2 if low else 0.05}.get(v)
+                if share is None:  # Censor_ref: its own references, or a common theta_0
+                    own = ref_censors if ref_censors is not None else 0.02
+                    share = own if s["reference"] == "record" else 0.025
                 sd = 0.004
                 bias = 0.1 * share
                 if s["synthesizer"] == "Censor_ref":
@@ -140,7 +144,7 @@ def fake_reference(replicates: int = 3, *, alphas=(1.0, 0.5, 0.25), widens=(1.0,
                         share, sd = 0.03 * s["alpha"], 0.004 / np.sqrt(s["alpha"])
                     if s["widen"] == 1.0:
                         share, bias = 0.05, -0.03
-                dp = s["reference"] == "dp"
+                dp = charges_reference(v)
                 rows.append({"eps": eps, "variant": v, "delta": eps / 2 * (0.9 if s["alpha"] == 0.25 else 1.0),
                              "eps_remove": eps + 0.1 * dp, "eps_replace": 2 * eps + 0.2 * dp,
                              "reference_eps_remove": 0.1 * dp,

@@ -21,7 +21,8 @@ def fake_study(*, replicates: int = 4, b_exceeds: bool = True, seed: int = 0) ->
             "B[0.4,1.8]": 5.0 if b_exceeds else 3.0, "B[0.6,1.2]": 8.0 if b_exceeds else 2.5,
             "B'[0.4,1.8]": 1.5, "B'[0.6,1.2]": 1.2}
     shrink = np.array([1.0, 0.5, 0.25])[None, :, None]  # the spread contracts with n
-    noise = 0.2 * rng.standard_normal((R, N, M)) * shrink
+    # the same standardised noise at every n, scaled down: every spread falls at every step of n
+    noise = 0.2 * rng.standard_normal((R, 1, M)) * shrink
     delta = np.array([base[m] for m in NAMES])[None, None, :] + noise
     dims = ("replicate", "n_obs", "synthesizer")
     coords = {"replicate": np.arange(R), "n_obs": NS, "synthesizer": NAMES, "range": ["[0.4,1.8]", "[0.6,1.2]"],

@@ -117,16 +117,21 @@ def test_reference_table(res):
                                "converged"]
     row = t.loc[("1", "Censor_uw (DP)")]
     assert row["% censored"] == pytest.approx(40.05) and np.isnan(row["α"]) and row["ε removed"] == 1.0
+    # the default: each record's own reference, nothing charged, alpha = min(1, M / K) = eps / 5 (K = 2.5)
     row = t.loc[("1", "Censor_ref (DP)")]
-    assert row["α"] == 0.25 and row["ε removed"] == pytest.approx(1.1) and row["ε replaced"] == pytest.approx(2.2)
+    assert row["α"] == pytest.approx(0.2) and row["ε removed"] == 1.0 and row["ε replaced"] == 2.0
+    row = t.loc[("1", "Censor_ref, DP median θ₀")]
+    assert row["ε removed"] == pytest.approx(1.1) and row["ε replaced"] == pytest.approx(2.2)
     assert t.loc[("4", "Censor_ref, historical θ₀"), "ε removed"] == 4.0
-    assert t.loc[("4", "Censor_ref, widen 1"), "bias of φ"] == pytest.approx(-0.029)
+    assert t.loc[("4", "Censor_ref, DP median θ₀, widen 1"), "bias of φ"] == pytest.approx(-0.029)
     assert list(T.reference_table(res, "alpha").loc["4"].index) == ["Censor_ref (DP)", "Censor_ref, α = 1",
                                                                     "Censor_ref, α = 0.5", "Censor_ref, α = 0.25"]
     assert list(T.reference_table(res, "main").loc["1"].index) == ["Censor_uw (DP)", "Censor_w-pub (DP)",
-                                                                   "Censor_ref (DP)", "Censor_ref, historical θ₀"]
-    assert list(T.reference_table(res, "widen").loc["1"].index) == ["Censor_ref (DP)", "Censor_ref, widen 1",
-                                                                    "Censor_ref, widen 4"]
+                                                                   "Censor_ref (DP)", "Censor_ref, DP median θ₀",
+                                                                   "Censor_ref, historical θ₀"]
+    assert list(T.reference_table(res, "widen").loc["1"].index) == ["Censor_ref, DP median θ₀",
+                                                                    "Censor_ref, DP median θ₀, widen 1",
+                                                                    "Censor_ref, DP median θ₀, widen 4"]
     with pytest.raises(ValueError, match="kind"):
         T.reference_table(res, "other")
 
@@ -156,11 +161,41 @@ def test_the_tables_hold_the_numbers_the_verdicts_quote():
     f1 = T.figure1_table(res.figure1)
     assert f1.loc["posterior", "sd / posterior sd"] == 1 and f1.loc["posterior", "mean shift (posterior sds)"] == 0
     v = {x.key: x for x in verdicts(res)}
-    keys = ("censored_within_bound", "weighted_e_above_target", "censoring_flattens_posterior", "ref_censors_fewer")
-    tables = [a, f1, T.reference_table(res)]
+    keys = ("censored_within_bound", "weighted_e_above_target", "censoring_flattens_posterior", "ref_censors_fewer",
+            "weighted_e_threshold_effect")
+    tables = [a, f1, T.reference_table(res), T.threshold_table(res)]
     page = _page([v[k] for k in keys], tables)
     assert page_check.unheld_numbers(page, declared=[4.0, 3.0, 1.0, 12]) == []
     # without the new table the Weighted-e medians are not held
-    assert {u[1] for u in page_check.unheld_numbers(_page([v[k] for k in keys], tables[1:]),
+    assert {u[1] for u in page_check.unheld_numbers(_page([v[k] for k in keys], tables[1:-1] + tables[-1:]),
                                                      declared=[4.0, 3.0, 1.0, 12])} == {
         v["weighted_e_above_target"].claim}
+
+
+def test_threshold_table_shows_the_numbers_of_the_effect():
+    res = fake_results(6)
+    t = T.threshold_table(res)
+    th = T.threshold_effect(res)
+    assert list(t.index) == ["Unweighted Δ against −½ log x₍₁₎", "Unweighted Δ against LW Δ",
+                             "Weighted-e count against LW Δ, ε = 4", "Weighted-e count against LW Δ, ε = 3"]
+    assert t.loc["Unweighted Δ against LW Δ", "median ratio"] == pytest.approx(th["quarter"]["median_ratio"])
+    row = t.loc["Weighted-e count against LW Δ, ε = 4"]
+    d = th["by_eps"]["4"]
+    assert (row["at or below ε/2"], row["above ε/2"]) == (str(d["below"]), str(d["above"]))
+    assert row["median truncated there"] == pytest.approx(d["above_median"]) and np.isnan(row["median ratio"])
+    assert t.loc["Unweighted Δ against LW Δ", "above ε/2"] == "–"
+
+
+def test_tables_of_every_synthesizer_show_censor_ref_from_its_own_study():
+    res = fake_results(2)
+    u = T.utility_table(res)
+    assert ("4", T.REFERENCE_ROW) in u.index and ("3", T.REFERENCE_ROW) not in u.index  # the fake study: eps 4, 1
+    ref = res.reference.sel(variant="Censor_ref", eps=4.0)
+    assert u.loc[("4", T.REFERENCE_ROW), "max-ECDF"] == pytest.approx(float(np.median(ref["max_ecdf"].values)))
+    e = T.eps_table(res)
+    assert e.loc[("4", T.REFERENCE_ROW), "remove, max"] == 4.0 and e.loc[("4", T.REFERENCE_ROW), "guarantee"] == "DP"
+    assert T.REFERENCE_ROW.startswith("Censor_ref (DP)") and "2 replicate(s)" in T.reference_row_note(res)
+    # without the Censor_ref study the tables are the main study's alone
+    res.reference = None
+    assert T.REFERENCE_ROW not in T.utility_table(res).index.get_level_values(1)
+    assert T.reference_row_note(res) == ""

@@ -88,3 +88,25 @@ def test_smoke_preset_end_to_end(tmp_path):
     assert v["literal_b_exceeds_by_range_term"].holds is True
     again = chapter.run(chapter.Params.smoke(), cache_dir=tmp_path, progress=False)
     assert again.study.attrs["from_cache"] == 1
+
+
+def test_contraction_verdict_fails_when_the_spread_rises_at_the_largest_n():
+    import numpy as np
+
+    ds = fake_study(replicates=8)
+    ns = [int(n) for n in ds["n_obs"].values]
+    lw = ds["delta"].sel(synthesizer="LW")
+    # the spread falls, then rises at the last step, while the median keeps rising (as in the shipped study)
+    for n, iqr, level in zip(ns, (0.8, 0.4, 0.6), (3.4, 3.6, 4.0)):
+        lw.loc[dict(n_obs=n)] = level + iqr * np.linspace(-1, 1, ds.sizes["replicate"])
+    ds["delta"].loc[dict(synthesizer="LW")] = lw
+    v = _by_key(verdicts(ds))["bound_contracts"]
+    assert v.holds is False
+    assert v.numbers["LW"]["iqr_not_falling"] == [(ns[1], ns[2])]
+    assert f"at n = {ns[1]} to" in v.evidence and "the median rises at every step" in v.evidence
+    n = V.contraction_numbers(ds)
+    assert n["word"] == "does not hold" and n["rises"] == 1 and n["evidence"] == v.evidence
+    assert n["median"][ns[-1]] == pytest.approx(4.0)
+    keys = book.glue_values("range", V.text_numbers(ds))
+    assert keys["range-contraction-word"] == "does not hold" and f"range-contraction-iqr-{ns[0]}" in keys
+    assert V.contraction_numbers(fake_study())["word"] == "holds"

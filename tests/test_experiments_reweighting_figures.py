@@ -17,6 +17,7 @@ FIGURES = [
     ("bounds_and_weights", {"data_model": "poisson"}, 2),
     ("bounds_and_weights", {"data_model": "nb_mixture"}, 2),
     ("utility", {"data_model": "poisson"}, 6),
+    ("quantile_bias", {}, 2),
     ("utility", {"data_model": "nb_mixture", "sources": ("Data", "LW", "LW_final", "CW", "CW_final")}, 6),
     ("bound_vs_weight", {}, 2),
     ("before_after", {}, 2),
@@ -62,3 +63,19 @@ def test_draws_on_given_axes(res):
     out = figures.bounds_and_weights(res, "poisson", axes=axes)
     assert out[0] is axes[0] and out[1] is axes[1]
     plt.close(fig)
+
+
+def test_quantile_bias_draws_one_marker_per_source_at_the_mean_bias(res):
+    from dpsynth.experiments.reweighting.verdicts import quantile_bias_numbers
+
+    axes = figures.quantile_bias(res)
+    q = quantile_bias_numbers(res)
+    ax = axes[0]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["Data"] + [registry.label(n) for n in
+                                                                        ("Unweighted", "LW", "CW", "SW")]
+    # the markers sit at the mean biases (the "Data" marker first)
+    markers = [ln for ln in ax.get_lines() if ln.get_marker() == "o"]
+    ys = [float(ln.get_ydata()[0]) for ln in markers]
+    assert ys[1:] == pytest.approx([q["bias"][s]["q15"] for s in ("Unweighted", "LW", "CW", "SW")])
+    assert ys[0] == pytest.approx(q["data_offset"]["q15"])
+    plt.close(ax.figure)

@@ -79,9 +79,9 @@ def quoted_numbers_table(verdicts: Iterable[Verdict], figures: Mapping[str, Iter
 
 #: The book's one definition of aDP contraction (the re-weighting paper's Figures 14–17): as n grows, the
 #: distribution of the local bound Delta over data sets concentrates, i.e. its spread (the interquartile
-#: range over data sets) is smaller at the largest n than at the smallest.
+#: range over data sets) falls at every step from one sample size studied to the next.
 CONTRACTION_DEFINITION = ("the distribution of the local bound Δ over data sets concentrates as n grows: its "
-                          "interquartile range over data sets is smaller at the largest n than at the smallest")
+                          "interquartile range over data sets falls at every step from one sample size to the next")
 #: Fewest data sets per sample size for :func:`contraction_verdict` to decide.
 CONTRACTION_MIN_DATASETS = 3
 
@@ -93,9 +93,39 @@ def _iqr(v) -> float:
     return float(q75 - q25)
 
 
+def _steps(ns, values, fmt: str = ".2f") -> tuple[list[tuple[int, int]], str]:
+    """The steps ``(n, n')`` at which ``values`` does not fall, and a phrase naming them."""
+    bad = [(ns[i], ns[i + 1]) for i in range(len(ns) - 1) if not values[i + 1] < values[i]]
+    words = [f"{'rises' if values[i + 1] > values[i] else 'stays'} from {values[i]:{fmt}} at n = {ns[i]} to "
+             f"{values[i + 1]:{fmt}} at n = {ns[i + 1]}"
+             for i in range(len(ns) - 1) if not values[i + 1] < values[i]]
+    return bad, " and ".join(words)
+
+
+def _median_phrase(ns, med) -> str:
+    """How the median (the level the bound would settle at) moves over the sizes, in words."""
+    change = med[-1] / med[0] - 1 if med[0] else float("nan")
+    ups = sum(b > a for a, b in zip(med, med[1:]))
+    downs = sum(b < a for a, b in zip(med, med[1:]))
+    arrow = " → ".join(f"{x:.2f}" for x in med)
+    if ups == len(med) - 1:
+        how = "rises at every step"
+    elif downs == len(med) - 1:
+        how = "falls at every step"
+    else:
+        how = "moves"
+    return f"the median {how} ({arrow}, {change:+.0%} from n = {ns[0]} to n = {ns[-1]})"
+
+
 def contraction_verdict(deltas: Mapping, *, who: str, key: str = "local_bound_contracts",
                         min_datasets: int = CONTRACTION_MIN_DATASETS) -> Verdict:
     """The aDP contraction verdict, the same in every chapter (:data:`CONTRACTION_DEFINITION`).
+
+    It holds when, in every group, the interquartile range (IQR) of Δ over the data sets falls at
+    **every** step from one sample size to the next (strictly); a rise (or no change) at any step makes it
+    fail, and the evidence names each such step. The evidence also says how the median moves, the level
+    a contracting bound would settle at (a median that keeps rising has not settled), but the median does
+    not decide the verdict.
 
     Parameters
     ----------
@@ -113,7 +143,10 @@ def contraction_verdict(deltas: Mapping, *, who: str, key: str = "local_bound_co
     Returns
     -------
     Verdict
-        ``numbers``: per group, ``n``, ``iqr`` and ``median`` lists (in increasing n) and ``datasets``.
+        ``numbers``: per group, ``n``, ``iqr`` and ``median`` lists (in increasing n), ``datasets``,
+        ``iqr_not_falling`` (the steps ``(n, n')`` at which the IQR does not fall; empty when it falls
+        at every step), ``contracts`` (per group: True, False or None) and ``median_change`` (the
+        median's relative change from the smallest to the largest n).
     """
     import numpy as np
 
@@ -126,18 +159,26 @@ def contraction_verdict(deltas: Mapping, *, who: str, key: str = "local_bound_co
         counts = [int(np.isfinite(a).sum()) for a in arrays]
         iqr = [_iqr(a) for a in arrays]
         med = [float(np.nanmedian(a)) for a in arrays]
-        numbers[g or who] = {"n": ns, "iqr": iqr, "median": med, "datasets": min(counts) if counts else 0}
+        bad, where = _steps(ns, iqr) if len(ns) > 1 else ([], "")
+        row = {"n": ns, "iqr": iqr, "median": med, "datasets": min(counts) if counts else 0,
+               "iqr_not_falling": bad,
+               "median_change": (med[-1] / med[0] - 1) if len(ns) > 1 and med[0] else float("nan")}
+        numbers[g or who] = row
         label = f" ({g})" if g else ""
         if len(ns) < 2 or min(counts, default=0) < min_datasets:
             why = "one sample size" if len(ns) < 2 else f"{min(counts)} data sets at a sample size"
             parts.append(f"{who}{label}: {why}, so the spread cannot be compared across n")  # in ``numbers``
+            row["contracts"] = None
             decided.append(None)
             continue
         arrow = " → ".join(f"{x:.2f}" for x in iqr)
-        marr = " → ".join(f"{x:.2f}" for x in med)
-        parts.append(f"{who}{label}: IQR of Δ over data sets {arrow}, median {marr} as n goes "
-                     f"{' → '.join(str(n) for n in ns)} ({min(counts)} data sets per n)")
-        decided.append(iqr[-1] < iqr[0])
+        sizes = " → ".join(str(n) for n in ns)
+        head = (f"{who}{label}: the IQR of Δ over data sets goes {arrow} as n goes {sizes} "
+                f"({min(counts)} data sets per n)")
+        verdict_part = ("; it falls at every step" if not bad else f"; it does not fall at every step: it {where}")
+        parts.append(head + verdict_part + f"; {_median_phrase(ns, med)}")
+        row["contracts"] = not bad
+        decided.append(not bad)
     holds = None if not decided or any(d is None for d in decided) else all(decided)
     return Verdict(key, f"The local bound contracts as n grows ({CONTRACTION_DEFINITION}).", holds,
                    "; ".join(parts) + ".", numbers)

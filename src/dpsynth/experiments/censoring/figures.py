@@ -13,7 +13,7 @@ from scipy import stats
 
 from ... import plots, registry
 from ...palette import PALETTE
-from .reference import DEFAULT, HISTORICAL, variant_settings
+from .reference import DEFAULT, DP_MEDIAN, HISTORICAL, variant_settings
 from .replicate import DOWNSCALE_NAMES, MIX_NAMES, true_stats
 from .tables import _eps_grid, _shown, reference_label, values
 
@@ -223,22 +223,25 @@ def reference_style(variant: str, variants) -> dict:
     """Colour, line style and marker of a variant of the Censor_ref study (distinct without colour too).
 
     Censor_uw, Censor_w-pub and Censor_ref keep their registry colours (solid lines, circles,
-    diamonds, squares); the historical reference is Censor_ref's blue dashed; each fixed alpha an
-    Okabe-Ito colour, dotted, with its own triangle; each widening a grey, dash-dotted, with its own cross.
+    diamonds, squares); each fixed alpha of Censor_ref an Okabe-Ito colour, dotted, with its own
+    triangle; the common theta_0 black, the DP median dashed with an X and the historical one
+    dash-dotted with a plus; each other widening of the DP median a grey, dash-dotted, with its own cross.
     """
     s = variant_settings(variant)
     if variant in ("Censor_uw", "Censor_w-pub", DEFAULT):
         return {"color": registry.color(variant), "ls": "-", "marker": {"Censor_uw": "o", "Censor_w-pub": "D"}.get(
             variant, "s")}
+    if variant == DP_MEDIAN:
+        return {"color": PALETTE["black"], "ls": "--", "marker": "X"}
     if variant == HISTORICAL:
-        return {"color": registry.color(DEFAULT), "ls": "--", "marker": "P"}
+        return {"color": PALETTE["black"], "ls": "-.", "marker": "P"}
     if s["alpha"] is not None:
         fixed = [v for v in variants if variant_settings(v)["alpha"] is not None]
         i = fixed.index(variant) % len(_ALPHA_COLOURS)
         return {"color": _ALPHA_COLOURS[i], "ls": ":", "marker": _ALPHA_MARKERS[i]}
-    widths = [v for v in variants if v.startswith("Censor_ref, widen ")]
+    widths = [v for v in variants if v.startswith(f"{DP_MEDIAN}, widen ")]
     i = widths.index(variant)
-    return {"color": (PALETTE["grey"], PALETTE["dark grey"], PALETTE["black"])[i % 3], "ls": "-.",
+    return {"color": (PALETTE["grey"], PALETTE["dark grey"])[i % 2], "ls": "-.",
             "marker": ("x", "+", "*")[i % 3]}
 
 
@@ -246,7 +249,7 @@ def reference_figure(results, axes=None, *, variants=None):
     """The Censor_ref study against eps: median share censored, max-ECDF, bias and sd of the posterior mean ``phi``.
 
     One line per variant (``variants``: default every variant of the study), medians over the
-    replicates; eps with one record removed, before the reference's small release.
+    replicates; eps with one record removed, before a released reference (the DP median's).
     """
     ref = results.reference
     names = [str(v) for v in ref["variant"].values] if variants is None else list(variants)

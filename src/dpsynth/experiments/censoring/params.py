@@ -60,11 +60,13 @@ class CensoringParams(StudyParams):
     ref_eps_grid : tuple of float
         Privacy budgets of the Censor_ref study (one record removed, before the reference's cost).
     ref_alphas : tuple of float
-        Fixed public weights ``alpha`` compared with the default ``min(1, eps/4)``.
+        Fixed public weights ``alpha`` of Censor_ref (with its default reference, each record's own)
+        compared with the default ``min(1, M / K)``, ``M = eps / 2`` and ``K`` the tolerance.
     ref_widens : tuple of float
-        Widening factors of the reference's scale compared with the default 2 (at the default ``alpha``).
+        Widening factors of the scale of the DP median ``theta_0`` (Censor_ref with
+        ``reference="dp_median"``) compared with the default 2 (at the default ``alpha``).
     ref_eps : float
-        Epsilon of the DP release of the reference (median and MAD; Censor_ref's ``reference_eps``).
+        Epsilon of the DP median ``theta_0``'s release (median and MAD; Censor_ref's ``reference_eps``).
     """
 
     replicates: int = 8

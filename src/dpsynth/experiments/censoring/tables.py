@@ -19,7 +19,7 @@ import xarray as xr
 from ... import registry
 from ...privacy import CENSOR_TOL
 from ...studies import select_fits
-from .reference import DEFAULT, HISTORICAL, variant_settings
+from .reference import DEFAULT, DP_MEDIAN, HISTORICAL, WIDEN, variant_settings
 from .replicate import MIX_NAMES, true_stats
 
 __all__ = [
@@ -35,6 +35,11 @@ __all__ = [
     "eps_table",
     "WEIGHTED_E_FORMATS",
     "weighted_e_numbers",
+    "RANK_MIN",
+    "RATIO_TOL",
+    "THRESHOLD_MIN_ABOVE",
+    "threshold_effect",
+    "threshold_table",
     "above_target_table",
     "count_table",
     "tally_table",
@@ -45,6 +50,8 @@ __all__ = [
     "release_table",
     "release_summary",
     "convergence_table",
+    "REFERENCE_ROW",
+    "reference_row_note",
     "reference_label",
     "reference_variants",
     "reference_table",
@@ -151,10 +158,34 @@ def figure1_table(figure1: xr.Dataset) -> pd.DataFrame:
     return pd.DataFrame(rows).T.rename_axis("distribution")
 
 
+#: The label of Censor_ref's rows, taken from its own study, in the tables of every synthesizer.
+REFERENCE_ROW = registry.label("Censor_ref") + " of its own study"
+
+
+def _reference_default(results, eps: float):
+    """Censor_ref's default fits at ``eps`` in the Censor_ref study (None without the study or that eps)."""
+    ref = getattr(results, "reference", None)
+    if ref is None or not np.isclose(ref["eps"].values, eps).any():
+        return None
+    return ref.sel(variant=DEFAULT, eps=float(ref["eps"].values[np.isclose(ref["eps"].values, eps)][0]))
+
+
+def reference_row_note(results) -> str:
+    """The caption's sentence on the rows of Censor_ref (the package's default) in the tables of every synthesizer."""
+    ref = getattr(results, "reference", None)
+    if ref is None:
+        return ""
+    return (f" \"{REFERENCE_ROW}\": Censor_ref with its defaults, which the main study does not run, from the "
+            f"Censor_ref study ({ref.sizes.get('replicate', 1)} replicate(s) of the same data model and n, "
+            "{numref}`tbl-censoring-reference`).")
+
+
 def eps_table(results) -> pd.DataFrame:
     """The eps of one released synthetic data set under both neighbour relations (median and max over replicates).
 
-    Unweighted and LW do not depend on eps and appear once (target ``"any"``).
+    Unweighted and LW do not depend on eps and appear once (target ``"any"``). Censor_ref (the package's
+    default, DP), which the main study does not run, is added at each eps from the Censor_ref study
+    (:data:`REFERENCE_ROW`).
     """
     _, study = _res(results)
     rows = {}
@@ -171,6 +202,12 @@ def eps_table(results) -> pd.DataFrame:
                 "remove, median": float(v["eps_remove"].median()), "remove, max": float(v["eps_remove"].max()),
                 "replace, median": float(v["eps_replace"].median()), "replace, max": float(v["eps_replace"].max()),
                 "guarantee": registry.guarantee(k)}
+        r = None if np.isnan(eps) else _reference_default(results, eps)
+        if r is not None:
+            rows[(f"{eps:g}", REFERENCE_ROW)] = {
+                "remove, median": float(r["eps_remove"].median()), "remove, max": float(r["eps_remove"].max()),
+                "replace, median": float(r["eps_replace"].median()), "replace, max": float(r["eps_replace"].max()),
+                "guarantee": registry.guarantee("Censor_ref")}
     df = pd.DataFrame.from_dict(rows, orient="index")
     df.index = pd.MultiIndex.from_tuples(df.index, names=["target eps", "synthesizer"])
     return df
@@ -213,6 +250,88 @@ def weighted_e_numbers(results) -> dict:
                          **{k: med(a) for k, a in v.items()},
                          "all_risen": bool(np.all((v["risen"] > 0) & (v["risen"] == v["above_after_refit"])))}
     return out
+
+
+#: Rank correlation (Spearman) at or above which one quantity follows another in :func:`threshold_effect`.
+RANK_MIN = 0.5
+#: A median ratio "is about" the value the chapter states (1 for the smallest record, 4 for the quarter)
+#: within this relative distance.
+RATIO_TOL = 0.25
+#: Fewest replicates above eps/2 at an eps for the rank correlation of Weighted-e's count with the LW Delta.
+THRESHOLD_MIN_ABOVE = 5
+
+
+def _rank(a, b) -> float:
+    """Spearman rank correlation of two series (NaN with fewer than three pairs or a constant series)."""
+    from scipy.stats import spearmanr
+
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    ok = np.isfinite(a) & np.isfinite(b)
+    if ok.sum() < 3 or np.ptp(a[ok]) == 0 or np.ptp(b[ok]) == 0:
+        return float("nan")
+    return float(spearmanr(a[ok], b[ok])[0])
+
+
+def threshold_effect(results) -> dict:
+    """The chain behind Weighted-e's counts (the chapter's "threshold effect"), measured over the replicates.
+
+    The chapter argues: the Unweighted Delta is set by the smallest record, ``-log(x_(1)) / 2``; the LW
+    Delta is about a quarter of it; so Weighted-e truncates nothing while the LW Delta is at or below
+    eps/2 and a count that rises with the LW Delta above it.
+
+    Returns
+    -------
+    dict
+        ``replicates``; ``smallest``: the median ratio of the Unweighted Delta to ``-log(x_(1)) / 2`` and
+        their rank correlation (``median_ratio``, ``rank``); ``quarter``: the median ratio of the Unweighted
+        to the LW Delta and their rank correlation; ``by_eps``: eps (as ``"4"``) -> ``half`` (eps/2), the
+        replicates whose LW Delta is at or below it (``below``) and the most records Weighted-e truncated
+        in them (``below_max``, NaN without any), the replicates above it (``above``), the median count
+        there (``above_median``) and the rank correlation of the count with the LW Delta there (``rank``;
+        NaN with fewer than :data:`THRESHOLD_MIN_ABOVE` of them).
+    """
+    study = results.study
+    wd, ud = study["delta_weighted"].values.ravel(), study["delta_unweighted"].values.ravel()
+    f = -0.5 * np.log(study["x_min"].values.ravel())
+    out = {"replicates": int(wd.size),
+           "smallest": {"median_ratio": float(np.median(ud / f)), "rank": _rank(f, ud)},
+           "quarter": {"median_ratio": float(np.median(ud / wd)), "rank": _rank(wd, ud)}, "by_eps": {}}
+    for e in _eps_grid(study):
+        t = values(study, "n_truncated", "Weighted-e", e)
+        above = wd > e / 2
+        out["by_eps"][f"{e:g}"] = {
+            "half": e / 2, "below": int((~above).sum()),
+            "below_max": float(t[~above].max()) if (~above).any() else np.nan,
+            "above": int(above.sum()), "above_median": float(np.median(t[above])) if above.any() else np.nan,
+            "rank": _rank(wd[above], t[above]) if above.sum() >= THRESHOLD_MIN_ABOVE else np.nan}
+    return out
+
+
+def threshold_table(results) -> pd.DataFrame:
+    """:func:`threshold_effect` as a table: the two ratios, then Weighted-e's count against the LW Delta per eps.
+
+    Rows: the Unweighted Delta against ``-log(x_(1)) / 2``, the Unweighted Delta against the LW Delta,
+    and per eps Weighted-e's truncation count against the LW Delta. Columns: replicates, median ratio,
+    rank correlation (per eps: of the count with the LW Delta over the replicates above eps/2), and per
+    eps the replicates at or below eps/2 with the most records truncated in them and the replicates above
+    it with their median count ("–" where a column does not apply).
+    """
+    th = threshold_effect(results)
+    nan = np.nan
+    rows = {"Unweighted Δ against −½ log x₍₁₎": {"replicates": th["replicates"],
+                                                   "median ratio": th["smallest"]["median_ratio"],
+                                                   "rank correlation": th["smallest"]["rank"]},
+            "Unweighted Δ against LW Δ": {"replicates": th["replicates"], "median ratio": th["quarter"]["median_ratio"],
+                                           "rank correlation": th["quarter"]["rank"]}}
+    for e, d in th["by_eps"].items():
+        rows[f"Weighted-e count against LW Δ, ε = {e}"] = {
+            "replicates": th["replicates"], "median ratio": nan, "rank correlation": d["rank"],
+            "at or below ε/2": d["below"], "most truncated there": d["below_max"], "above ε/2": d["above"],
+            "median truncated there": d["above_median"]}
+    df = pd.DataFrame.from_dict(rows, orient="index").rename_axis("relation")
+    for c in ("replicates", "at or below ε/2", "above ε/2"):  # counts as integers, "–" where they do not apply
+        df[c] = [str(int(v)) if np.isfinite(v) else "–" for v in df[c].astype(float)]
+    return df
 
 
 def above_target_table(results) -> pd.DataFrame:
@@ -360,9 +479,24 @@ def _show_label(k: str) -> str:
 def utility_table(results) -> pd.DataFrame:
     """Median over replicates of each utility measure, per eps and synthesizer (smaller is better).
 
-    Rows suffixed ``(ln n bins)`` are the perturbed histograms with the supplement's other bin rule.
+    Rows suffixed ``(ln n bins)`` are the perturbed histograms with the supplement's other bin rule. Censor_ref
+    (the package's default, DP), which the main study does not run, is added at each eps from the Censor_ref
+    study (:data:`REFERENCE_ROW`; its replicates, the same data model and n). The verdicts compare the main
+    study's synthesizers only (:func:`_utility_medians`).
     """
-    tabs = {f"{e:g}": _utility_medians(results, e).rename(index=_show_label) for e in _eps_grid(results.study)}
+    truth = true_stats()
+    tabs = {}
+    for e in _eps_grid(results.study):
+        t = _utility_medians(results, e).rename(index=_show_label)
+        r = _reference_default(results, e)
+        if r is not None:
+            v = {m: np.asarray(r[m].values, dtype=float) for m in ("avg_ecdf", "max_ecdf", "mean", "q15", "median")}
+            t.loc[REFERENCE_ROW] = {"avg-ECDF": float(np.median(v["avg_ecdf"])),
+                                    "max-ECDF": float(np.median(v["max_ecdf"])),
+                                    "|mean - true|": float(np.median(np.abs(v["mean"] - truth["mean"]))),
+                                    "|q15 - true|": float(np.median(np.abs(v["q15"] - truth["q15"]))),
+                                    "|median - true|": float(np.median(np.abs(v["median"] - truth["median"])))}
+        tabs[f"{e:g}"] = t
     return pd.concat(tabs, names=["eps", "synthesizer"])
 
 
@@ -477,30 +611,33 @@ def reference_label(variant: str) -> str:
     s = variant_settings(variant)
     if variant in ("Censor_uw", "Censor_w-pub", DEFAULT):
         return registry.label(variant)
+    if variant == DP_MEDIAN:
+        return "Censor_ref, DP median θ₀"
     if variant == HISTORICAL:
         return "Censor_ref, historical θ₀"
     if s["alpha"] is not None:
         return f"Censor_ref, α = {s['alpha']:g}"
-    return f"Censor_ref, widen {s['widen']:g}"
+    return f"Censor_ref, DP median θ₀, widen {s['widen']:g}"
 
 
 def reference_variants(reference: xr.Dataset, kind: str = "all") -> list[str]:
     """The variants of the Censor_ref study present in ``reference``, in study order.
 
-    ``kind``: ``"all"``; ``"main"`` (Censor_uw, Censor_w-pub, Censor_ref and Censor_ref with the
-    historical reference); ``"alpha"`` (Censor_ref with the default and each fixed alpha);
-    ``"widen"`` (Censor_ref with the default widening 2 and the others).
+    ``kind``: ``"all"``; ``"main"`` (Censor_uw, Censor_w-pub, Censor_ref with its defaults, and with
+    a common theta_0 from the DP median or the historical data set); ``"alpha"`` (Censor_ref with
+    the default and each fixed alpha); ``"widen"`` (the DP median theta_0 with the default widening
+    and the others).
     """
     have = [str(v) for v in reference["variant"].values]
     if kind == "all":
         return have
     if kind == "main":
-        return [v for v in have if v in ("Censor_uw", "Censor_w-pub", DEFAULT, HISTORICAL)]
+        return [v for v in have if v in ("Censor_uw", "Censor_w-pub", DEFAULT, DP_MEDIAN, HISTORICAL)]
     if kind == "alpha":
         return [v for v in have if v == DEFAULT or (variant_settings(v)["synthesizer"] == "Censor_ref"
                                                     and variant_settings(v)["alpha"] is not None)]
     if kind == "widen":
-        return [v for v in have if v == DEFAULT or v.startswith("Censor_ref, widen ")]
+        return [v for v in have if v == DP_MEDIAN or v.startswith(f"{DP_MEDIAN}, widen ")]
     raise ValueError(f"`kind` must be 'all', 'main', 'alpha' or 'widen'; got {kind!r}.")
 
 
@@ -508,7 +645,7 @@ def reference_table(results, kind: str = "all") -> pd.DataFrame:
     """The Censor_ref study: medians over the replicates per eps (descending) and variant.
 
     Columns: the alpha used, the declared eps of one released draw with one record removed and
-    replaced (the reference's release included), the median share of records censored, the
+    replaced (a released reference included), the median share of records censored, the
     median max-ECDF of one synthetic data set, the median posterior mean of ``phi`` (the mean of
     x) minus the true mean (bias), the median posterior sd of ``phi`` (width) and the share of
     converged fits.
@@ -536,24 +673,31 @@ def reference_table(results, kind: str = "all") -> pd.DataFrame:
 
 def reference_caption(results, kind: str) -> str:
     """Caption of the Censor_ref study's table (``kind="table"``) or figure (``"figure"``), with this run's sizes."""
+    from ...mechanisms.censored_reference import TOLERANCE
+    from ...models.base import REFERENCE_PRECISION
+
     p, ref = results.params, results.reference
-    run = (f"{ref.sizes.get('replicate', 1)} replicate(s) of n = {p.n}; $\\theta_0$ released at $\\varepsilon_0$ = "
-           f"{p.ref_eps:g} unless historical")
-    variants = ("Censor_uw (DP) and Censor_w-pub (DP) as in the main study; each Censor_ref variant changes one "
-                "default: $\\theta_0$ from a historical data set, $\\alpha$ fixed, or $\\theta_0$'s scale widened 1 or "
-                "4 times instead of 2.")
+    run = f"{ref.sizes.get('replicate', 1)} replicate(s) of n = {p.n}"
+    variants = ("Censor_uw (DP) and Censor_w-pub (DP) as in the main study; Censor_ref (DP) with its defaults: each "
+                f"record's window at its own reference term (the Beta at the record's own mean, precision "
+                f"{REFERENCE_PRECISION:g}), $\\alpha = \\min(1, M/K)$ with $M = \\varepsilon/2$ and $K$ = "
+                f"{TOLERANCE:g}, nothing charged; each other Censor_ref variant changes one setting: $\\alpha$ fixed; "
+                f"a common $\\theta_0$ from a DP median of the data (released at $\\varepsilon_0$ = {p.ref_eps:g}, "
+                f"charged) or from a historical data set (free), its scale widened {WIDEN:g} times; the DP median's "
+                "scale widened " + " or ".join(f"{float(w):g}" for w in p.ref_widens) + f" times instead of {WIDEN:g}.")
     if kind == "table":
         return (f"The Censor_ref study ({run}): medians over the replicates, per $\\varepsilon$ (one record removed, "
-                "before the reference's release) and variant, of the $\\alpha$ used, the declared $\\varepsilon$ of "
-                "one released draw with one record removed and replaced (the reference's release included), the "
+                "before a released reference) and variant, of the $\\alpha$ used, the declared $\\varepsilon$ of "
+                "one released draw with one record removed and replaced (a released reference included), the "
                 "share of records censored, the max-ECDF of one synthetic data set, the bias and sd of the posterior "
                 "of $\\phi$ (the mean of $x$, true value 1/7) and the share of converged fits. " + variants)
     if kind == "figure":
-        return (f"The Censor_ref study ({run}) against $\\varepsilon$ (one record removed, before the reference's "
-                "release): medians over the replicates of the share of records censored (symmetric log axis), the "
+        return (f"The Censor_ref study ({run}) against $\\varepsilon$ (one record removed, before a released "
+                "reference): medians over the replicates of the share of records censored (symmetric log axis), the "
                 "max-ECDF of one synthetic data set, and the bias and sd of the posterior of $\\phi$ (the mean of "
-                "$x$). Censor_uw, Censor_w-pub and Censor_ref in their colours; the historical $\\theta_0$ dashed, "
-                "fixed $\\alpha$ dotted, other widenings dash-dotted. " + variants)
+                "$x$). Censor_uw, Censor_w-pub and Censor_ref in their colours (solid); fixed $\\alpha$ dotted; the "
+                "DP median $\\theta_0$ dashed and the historical one dash-dotted (black), the DP median's other "
+                "widenings dash-dotted (grey). " + variants)
     raise ValueError(f"`kind` must be 'table' or 'figure'; got {kind!r}.")
 
 

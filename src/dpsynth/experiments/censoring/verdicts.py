@@ -16,8 +16,8 @@ from ... import registry
 from ...mechanisms.histogram import bin_count
 from ...privacy import CENSOR_TOL
 from ...verdicts import Verdict
-from .reference import DEFAULT, HISTORICAL, variant_settings
-from .replicate import MIX_NAMES, true_stats
+from .reference import DEFAULT, DP_MEDIAN, HISTORICAL, WIDEN, charges_reference, variant_settings
+from .replicate import MIX_NAMES, TRUE_BETA, true_stats
 from .tables import (
     _ALT,
     CENSORED,
@@ -25,6 +25,9 @@ from .tables import (
     PAPER_DELTA_RANGES,
     PAPER_TABLE1,
     PAPER_TABLE_S5,
+    RANK_MIN,
+    RATIO_TOL,
+    THRESHOLD_MIN_ABOVE,
     WEIGHTED_E_FORMATS,
     _eps_grid,
     _res,
@@ -35,6 +38,8 @@ from .tables import (
     milder_table,
     release_summary,
     tally_table,
+    threshold_effect,
+    utility_table,
     values,
     weighted_e_numbers,
 )
@@ -42,6 +47,7 @@ from .tables import (
 __all__ = [
     "VERDICT_MEASURES",
     "threshold_numbers",
+    "threshold_verdict",
     "tally_numbers",
     "milder_numbers",
     "mixing_numbers",
@@ -52,6 +58,8 @@ __all__ = [
     "text_numbers",
     "REFERENCE_SHORT",
     "reference_short",
+    "reference_settings",
+    "own_reference_window",
     "reference_numbers",
     "reference_verdicts",
     "verdicts",
@@ -77,7 +85,10 @@ def threshold_numbers(results) -> dict:
         (:data:`~dpsynth.experiments.censoring.tables.PAPER_DELTA_RANGES`) ``paper_unweighted_low`` / ``_high`` and
         ``paper_weighted_low`` / ``_high``; and ``above``:
         eps (as ``"4"``) -> share of replicates whose LW Delta is above eps/2 (those in which
-        Weighted-e truncates anything).
+        Weighted-e truncates anything); ``smallest_ratio``, the median ratio of the Unweighted Delta to
+        ``-log(x_(1)) / 2`` (:func:`~.tables.threshold_effect`); and ``effect``, whether the threshold
+        effect's verdict (:func:`threshold_verdict`) holds, as the prose says it (``"holds"``,
+        ``"does not hold"``, ``"is undecided"``).
     """
     study = results.study
     wd, ud = study["delta_weighted"].values.ravel(), study["delta_unweighted"].values.ravel()
@@ -88,7 +99,9 @@ def threshold_numbers(results) -> dict:
             "ratio_median": float(np.median(ud / wd)),
             "paper_unweighted_low": pu0, "paper_unweighted_high": pu1,
             "paper_weighted_low": pw0, "paper_weighted_high": pw1,
-            "above": {f"{e:g}": float(np.mean(wd > e / 2)) for e in _eps_grid(study)}}
+            "above": {f"{e:g}": float(np.mean(wd > e / 2)) for e in _eps_grid(study)},
+            "smallest_ratio": threshold_effect(results)["smallest"]["median_ratio"],
+            "effect": {True: "holds", False: "does not hold", None: "is undecided"}[threshold_verdict(results).holds]}
 
 
 def tally_numbers(results) -> dict:
@@ -213,15 +226,17 @@ def ph_numbers(results) -> dict:
         eps (``eps_min``) the median Laplace scale of PH (``scale_ph``, one record removed) and of
         PH-paper (``scale_ph_paper``); ``records_per_bin`` with ``bins_sqrt`` bins; and ``best``:
         eps (as ``"4"``) -> measure of :data:`~dpsynth.experiments.censoring.tables.MEASURES` -> label of the
-        synthesizer with the smallest median (the rows of :func:`~dpsynth.experiments.censoring.tables.utility_table`).
+        synthesizer with the smallest median (the rows of :func:`~dpsynth.experiments.censoring.tables.utility_table`,
+        Censor_ref's from its own study included).
     """
     p, study = _res(results)
     nb_sqrt, nb_log = bin_count(p.n, "sqrt"), bin_count(p.n, "log")
     e_min = min(_eps_grid(study))
     best = {}
+    ut = utility_table(results)  # the table the prose names, Censor_ref's rows included
     for e in _eps_grid(study):
-        um = _utility_medians(results, e)
-        best[f"{e:g}"] = {m: _show_label(um[m].idxmin()) for m in MEASURES}
+        um = ut.loc[f"{e:g}"]
+        best[f"{e:g}"] = {m: str(um[m].astype(float).idxmin()) for m in MEASURES}
     return {"n": int(p.n), "bins_sqrt": int(nb_sqrt), "bins_log": int(nb_log), "bin_width_log": 1 / nb_log,
             "true_median": float(true_stats()["median"]), "eps_min": float(e_min),
             "scale_ph": float(np.median(values(study, "noise_scale", "PH", e_min))),
@@ -323,18 +338,72 @@ def _weighted_e_verdict(results) -> Verdict:
         holds, ev, num)
 
 
+def threshold_verdict(results) -> Verdict:
+    """The chapter's "threshold effect" behind Weighted-e's counts, checked on the replicates.
+
+    Holds when (i) the Unweighted Delta follows the smallest record: rank correlation with
+    ``-log(x_(1)) / 2`` at least :data:`~.tables.RANK_MIN` and a median ratio within :data:`~.tables.RATIO_TOL`
+    of 1; (ii) the LW Delta is about a quarter of the Unweighted one (median ratio within ``RATIO_TOL`` of
+    4); (iii) Weighted-e truncates no record in any replicate whose LW Delta is at or below eps/2; and
+    (iv) at every eps with at least :data:`~.tables.THRESHOLD_MIN_ABOVE` replicates above eps/2 its count
+    rises with the LW Delta there (rank correlation at least ``RANK_MIN``). Undecided with fewer than
+    ``THRESHOLD_MIN_ABOVE`` replicates or no eps with that many above eps/2. Numbers:
+    :func:`~.tables.threshold_effect`, as :func:`~.tables.threshold_table` shows them.
+    """
+    th = threshold_effect(results)
+    sm, qu, by = th["smallest"], th["quarter"], th["by_eps"]
+    read = {e: d for e, d in by.items() if d["above"] >= THRESHOLD_MIN_ABOVE}
+    parts = {"smallest_record": bool(sm["rank"] >= RANK_MIN and abs(sm["median_ratio"] - 1) <= RATIO_TOL),
+             "quarter": bool(abs(qu["median_ratio"] / 4 - 1) <= RATIO_TOL),
+             "none_below": all(d["below_max"] == 0 for d in by.values() if d["below"]),
+             "rises_above": all(d["rank"] >= RANK_MIN for d in read.values())}
+    decided = th["replicates"] >= THRESHOLD_MIN_ABOVE and bool(read) and np.isfinite(sm["rank"])
+    holds = all(parts.values()) if decided else None
+    eq = "$\\varepsilon$ ="
+
+    def one(e, d):
+        below = ("no replicate at or below $\\varepsilon/2$" if not d["below"] else
+                 (f"no record truncated in the {d['below']} replicates at or below $\\varepsilon/2$"
+                  if d["below_max"] == 0 else f"up to {d['below_max']:g} records truncated in the {d['below']} "
+                  "replicates at or below $\\varepsilon/2$"))
+        above = (f"a median of {d['above_median']:g} in the {d['above']} above it"
+                 + (f", rank correlation with the LW $\\Delta$ {d['rank']:.2f}" if np.isfinite(d["rank"]) else "")
+                 if d["above"] else "no replicate above it")
+        return f"at {eq} {e}: {below}, {above}"
+
+    ev = (f"over {th['replicates']} replicates the Unweighted $\\Delta$ is a median {sm['median_ratio']:.2f} times "
+          f"$-\\tfrac12\\log x_{{(1)}}$ (rank correlation {sm['rank']:.2f}) and {qu['median_ratio']:.2f} times the LW "
+          f"$\\Delta$ (rank correlation {qu['rank']:.2f}); " + "; ".join(one(e, d) for e, d in by.items()) + ".")
+    if not decided:
+        ev = (f"undecided: {th['replicates']} replicate(s), and a rank correlation needs at least "
+              f"{THRESHOLD_MIN_ABOVE} above $\\varepsilon/2$ at some $\\varepsilon$; " + ev)
+    elif not holds:
+        failed = {"smallest_record": "the Unweighted $\\Delta$ does not follow the smallest record",
+                  "quarter": f"the LW $\\Delta$ is not within {RATIO_TOL:.0%} of a quarter of the Unweighted one",
+                  "none_below": "Weighted-e truncates records where the LW $\\Delta$ is at or below "
+                                "$\\varepsilon/2$",
+                  "rises_above": "its count does not rise with the LW $\\Delta$ above $\\varepsilon/2$"}
+        ev += " Not as the chapter argues: " + "; ".join(w for k, w in failed.items() if not parts[k]) + "."
+    return Verdict(
+        "weighted_e_threshold_effect",
+        "Weighted-e's truncation count is a threshold effect: the smallest record sets the Unweighted Δ, the LW Δ is "
+        "about a quarter of it, and Weighted-e truncates nothing while the LW Δ is at or below ε/2 and a count that "
+        "rises with the LW Δ above it.", holds, ev, {**th, "parts": parts})
+
+
 # ------------------------------------------------------------------------------ the Censor_ref study
 
 #: Short glue names of the Censor_ref study's fixed variants (the alpha and widen variants are named from their value).
-REFERENCE_SHORT = {"Censor_uw": "uw", "Censor_w-pub": "pub", DEFAULT: "ref", HISTORICAL: "hist"}
+REFERENCE_SHORT = {"Censor_uw": "uw", "Censor_w-pub": "pub", DEFAULT: "ref", DP_MEDIAN: "dpmed", HISTORICAL: "hist"}
 #: The Censor_ref default's median share of censored records must stay under this at every eps.
 REFERENCE_SHARE_LIMIT = 0.05
-#: Historical and DP references "censor alike" when their median shares differ by at most this.
+#: Historical and DP median references "censor alike" when their median shares differ by at most this.
 REFERENCE_SAME_SHARE = 0.01
 
 
 def reference_short(variant: str) -> str:
-    """The glue name of a variant: ``uw``, ``pub``, ``ref``, ``hist``, ``alpha-<a>`` or ``widen-<w>``."""
+    """The glue name of a variant: ``uw``, ``pub``, ``ref``, ``dpmed``, ``hist``, ``alpha-<a>`` or ``widen-<w>``
+    (a widening of the DP median theta_0)."""
     if variant in REFERENCE_SHORT:
         return REFERENCE_SHORT[variant]
     s = variant_settings(variant)
@@ -356,6 +425,7 @@ def _ref_medians(ref) -> dict:
             "max_ecdf": float(np.median(c["max_ecdf"].sel(eps=e).values)),
             "bias": float(np.median(c["phi_mean"].sel(eps=e).values - c["true_mean"].values)),
             "sd": float(np.median(c["phi_sd"].sel(eps=e).values)),
+            "alpha": float(np.median(c["alpha"].sel(eps=e).values)),
         } for e in _ref_grid(ref)}
     return out
 
@@ -365,20 +435,74 @@ def _fixed_alphas(med: dict) -> list[str]:
     return sorted((k for k in med if k.startswith("alpha-")), key=lambda k: float(k[6:]), reverse=True)
 
 
+def reference_settings() -> dict:
+    """Censor_ref's public defaults as the chapter states them, from the mechanism and the Beta model.
+
+    Returns
+    -------
+    dict
+        ``tolerance`` (``K``), ``two_k`` (``2K``: the eps at which ``alpha = min(1, eps / 2K)`` reaches 1 for a
+        window of width eps, ``M = eps / 2``), ``precision`` (the public precision of a Beta record's own
+        reference) and ``widen`` (the default widening of a common theta_0).
+    """
+    from ...mechanisms.censored_reference import TOLERANCE
+    from ...models.base import REFERENCE_PRECISION
+
+    return {"tolerance": float(TOLERANCE), "two_k": 2 * float(TOLERANCE), "precision": float(REFERENCE_PRECISION),
+            "widen": WIDEN}
+
+
+def own_reference_window(tolerance: float | None = None, a: float = TRUE_BETA[0], b: float = TRUE_BETA[1]) -> dict:
+    """Where Censor_ref's default window leaves records out, at the generating parameters (no data involved).
+
+    With ``alpha = M / K`` (every eps up to ``2K``) a record is censored when its term differs from its own
+    saturated reference by more than ``K``: ``|log Beta(x | a, b) - log Beta(x | mean x, precision P)| > K``
+    (``P`` = :data:`dpsynth.models.base.REFERENCE_PRECISION`). This integrates the Beta(``a``, ``b``) mass where
+    that happens, on a fine grid in ``logit x`` (exact cdf differences per cell).
+
+    Returns
+    -------
+    dict
+        ``tolerance``; ``share`` (the mass outside the window), ``share_low`` (above it: the records near 0,
+        where the density of Beta(a < 1, b) diverges and the reference's does not) with ``x_low`` (the
+        largest such x), and ``share_high`` (below it, in the right tail) with ``x_high`` (the smallest such x).
+    """
+    from scipy import stats
+    from scipy.special import expit
+
+    from ...mechanisms.censored_reference import TOLERANCE
+    from ...models.base import REFERENCE_PRECISION
+
+    k = float(TOLERANCE if tolerance is None else tolerance)
+    edges = expit(np.linspace(-60.0, 40.0, 400_001))
+    mid = 0.5 * (edges[1:] + edges[:-1])
+    d = stats.beta.logpdf(mid, a, b) - stats.beta.logpdf(mid, REFERENCE_PRECISION * mid,
+                                                          REFERENCE_PRECISION * (1.0 - mid))
+    mass = np.diff(stats.beta.cdf(edges, a, b))
+    low, high = d > k, d < -k
+    return {"tolerance": k, "share": float(mass[low | high].sum()), "share_low": float(mass[low].sum()),
+            "x_low": float(mid[low].max()) if low.any() else float("nan"), "share_high": float(mass[high].sum()),
+            "x_high": float(mid[high].min()) if high.any() else float("nan")}
+
+
 def reference_numbers(results) -> dict:
     """The numbers the chapter's Censor_ref section quotes (glued under ``censoring-ref``).
 
     Returns
     -------
     dict
-        ``eps_low`` and ``eps_high`` (the grid's ends), ``ref_eps`` (the median eps the default's
-        DP reference cost, one record removed), ``low`` and ``high``: per variant (short name,
-        :func:`reference_short`) the median share and count censored, max-ECDF, bias and sd of
-        ``phi`` at that eps; ``default_max_censored`` (the default's largest median share over the
-        grid), ``sd_ratio`` (at the smallest eps, the median sd of ``phi`` at the smallest fixed
-        alpha over that at the largest; NaN without two) and ``converged`` (share of converged
-        Censor_ref fits); ``holds``: per reference verdict (:func:`reference_verdicts`) whether it
-        holds, as the prose says it (``"holds"``, ``"does not hold"``, ``"is undecided"``).
+        ``eps_low`` and ``eps_high`` (the grid's ends); ``alphas`` and ``widens`` (the fixed alphas and the
+        DP median's other widenings, as text: ``"1, 0.5 and 0.25"``); ``ref_eps`` (the median eps the DP median
+        theta_0's release cost, one record removed; NaN without that variant); the defaults of
+        :func:`reference_settings` (``tolerance``, ``two_k``, ``precision``, ``widen``); ``low`` and
+        ``high``: per variant (short name, :func:`reference_short`) the median share and count censored,
+        max-ECDF, bias and sd of ``phi`` and the alpha used, at that eps; ``default_max_censored`` and
+        ``default_min_censored`` (the default's largest and smallest median share over the grid),
+        ``window`` (:func:`own_reference_window`: where the default's windows leave Beta(0.5, 3) out),
+        ``sd_ratio`` (at the smallest eps, the median sd of ``phi`` at the smallest fixed alpha over that
+        at the largest; NaN without two) and ``converged``
+        (share of converged Censor_ref fits); ``holds``: per reference verdict (:func:`reference_verdicts`)
+        whether it holds, as the prose says it (``"holds"``, ``"does not hold"``, ``"is undecided"``).
     """
     ref = results.reference
     med = _ref_medians(ref)
@@ -388,10 +512,22 @@ def reference_numbers(results) -> dict:
     sd_ratio = med[fixed[-1]][lo]["sd"] / med[fixed[0]][lo]["sd"] if len(fixed) > 1 else np.nan
     is_ref = [variant_settings(str(v))["synthesizer"] == "Censor_ref" for v in ref["variant"].values]
     conv = ref["converged"].isel(variant=np.flatnonzero(is_ref)).values.astype(bool)
+    names = [str(v) for v in ref["variant"].values]
+
+    def listed(vals) -> str:
+        t = [f"{float(v):g}" for v in vals]
+        return ", ".join(t[:-1]) + " and " + t[-1] if len(t) > 1 else "".join(t)
+
     return {"eps_low": lo, "eps_high": hi,
-            "ref_eps": float(np.median(ref["reference_eps_remove"].sel(variant=DEFAULT).values)),
+            "alphas": listed(float(k[6:]) for k in fixed), "widens": listed(
+                variant_settings(v)["widen"] for v in names if v.startswith(f"{DP_MEDIAN}, widen ")),
+            "ref_eps": (float(np.median(ref["reference_eps_remove"].sel(variant=DP_MEDIAN).values))
+                        if DP_MEDIAN in names else np.nan),
+            **reference_settings(),
             "low": {k: v[lo] for k, v in med.items()}, "high": {k: v[hi] for k, v in med.items()},
-            "default_max_censored": max(v["censored"] for v in med["ref"].values()), "sd_ratio": sd_ratio,
+            "default_max_censored": max(v["censored"] for v in med["ref"].values()),
+            "default_min_censored": min(v["censored"] for v in med["ref"].values()), "sd_ratio": sd_ratio,
+            "window": own_reference_window(),
             "converged": float(conv.mean()),
             "holds": {v.key: {True: "holds", False: "does not hold", None: "is undecided"}[v.holds]
                       for v in reference_verdicts(results)}}
@@ -402,26 +538,34 @@ def reference_verdicts(results) -> list[Verdict]:
 
     Keys: ``ref_within_bound``, ``ref_censors_fewer``, ``ref_more_useful``,
     ``ref_default_alpha_censors_little``, ``ref_alpha_trades_censoring_for_width`` (undecided with
-    fewer than two fixed alphas), ``ref_historical_like_dp`` and ``ref_widen_1_biased`` (undecided
-    without their variants).
+    fewer than two fixed alphas), ``ref_own_censors_no_more`` (the default's own references against the
+    DP median theta_0), ``ref_historical_like_dp`` (the historical theta_0 against the DP median) and
+    ``ref_widen_1_biased`` (the DP median unwidened against widened 2 times); the last three undecided
+    without their variants.
     """
     ref = results.reference
     med = _ref_medians(ref)
     grid = _ref_grid(ref)
     r = ref.sizes.get("replicate", 1)
     eq = "$\\varepsilon$ ="
+    names = [str(v) for v in ref["variant"].values]
     out = []
 
     excess = float((ref["delta"] - ref["eps"] / 2).max())
-    charged = float(np.abs(ref["eps_remove"] - ref["eps"] - ref["reference_eps_remove"]).max())
-    dp = [v for v in map(str, ref["variant"].values) if variant_settings(v)["reference"] == "dp"]
-    cost = ref["reference_eps_remove"].sel(variant=dp).values
+    charged_err = float(np.abs(ref["eps_remove"] - ref["eps"] - ref["reference_eps_remove"]).max())
+    paid = [v for v in names if charges_reference(v)]
+    free = [v for v in names if variant_settings(v)["synthesizer"] == "Censor_ref" and not charges_reference(v)]
+    cost = ref["reference_eps_remove"].sel(variant=paid).values if paid else np.array([])
+    free_cost = float(np.abs(ref["reference_eps_remove"].sel(variant=free).values).max()) if free else 0.0
+    ok = excess <= CENSOR_TOL and charged_err < 1e-9 and bool(np.all(cost > 0)) and free_cost == 0.0
     out.append(Verdict(
-        "ref_within_bound", "Every Censor_ref fit stays at or under eps/2, and its declared eps charges the reference.",
-        excess <= CENSOR_TOL and charged < 1e-9 and bool(np.all(cost > 0)),
+        "ref_within_bound", "Every Censor_ref fit stays at or under eps/2, and its declared eps charges the reference "
+        "where one is released from the data (the DP median θ₀) and nothing else.", ok,
         f"largest $\\Delta - \\varepsilon/2$ over {r} replicate(s), every variant and $\\varepsilon$: {excess:.3g}; "
-        f"a DP reference adds a median {float(np.median(cost)):.3g} to $\\varepsilon$ (one record removed).",
-        {"worst_excess": excess, "charge_error": charged}))
+        "the default (each record's own reference), the fixed $\\alpha$ and the historical $\\theta_0$ add nothing "
+        "to $\\varepsilon$" + ("" if free_cost == 0.0 else f" (but up to {free_cost:.3g} was added)")
+        + (f"; a DP median $\\theta_0$ adds a median {float(np.median(cost)):.3g} (one record removed)" if paid else "")
+        + ".", {"worst_excess": excess, "charge_error": charged_err, "free_cost": free_cost}))
 
     # shares of the same n order as the counts do; quoted as the table's "% censored" column shows them
     fewer = {e: med["ref"][e]["censored"] < min(med["uw"][e]["censored"], med["pub"][e]["censored"]) for e in grid}
@@ -439,10 +583,12 @@ def reference_verdicts(results) -> list[Verdict]:
             f"{med['uw'][e]['max_ecdf']:.3f}, {med['pub'][e]['max_ecdf']:.3f}, {med['ref'][e]['max_ecdf']:.3f} at "
             f"{eq} {e:g}" for e in grid) + ".", {"more_useful": useful}))
 
+    st = reference_settings()
     share = {e: med["ref"][e]["censored"] for e in grid}
     out.append(Verdict(
-        "ref_default_alpha_censors_little", "With the default alpha = min(1, eps/4), Censor_ref censors under "
-        f"{100 * REFERENCE_SHARE_LIMIT:.0f}% of the records at every eps (median).",
+        "ref_default_alpha_censors_little", "With its defaults (each record's own reference, alpha = min(1, M/K) "
+        f"with K = {st['tolerance']:g}), Censor_ref censors under {100 * REFERENCE_SHARE_LIMIT:.0f}% of the records "
+        "at every eps (median).",
         all(v < REFERENCE_SHARE_LIMIT for v in share.values()),
         "median share censored: " + ", ".join(f"{100 * v:.1f}% at {eq} {e:g}" for e, v in share.items()) + ".",
         {"share": share}))
@@ -462,33 +608,49 @@ def reference_verdicts(results) -> list[Verdict]:
         "ref_alpha_trades_censoring_for_width", "A smaller alpha censors no more records but widens the posterior "
         "of the mean (median sd of phi), at every eps.", holds, ev, {"trade": trade}))
 
+    own: dict = {}
+    if "dpmed" in med:
+        own = {e: med["ref"][e]["censored"] <= med["dpmed"][e]["censored"] for e in grid}
+        holds = all(own.values())
+        ev = ("median share of the records censored with each record's own reference against with a DP median "
+              "$\\theta_0$: " + ", ".join(f"{100 * med['ref'][e]['censored']:.3g}% against "
+                                          f"{100 * med['dpmed'][e]['censored']:.3g}% at {eq} {e:g}" for e in grid)
+              + "; median max-ECDF " + ", ".join(f"{med['ref'][e]['max_ecdf']:.3f} against "
+                                                 f"{med['dpmed'][e]['max_ecdf']:.3f}" for e in grid) + ".")
+    else:
+        holds, ev = None, "undecided: no DP median variant."
+    out.append(Verdict(
+        "ref_own_censors_no_more", "Each record's own reference (the default, free) censors no more records than a "
+        "common θ₀ from a DP median (charged), at every eps.", holds, ev, {"no_more": own}))
+
     diff: dict = {}
-    if "hist" in med:
-        diff = {e: med["hist"][e]["censored"] - med["ref"][e]["censored"] for e in grid}
+    if "hist" in med and "dpmed" in med:
+        diff = {e: med["hist"][e]["censored"] - med["dpmed"][e]["censored"] for e in grid}
         holds = all(abs(v) <= REFERENCE_SAME_SHARE for v in diff.values())
-        ev = ("median share of the records censored with a historical θ₀ against with a DP θ₀: "
-              + ", ".join(f"{100 * med['hist'][e]['censored']:.3g}% against {100 * med['ref'][e]['censored']:.3g}% at "
-                          f"{eq} {e:g}" for e in grid) + "; median max-ECDF "
-              + ", ".join(f"{med['hist'][e]['max_ecdf']:.3f} against {med['ref'][e]['max_ecdf']:.3f}" for e in grid)
+        ev = ("median share of the records censored with a historical θ₀ against with a DP median θ₀: "
+              + ", ".join(f"{100 * med['hist'][e]['censored']:.3g}% against {100 * med['dpmed'][e]['censored']:.3g}% "
+                          f"at {eq} {e:g}" for e in grid) + "; median max-ECDF "
+              + ", ".join(f"{med['hist'][e]['max_ecdf']:.3f} against {med['dpmed'][e]['max_ecdf']:.3f}" for e in grid)
               + ".")
     else:
-        holds, ev = None, "undecided: no historical variant."
+        holds, ev = None, "undecided: no historical or no DP median variant."
     out.append(Verdict(
-        "ref_historical_like_dp", "theta_0 from a historical data set and from the small DP release censor alike "
-        f"(median shares within {100 * REFERENCE_SAME_SHARE:.0f} percentage point at every eps).", holds, ev,
-        {"difference": diff}))
+        "ref_historical_like_dp", "A common theta_0 from a historical data set and from the small DP median release "
+        f"censor alike (median shares within {100 * REFERENCE_SAME_SHARE:.0f} percentage point at every eps).", holds,
+        ev, {"difference": diff}))
 
     worse: dict = {}
-    if "widen-1" in med:
-        worse = {e: abs(med["widen-1"][e]["bias"]) > abs(med["ref"][e]["bias"]) for e in grid}
+    if "widen-1" in med and "dpmed" in med:
+        worse = {e: abs(med["widen-1"][e]["bias"]) > abs(med["dpmed"][e]["bias"]) for e in grid}
         holds = all(worse.values())
-        ev = "median bias of the posterior mean of φ without widening against widen 2: " + ", ".join(
-            f"{med['widen-1'][e]['bias']:+.3g} against {med['ref'][e]['bias']:+.3g} at {eq} {e:g}" for e in grid) + "."
+        ev = (f"median bias of the posterior mean of φ with the DP median θ₀ not widened against widened {WIDEN:g} "
+              "times: " + ", ".join(f"{med['widen-1'][e]['bias']:+.3g} against {med['dpmed'][e]['bias']:+.3g} at "
+                                    f"{eq} {e:g}" for e in grid) + ".")
     else:
-        holds, ev = None, "undecided: no variant without widening."
+        holds, ev = None, "undecided: no DP median variant without widening."
     out.append(Verdict(
-        "ref_widen_1_biased", "An unwidened reference (widen 1) biases the mean more than the default widening 2, at "
-        "every eps.", holds, ev, {"worse": worse}))
+        "ref_widen_1_biased", f"An unwidened DP median θ₀ (widen 1) biases the mean more than the default widening "
+        f"{WIDEN:g}, at every eps.", holds, ev, {"worse": worse}))
     return out
 
 
@@ -526,6 +688,7 @@ def verdicts(results) -> list[Verdict]:
         {"worst_excess": worst, "adp_over": over}))
 
     out.append(_weighted_e_verdict(results))
+    out.append(threshold_verdict(results))
 
     med_uw = {e: float(np.median(values(study, "n_censored", "Censor_uw", e))) for e in grid}
     rising = all(med_uw[a] < med_uw[b] for a, b in zip(grid, grid[1:]))  # grid is descending

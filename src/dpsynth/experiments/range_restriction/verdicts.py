@@ -14,7 +14,7 @@ import xarray as xr
 from ...verdicts import Verdict, contraction_verdict
 from .tables import _fit_names, _le_lw, _width, n_main, range_tags, study_of
 
-__all__ = ["convergence_summary", "text_numbers", "verdicts"]
+__all__ = ["convergence_summary", "contraction_verdict_of", "contraction_numbers", "text_numbers", "verdicts"]
 
 
 def convergence_summary(results) -> dict:
@@ -28,13 +28,33 @@ def convergence_summary(results) -> dict:
             "not_converged_at_n": int((~ds["converged"].sel(n_obs=n_main(ds)).values.astype(bool)).sum())}
 
 
+def contraction_verdict_of(results) -> Verdict:
+    """The book's one contraction verdict (:func:`dpsynth.verdicts.contraction_verdict`) on LW's local bound."""
+    ds = study_of(results)
+    ns = [int(v) for v in ds["n_obs"].values]
+    return contraction_verdict({n: ds["delta"].sel(n_obs=n, synthesizer="LW").values for n in ns},
+                               who="LW", key="bound_contracts")
+
+
+def contraction_numbers(results) -> dict:
+    """What the contraction paragraph says: ``word`` (``"holds"``, ``"does not hold"`` or ``"is undecided"``),
+    ``evidence`` (the verdict's evidence, MyST Markdown), the IQR and median of LW's Δ per n (``iqr``,
+    ``median``: n -> value) and ``rises`` (how many steps of n at which the IQR does not fall)."""
+    v = contraction_verdict_of(results)
+    row = v.numbers["LW"]
+    return {"word": {True: "holds", False: "does not hold", None: "is undecided"}[v.holds], "evidence": v.evidence,
+            "iqr": dict(zip(row["n"], row["iqr"])), "median": dict(zip(row["n"], row["median"])),
+            "rises": len(row["iqr_not_falling"])}
+
+
 def text_numbers(results) -> dict:
-    """Every number the chapter's Markdown quotes: ``convergence`` (:func:`convergence_summary`).
+    """Every number the chapter's Markdown quotes: ``convergence`` (:func:`convergence_summary`) and
+    ``contraction`` (:func:`contraction_numbers`).
 
     The notebook glues them with ``dpsynth.book.glue_numbers("range", text_numbers(results))``: e.g.
     ``convergence_summary(results)["fits"]`` is the glue key ``range-convergence-fits``.
     """
-    return {"convergence": convergence_summary(results)}
+    return {"convergence": convergence_summary(results), "contraction": contraction_numbers(results)}
 
 
 def _count(ok: xr.DataArray) -> tuple[int, int]:
@@ -181,7 +201,7 @@ def verdicts(results) -> list[Verdict]:
         "distinct draws and would cost that many times the one-draw ε.",
         {"one_draw": one, "mixed": mix}))
 
-    # the book's one contraction verdict (dpsynth.verdicts.contraction_verdict), on LW's local bound
-    out.append(contraction_verdict({int(n): ds["delta"].sel(n_obs=n, synthesizer="LW").values for n in ns},
-                                   who="LW", key="bound_contracts"))
+    # the book's one contraction verdict (dpsynth.verdicts.contraction_verdict), on LW's local bound: its IQR over
+    # data sets must fall at every step of n
+    out.append(contraction_verdict_of(ds))
     return out

@@ -16,6 +16,7 @@ from .tables import DM_LABEL, STAT_LABEL, data_value
 __all__ = [
     "bounds_and_weights",
     "utility",
+    "quantile_bias",
     "bound_vs_weight",
     "before_after",
     "reweighting_weights",
@@ -104,6 +105,46 @@ def utility(res, data_model: str = "poisson", sources=("Data", "Unweighted", "LW
         ylabel="record value",
         title="(f) records",
     )
+    return axes
+
+
+def quantile_bias(res, data_model: str = "poisson", sources=("Data", "Unweighted", "LW", "CW", "SW"), axes=None):
+    """The paper's Figure 2a as bias: each percentile's mean over the synthetic sets minus the confidential value.
+
+    One panel per statistic (15th and 90th percentile). For each source ("Data": bootstrap resamples of
+    the records; the synthesizers: one-draw synthetic sets) a marker at the mean bias with a bar of two
+    standard errors of that mean, and a thin line over the middle 95% of the sets; the grey band is
+    :data:`~dpsynth.experiments.reweighting.verdicts.NOTABLE_BIAS_SD` standard deviations of the confidential
+    statistic (over the bootstrap resamples) around 0, the line the verdict ``cw_quantiles_biased`` draws.
+    """
+    from .verdicts import NOTABLE_BIAS_SD, quantile_bias_numbers
+
+    axes = _axes(axes, 1, 2, (9.0, 3.9))
+    m = res.synthesizers.sel(data_model=data_model)
+    names = plots.order(list(sources))
+    syn = [s for s in names if s != "Data"]
+    q = quantile_bias_numbers(res, data_model, sources=tuple(syn))
+    for i, (ax, s) in enumerate(zip(np.ravel(axes), ("q15", "q90"))):
+        sd = q["data_sd"][s]
+        band = NOTABLE_BIAS_SD * sd
+        ax.axhspan(-band, band, color="0.85", zorder=0,
+                   label=f"±{NOTABLE_BIAS_SD:g} sd of the confidential statistic" if i == 0 else None)
+        ax.axhline(0.0, ls="--", color="black", lw=1.0, label="confidential value" if i == 0 else None)
+        truth = data_value(m, s)
+        for j, src in enumerate(names):
+            v = np.asarray(m[s].sel(synthesizer=src).values, dtype=float) - truth
+            v = v[np.isfinite(v)]
+            mean, se = float(v.mean()), float(v.std(ddof=1)) / np.sqrt(v.size) if v.size > 1 else 0.0
+            lo, hi = np.quantile(v, [0.025, 0.975])
+            col = plots.color(src, names)
+            ax.plot([j, j], [lo, hi], color=col, lw=1.0, zorder=2)
+            ax.errorbar([j], [mean], yerr=[[2 * se], [2 * se]], fmt="o", ms=7, color=col, mec="black", mew=0.8,
+                        ecolor="black", elinewidth=2.2, capsize=0, zorder=3)
+        ax.set_xticks(np.arange(len(names)), [plots.label(n) for n in names], rotation=20, ha="right")
+        ax.set_xlim(-0.6, len(names) - 0.4)
+        ax.set_ylabel(f"bias of the {STAT_LABEL[s]}")
+        ax.set_title(f"({'ab'[i]}) {STAT_LABEL[s]}")
+    np.ravel(axes)[0].legend(loc="lower left")
     return axes
 
 

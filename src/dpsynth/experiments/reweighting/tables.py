@@ -273,10 +273,12 @@ def verdict_numbers_table(verdicts) -> pd.DataFrame:
     pandas.DataFrame
         :func:`dpsynth.verdicts.quoted_numbers_table`: indexed by the verdict's number and the figure,
         one column ``value``: the largest Δ after / Δ before of re-weighting, the range of the
-        weights, SW's posterior sd against LW's and the paper's SW weight, the mean bias of the 15th
-        and 90th percentiles on the mixture and the largest on the Poisson data, the tail bias before
-        and after re-weighting and the largest shift of a mean between one-draw and mixed sets, the
-        width ratios, and the draws and ε of a mixed set.
+        weights, the bias of the Poisson percentiles (the paper's Figure 2a) in units and in standard
+        deviations of the confidential statistic, SW's posterior sd against LW's and the paper's SW
+        weight, the mean bias of the 15th and 90th percentiles on the mixture and the largest on the
+        Poisson data, the tail bias before and after re-weighting and the largest shift of a mean
+        between one-draw and mixed sets, the width ratios, the draws and ε of a mixed set, and LW's
+        median and maximum Δ at the paper's n against its bound with the databases above it.
     """
     from ...verdicts import quoted_numbers_table
 
@@ -289,6 +291,14 @@ def verdict_numbers_table(verdicts) -> pd.DataFrame:
     if "weights_in_unit_interval" in n:
         w = n["weights_in_unit_interval"]
         fig["weights_in_unit_interval"] = [("smallest and largest weight", f"{w['min']:.3f}, {w['max']:.3f}")]
+    if "cw_quantiles_biased" in n:
+        q = n["cw_quantiles_biased"]
+        fig["cw_quantiles_biased"] = [(f"bias of 15th / 90th pct, {lab(s)} (Poisson)",
+                                       f"{q['bias'][s]['q15']:+.2f} / {q['bias'][s]['q90']:+.2f} "
+                                       f"({q['in_sd'][s]['q15']:+.1f} / {q['in_sd'][s]['q90']:+.1f} sd)")
+                                      for s in ("LW", "CW", "SW")]
+        fig["cw_quantiles_biased"].append(("sd of the confidential 15th / 90th pct (Poisson)",
+                                           f"{q['data_sd']['q15']:.2f} / {q['data_sd']['q90']:.2f}"))
     if "sw_wider_posterior" in n:
         sw = n["sw_wider_posterior"]
         fig["sw_wider_posterior"] = [(f"posterior sd of μ, SW / LW ({DM_LABEL.get(dm, dm)})", f"{v:.1f}×")
@@ -315,4 +325,13 @@ def verdict_numbers_table(verdicts) -> pd.DataFrame:
         o = n["intervals_overlap_paper"]
         fig["intervals_overlap_paper"] = [("width / paper's (median), one draw", f"{o['paper_ratio_one']:.2f}×"),
                                           ("width / paper's (median), mixed", f"{o['paper_ratio_mixed']:.2f}×")]
+    if n.get("local_bound_matches_paper", {}).get("per_model"):
+        pb = n["local_bound_matches_paper"]
+        fig["local_bound_matches_paper"] = [
+            (f"LW's median / maximum Δ at n = {pb['n']}, {DM_LABEL.get(dm, dm)} (paper's bound {r['bound']:g})",
+             f"{r['median']:.2f} / {r['max']:.2f} ({r['median_vs_bound']:+.0%} / {r['max_vs_bound']:+.0%})")
+            for dm, r in pb["per_model"].items()]
+        fig["local_bound_matches_paper"] += [
+            (f"databases above the paper's bound, {DM_LABEL.get(dm, dm)}", f"{r['above']} of {r['datasets']}")
+            for dm, r in pb["per_model"].items()]
     return quoted_numbers_table(verdicts, fig)
