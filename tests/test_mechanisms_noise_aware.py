@@ -526,3 +526,73 @@ def test_a_counts_bins_default_to_one_per_integer_within_reach():
     wide = na.binning({"upper": 5000, "kind": "count", "bins": 20})
     assert wide.scale == "linear" and wide.lower == 0.0 and len(wide.edges) == 21
     assert na.binning({"lower": 0, "upper": 15, "kind": "count", "scale": "linear", "bins": 5}).scale == "linear"
+
+
+def test_rounded_bins_sum_to_n_and_stay_within_one_of_the_expected_count():
+    rng = np.random.default_rng(0)
+    p = rng.dirichlet(np.ones(12))
+    for n in (1, 7, 300):
+        k = na.rounded_bins(n, p, rng)
+        counts = np.bincount(k, minlength=12)
+        assert k.size == n and (np.abs(counts - n * p) < 1.0).all()
+
+
+def test_calibrated_values_keep_the_order_and_take_the_released_marginal():
+    rng = np.random.default_rng(1)
+    values = rng.normal(size=400)
+    rel = na.NoiseAwareRelease(binning=na.binning({"lower": 1.0, "upper": 100.0, "bins": 10}), cells=(),
+                               probs=np.full((3, 1, 10), 0.1), marginal=np.full((3, 10), 0.1), cell_scale=1.0,
+                               cell_sizes=np.array([400.0]), scale_marginal=1.0, scale_table=None, mode="research",
+                               synthesis="mean")
+    out = na.calibrated_values(values, rel, rng)
+    assert (np.argsort(out) == np.argsort(values)).all()  # the model's order, so its relations by rank
+    assert out.min() >= 1.0 and out.max() <= 100.0
+    assert np.bincount(rel.binning.index(out), minlength=10).tolist() == [40] * 10  # the released marginal
+
+
+def test_the_bins_follow_n_and_eps_unless_given():
+    assert na.auto_bins(1e6, 5.0) == na.MAX_AUTO_BINS and na.auto_bins(20, 0.1) == na.MIN_AUTO_BINS
+    assert na.auto_bins(546, 0.285) == round((546 * 0.285 / 2) ** (2 / 3))
+    s = synth(params={"cells": []}, allow_unconverged=True)  # one record replaced: n is public
+    assert s.privacy.extra["bins"] == na.auto_bins(N, 0.5)
+    given = synth(params={"cells": [], "bins": 12}, allow_unconverged=True)
+    assert given.privacy.extra["bins"] == 12
+
+
+@pytest.mark.slow
+def test_cells_of_a_confidential_column_take_their_sizes_from_the_noisy_counts():
+    df = wages()
+    df["grade"] = pd.Categorical(np.where(df["wage"] > df["wage"].median(), "high", "low"), categories=["low", "high"])
+    kw = {"covariates": ["region", "grade"], "allow_unconverged": True}
+    public = synth(df, params={"cells": ["region", "grade"]}, **kw)
+    secret = synth(df, params={"cells": ["region", "grade"]}, confidential_covariates=["grade"], **kw)
+    exact = np.bincount(na.cell_index(public._release_state.cells, df[["region", "grade"]]), minlength=4)  # noqa: SLF001
+    assert public._release_state.cell_sizes.tolist() == exact.tolist()  # noqa: SLF001 - public rows
+    assert secret._release_state.cell_sizes.tolist() != exact.tolist()  # noqa: SLF001 - from the noisy table
+    from dpsynth.mechanisms import quantiles  # noqa: F401 - OpenDP-Q refuses such cells
+
+    with pytest.raises(DataError, match="labels would leak"):
+        Synthesizer(df, "wage", covariates=["region", "grade"], mechanism="opendp_quantiles", eps=1.0,
+                    mechanism_params={"lower": 0.1, "upper": 40.0, "cells": ["grade"]},
+                    confidential_covariates=["grade"]).fit(seed=1)
+
+
+@pytest.mark.slow
+def test_a_calibrated_model_releases_its_marginal_once_and_maps_its_values_onto_it(tmp_path):
+    df = wages(seed=3)
+    s = Synthesizer(df, "wage", covariates=["region"], eps=2.0, mode="research", sampler=SAMPLER,
+                    calibrate={"lower": 0.1, "upper": 40.0}, allow_unconverged=True).fit(seed=1)
+    b = s.privacy.budget
+    assert (b.total, b.marginal, b.draw) == pytest.approx((2.0, 0.5, 1.5))
+    assert "0.5 for the target's DP marginal (once per fit" in s.privacy.statement()
+    first, second = s.sample(seed=1), s.sample(seed=2)
+    assert first.attrs["spend"] == pytest.approx(2.0) and second.attrs["spend"] == pytest.approx(1.5)
+    assert first["wage"].between(0.1, 40.0).all()
+    path = s.save(tmp_path / "s.json")
+    back = Synthesizer.load(path)
+    assert back._calibration.to_dict() == s._calibration.to_dict()  # noqa: SLF001
+    with pytest.raises(DataError, match="model-free"):
+        Synthesizer(df[["wage"]], "wage", mechanism="noise_aware", eps=2.0, mechanism_params=BOUNDS,
+                    calibrate={"lower": 0.1, "upper": 40.0})
+    with pytest.raises(DataError, match="unknown key"):
+        Synthesizer(df[["wage"]], "wage", eps=2.0, calibrate={"low": 0.1, "upper": 40.0})

@@ -8,12 +8,18 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpsynth import Synthesizer, TableSynthesizer
+from dpsynth import Synthesizer
+from dpsynth import TableSynthesizer as _TableSynthesizer
 from dpsynth.ledger import Ledger
 from dpsynth.synthesizer_files import ChecksumError, digest
 from dpsynth.validation import DataError
 
 LEVELS = ["bus", "car", "walk"]  # 'walk' is a public level that never occurs
+
+
+def TableSynthesizer(*args, **kwargs):  # noqa: N802 - the chain of censored regressions these tests are about
+    kwargs.setdefault("mechanisms", "censor_ref")
+    return _TableSynthesizer(*args, **kwargs)
 
 
 def table(n: int = 400, seed: int = 0) -> pd.DataFrame:
@@ -151,7 +157,7 @@ def test_save_load_release_and_an_edited_part_is_refused(fitted, tmp_path):
     for part in doc["content"]["parts"].values():
         assert part["public_covariates"] == {}  # the earlier (confidential) columns are not saved
     assert "income" not in json.dumps(doc["content"]["public_covariates"])
-    back = TableSynthesizer.load(path)
+    back = _TableSynthesizer.load(path)
     assert back.privacy.eps == pytest.approx(fitted.privacy.eps)
     out = back.release(tmp_path / "released.csv", seed=4)
     assert len(out) == 400 and (tmp_path / "released.csv").is_file()
@@ -161,7 +167,7 @@ def test_save_load_release_and_an_edited_part_is_refused(fitted, tmp_path):
     bad = tmp_path / "edited.json"
     bad.write_text(json.dumps(doc))
     with pytest.raises(ChecksumError, match="do not match their MAC"):
-        TableSynthesizer.load(bad)
+        _TableSynthesizer.load(bad)
 
 
 @pytest.mark.slow
@@ -223,3 +229,22 @@ def test_a_table_at_eps_is_stated_at_eps_before_the_fit():
     b = t.budget
     assert b.total == 1.0 and sum(q.total for q in b.parts.values()) == pytest.approx(1.0)
     assert "eps = 1 with one record replaced" in b.plan_line("budget")
+
+
+@pytest.mark.slow
+def test_auto_chooses_by_kind_and_public_bounds_and_cells_follow_the_earlier_releases():
+    df = table(300)[["visits", "mode", "income"]]
+    t = _TableSynthesizer(df, ["visits", "mode", "income"], eps=6.0, bounds={"visits": (0, 15), "income": (0.1, 80.0)},
+                          mode="research", progress=False, sampler={"draws": 300, "tune": 300}, allow_unconverged=True)
+    assert t.mechanisms == {"visits": "noise_aware", "mode": "noise_aware", "income": "censor_ref"}
+    assert t.calibrate["income"] == {"lower": 0.1, "upper": 80.0} and set(t.choices) == {"visits", "mode", "income"}
+    assert t.budget.parts["visits"].model_free and t.budget.parts["income"].marginal > 0
+    t.fit(seed=1)
+    cells = t.parts["mode"]._run_params  # noqa: SLF001
+    assert list(cells["cells"]) == ["visits"] and len(cells["cell_edges"]["visits"]) >= 1  # tertiles of a DP release
+    assert t.parts["mode"].confidential_covariates == ["visits"]
+    assert t.parts["income"]._calibration is not None  # noqa: SLF001
+    assert "any number" in t.budget.plan_line("T") or t.budget.draw < t.budget.total
+    out = t.sample_unaccounted(seed=2)
+    assert out["income"].between(0.1, 80.0).all() and out["visits"].between(0, 15).all()
+    assert t.privacy.eps == pytest.approx(6.0)

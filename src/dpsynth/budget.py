@@ -8,6 +8,9 @@ things computed from the confidential data, and each gets a share of ``eps``:
   charged once per fit;
 * the **reference** ``theta_0`` of the unit-free censored likelihood when it is released from the
   data (``censor_ref``), charged once per fit;
+* the target's **DP marginal** when the synthetic values are calibrated to it (``calibrate=``: a
+  noise-aware histogram on public bins, onto which each synthetic set's values are mapped by rank,
+  keeping the model's relations and the data's marginal), charged once per fit;
 * **one posterior draw** (or a model-free mechanism's release), charged once per distinct draw.
 
 So ``m`` releases from ``m`` different draws of one fit cost ``size + reference + m x draw``, and a
@@ -20,7 +23,8 @@ nothing more.
 
 The rule is public and fixed before the data are seen (as SmartNoise's ``preprocessor_eps`` is
 taken out of its ``epsilon``): the size gets :data:`SIZE_SHARE` of ``eps`` when it is a DP count,
-the reference :data:`REFERENCE_SHARE` when it is released from the data, the draw the rest. An
+the reference :data:`REFERENCE_SHARE` when it is released from the data, the calibration's marginal
+:data:`MARGINAL_SHARE` when there is one, the draw the rest. An
 explicit ``size_eps=`` or ``reference_eps=`` takes that amount out of ``eps`` instead. The draw's
 share is stated under the relation; a mechanism's own ``eps`` parameter is the removal figure, so
 under one record replaced it gets the share divided by the mechanism's replacement factor (2 for
@@ -51,13 +55,15 @@ import numpy as np
 from .privacy import check_neighbours, neighbours_phrase
 from .validation import DataError, check_eps
 
-__all__ = ["Budget", "TableBudget", "SIZE_SHARE", "REFERENCE_SHARE", "DEFAULT_SIZE_EPS", "split_shares", "amplify",
-           "deamplify", "SUBSAMPLE_ABOVE", "SUBSAMPLE_SIZE", "subsample_rate"]
+__all__ = ["Budget", "TableBudget", "SIZE_SHARE", "REFERENCE_SHARE", "MARGINAL_SHARE", "DEFAULT_SIZE_EPS",
+           "split_shares", "amplify", "deamplify", "SUBSAMPLE_ABOVE", "SUBSAMPLE_SIZE", "subsample_rate"]
 
 #: Share of ``eps`` for a DP count of the released size (one record removed, no public size).
 SIZE_SHARE = 0.05
 #: Share of ``eps`` (of a column's part, in a table) for a reference released from the data.
 REFERENCE_SHARE = 0.10
+#: Share of ``eps`` (of a column's part, in a table) for the DP marginal a calibrated synthesizer maps its values onto.
+MARGINAL_SHARE = 0.25
 #: Epsilon of the DP size when the mechanism takes no target eps (aDP mechanisms report theirs after the fit).
 DEFAULT_SIZE_EPS = 0.1
 
@@ -112,7 +118,12 @@ class Budget:
     draw : float or None
         The share of one posterior draw (or of a model-free release).
     releases : int
-        How many releases from as many draws ``total`` covers (``size + reference + releases x draw``).
+        How many releases from as many draws ``total`` covers (``size + reference + marginal + releases x draw``).
+    marginal : float
+        The share of the DP marginal the synthetic values are calibrated to (0 without calibration).
+    model_free : bool
+        Whether :attr:`draw` pays for a model-free release (a histogram, a noise-aware posterior), which
+        serves any number of synthetic data sets: further sets cost nothing.
     """
 
     relation: str
@@ -122,6 +133,8 @@ class Budget:
     draw: float | None = None
     sample_rate: float = 1.0
     releases: int = 1
+    marginal: float = 0.0
+    model_free: bool = False
 
     def __post_init__(self) -> None:
         check_neighbours(self.relation)
@@ -131,7 +144,8 @@ class Budget:
     @classmethod
     def plan(cls, eps: float | None, relation: str, *, dp_size: bool, dp_reference: bool,
              size_eps: float | None = None, reference_eps: float | None = None, sample_rate: float = 1.0,
-             releases: int = 1) -> Budget:
+             releases: int = 1, dp_marginal: bool = False, marginal_eps: float | None = None,
+             model_free: bool = False) -> Budget:
         """The shares of ``eps`` by the public rule (module docstring).
 
         Parameters
@@ -149,34 +163,48 @@ class Budget:
         releases : int
             How many releases from as many posterior draws ``eps`` pays for (1 for a model-free mechanism,
             whose one release serves any number of synthetic data sets).
+        dp_marginal, marginal_eps : bool, float
+            Whether a DP marginal of the target is released to calibrate the synthetic values, and an
+            explicit share for it instead of :data:`MARGINAL_SHARE` of ``eps``.
+        model_free : bool
+            The draw's share pays for a model-free release (planned as one release, ``releases`` ignored).
         """
         check_neighbours(relation)
         if isinstance(releases, bool) or not isinstance(releases, (int, np.integer)) or releases < 1:
             raise DataError(f"`releases` must be a positive whole number (the synthetic data sets eps pays for); got "
                             f"{releases!r}.")
-        releases = int(releases)
+        releases = 1 if model_free else int(releases)
         if size_eps is not None:
             size_eps = check_eps(size_eps, "size_eps")
         if reference_eps is not None:
             reference_eps = check_eps(reference_eps, "reference_eps")
+        if marginal_eps is not None:
+            marginal_eps = check_eps(marginal_eps, "marginal_eps")
         if eps is None:
             if dp_reference:
                 raise DataError("a reference released from the data needs a total `eps` to take its share from.")
-            return cls(relation, None, size=(size_eps or DEFAULT_SIZE_EPS) if dp_size else 0.0, sample_rate=sample_rate)
+            if dp_marginal:
+                raise DataError("a calibration marginal needs a total `eps` to take its share from (`calibrate` with "
+                                "a mechanism run at a target eps).")
+            return cls(relation, None, size=(size_eps or DEFAULT_SIZE_EPS) if dp_size else 0.0, sample_rate=sample_rate,
+                       model_free=model_free)
         total = check_eps(eps, "eps")
         size = (size_eps if size_eps is not None else SIZE_SHARE * total) if dp_size else 0.0
         ref = (reference_eps if reference_eps is not None else REFERENCE_SHARE * total) if dp_reference else 0.0
-        if size + ref >= total:
+        marg = (marginal_eps if marginal_eps is not None else MARGINAL_SHARE * total) if dp_marginal else 0.0
+        if size + ref + marg >= total:
             raise DataError(
-                f"the released size ({_fmt(size)}) and the reference ({_fmt(ref)}) take all of eps = {_fmt(total)}: "
-                f"nothing is left for the draw. Raise `eps`, or give smaller `size_eps` / `reference_eps`.")
-        return cls(relation, total, size=size, reference=ref, draw=(total - size - ref) / releases,
-                   sample_rate=sample_rate, releases=releases)
+                f"the released size ({_fmt(size)}), the reference ({_fmt(ref)}) and the calibration marginal "
+                f"({_fmt(marg)}) take all of eps = {_fmt(total)}: nothing is left for the draw. Raise `eps`, or give "
+                f"smaller `size_eps` / `reference_eps` / a calibration `share`.")
+        return cls(relation, total, size=size, reference=ref, draw=(total - size - ref - marg) / releases,
+                   sample_rate=sample_rate, releases=releases, marginal=marg, model_free=model_free)
 
     def with_draw(self, draw: float) -> Budget:
         """The budget of a mechanism whose draw's eps is known only after the fit (aDP): its total follows."""
-        return Budget(self.relation, self.size + self.reference + self.releases * float(draw), self.size,
-                      self.reference, float(draw), self.sample_rate, self.releases)
+        return Budget(self.relation, self.size + self.reference + self.marginal + self.releases * float(draw),
+                      self.size, self.reference, float(draw), self.sample_rate, self.releases, self.marginal,
+                      self.model_free)
 
     def mechanism_eps(self, per_param: tuple[float, float]) -> float | None:
         """The mechanism's own ``eps`` parameter whose draw costs :attr:`draw` under the relation.
@@ -193,8 +221,15 @@ class Budget:
         return share if self.sample_rate >= 1.0 else deamplify(share, self.sample_rate)
 
     def cost(self, releases: int = 1) -> float:
-        """What ``releases`` releases from as many different draws cost: size + reference + releases x draw."""
-        return self.size + self.reference + int(releases) * (self.draw or 0.0)
+        """What ``releases`` releases from as many different draws cost: size + reference + marginal + releases x
+        draw (a model-free release's draw once, however many sets)."""
+        k = 1 if self.model_free else int(releases)
+        return self.size + self.reference + self.marginal + k * (self.draw or 0.0)
+
+    @property
+    def further(self) -> float:
+        """What each further release adds: a draw's share, or nothing for a model-free release."""
+        return 0.0 if self.model_free else float(self.draw or 0.0)
 
     def charges(self, fit: str, draws: Mapping[str, int] | int, *, size: bool = True) -> list[tuple[str, str, float]]:
         """The ledger charges of one release: ``(key, what, eps)``; a key booked before costs nothing again."""
@@ -203,17 +238,24 @@ class Budget:
             out.append((f"{fit}:size", "released size", self.size))
         if self.reference:
             out.append((f"{fit}:reference", "reference", self.reference))
+        if self.marginal:
+            out.append((f"{fit}:marginal", "calibration marginal", self.marginal))
         d = draws if isinstance(draws, int) else int(next(iter(draws.values())))
         out.append((f"{fit}:draw:{d}", f"posterior draw {d}", self.draw or 0.0))
         return out
 
-    def phrase(self, *, draw_what: str = "one posterior draw") -> str:
+    def phrase(self, *, draw_what: str | None = None) -> str:
         """The split in words, e.g. ``"0.1 for the reference (once per fit) + 0.9 for one posterior draw"``."""
         parts = []
         if self.size:
             parts.append(f"{_fmt(self.size)} for the released size (a DP count, once per fit)")
         if self.reference:
             parts.append(f"{_fmt(self.reference)} for the reference theta_0 (once per fit)")
+        if self.marginal:
+            parts.append(f"{_fmt(self.marginal)} for the target's DP marginal (once per fit; the synthetic values are "
+                         f"mapped onto it by rank)")
+        if draw_what is None:
+            draw_what = "its model-free release (any number of sets)" if self.model_free else "one posterior draw"
         if self.releases > 1:
             parts.append(f"{self.releases} x {_fmt(self.draw or 0.0)} for {draw_what} each")
         else:
@@ -230,8 +272,10 @@ class Budget:
             s = f"{name}: its draw's eps is computed from the data after the fit (not a target)"
             return s + (f"; the released size costs {_fmt(self.size)}" if self.size else "")
         first = "the first release" if self.releases == 1 else f"the first {self.releases} releases"
+        further = ("any number of further releases from it cost nothing more" if self.model_free else
+                   f"each further release from another draw adds {_fmt(self.draw)}")
         return (f"{name}: eps = {_fmt(self.total)} with {neighbours_phrase(self.relation)} for {first} = "
-                f"{self.phrase()}; each further release from another draw adds {_fmt(self.draw)}")
+                f"{self.phrase()}; {further}")
 
     def to_dict(self) -> dict:
         """Plain-JSON dict."""
@@ -279,8 +323,8 @@ class TableBudget:
 
     @property
     def draw(self) -> float:
-        """What a further table from new draws of every column adds."""
-        return float(sum(b.draw or 0.0 for b in self.parts.values()))
+        """What a further table from new draws of every column adds (model-free parts: nothing)."""
+        return float(sum(b.further for b in self.parts.values()))
 
     def phrase(self) -> str:
         """The split in words."""

@@ -93,7 +93,7 @@ class SynthesizerPrivacy:
     @property
     def noisy(self) -> bool:
         """Whether the release rests on DP noise drawn with the fit (a size, a reference, a histogram)."""
-        return bool(self.budget.size or self.budget.reference or self.model_free)
+        return bool(self.budget.size or self.budget.reference or self.budget.marginal or self.model_free)
 
     def mode_phrase(self) -> str:
         """Which noise made the file: secure (release mode) or seeded (research mode)."""
@@ -144,7 +144,7 @@ class SynthesizerPrivacy:
         if self.model_free:
             return (f"it holds {self.released}: sharing it is worth its eps = {_f(self.eps)} with {rel}. Keep it "
                     f"confidential.")
-        fixed = b.size + b.reference
+        fixed = b.size + b.reference + b.marginal
         head = f"{_f(fixed)} + " if fixed else ""
         return (f"it holds {k} posterior draw(s): whoever has it can release each of them, so sharing it is worth up "
                 f"to "
@@ -228,13 +228,12 @@ class TablePrivacy:
     def statement(self) -> str:
         """The public statement of the first released table."""
         rel = neighbours_phrase(self.relation)
-        split = "; ".join(f"{t}: {p.name} ({p.guarantee}) {p.budget.phrase()}"
+        split = "; ".join(f"{t}: {p.name} ({p.guarantee}) {p.budget.phrase(draw_what=p.released)}"
                           for t, p in zip(self.targets, self.parts, strict=True))
         size = f"released size {_f(self.budget.size)} (a DP count, once); " if self.budget.size else ""
         dp = [t for t, p in zip(self.targets, self.parts, strict=True) if p.guarantee == "DP"]
         s = (f"Whole-table release of {len(self.targets)} confidential column(s) ({', '.join(self.targets)}), each "
-             f"from "
-             f"one posterior draw of its conditional model: ")
+             f"from the release of its conditional (one posterior draw of a model, or a model-free release): ")
         tables = "one released table" if self.budget.releases == 1 else f"{self.budget.releases} released tables"
         s += (f"strict DP eps = {_f(self.eps)} with {rel} for {tables} (the sum over {', '.join(dp)}"
               f"{' and the released size' if self.budget.size else ''}); each further table from new draws adds "
@@ -255,7 +254,8 @@ class TablePrivacy:
 
     def worth(self, keep_draws: int) -> str:
         """What holding the saved synthesizer is worth: each kept draw of each part could be released."""
-        fixed = self.budget.size + sum(p.budget.reference + (p.budget.draw or 0.0 if p.model_free else 0.0)
+        fixed = self.budget.size + sum(p.budget.reference + p.budget.marginal
+                                       + (p.budget.draw or 0.0 if p.model_free else 0.0)
                                        for p in self.parts if p.guarantee == "DP")
         return (f"it holds up to {keep_draws} posterior draw(s) of each of its {len(self.parts)} conditional(s): "
                 f"whoever has it can release each of them, so sharing it is worth up to {_f(fixed)} + {keep_draws} x "

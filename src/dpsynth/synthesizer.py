@@ -200,6 +200,20 @@ class Synthesizer(SynthesizerIO):
         categorical target's level counts, a histogram): OpenDP's secure randomness (``"release"``,
         the default, not seedable) or the seeded streams (``"research"``: the same data, seed and
         settings give the same file; not for publication). The statement says which.
+    calibrate : dict, optional
+        Calibrate the synthetic values of a numeric target to its DP marginal: ``{"lower": L, "upper":
+        U}`` (public bounds in the data's unit, never from the data) and optionally ``"bins"``,
+        ``"scale"`` (as for ``mechanism="noise_aware"``) and ``"share"`` (of ``eps``, default
+        :data:`dpsynth.budget.MARGINAL_SHARE`). The fit also releases the target's noise-aware
+        histogram on those bins (its share charged once per fit), and each synthetic set's values
+        are replaced, rank for rank, by values drawn from that marginal: the model's relations to
+        the covariates are kept (by rank), the marginal is the data's up to the DP noise.
+        Model-based mechanisms run at a target eps only.
+    confidential_covariates : sequence of str, optional
+        Covariates whose values are confidential though the synthesizer conditions on them (a whole
+        table's earlier columns, set by :class:`dpsynth.TableSynthesizer`): a mechanism computes
+        nothing from their rows as if they were public (the noise-aware cells' sizes come from its
+        noisy counts; OpenDP-Q refuses them as cells).
     part_of : str, optional
         The data set id of the whole table this synthesizer is a conditional of
         (:class:`dpsynth.TableSynthesizer`): it books into that table's ledger, and its size is the table's.
@@ -243,6 +257,8 @@ class Synthesizer(SynthesizerIO):
         subsample: int | bool | None = None,
         mode: str = "release",
         part_of: str | None = None,
+        confidential_covariates: Sequence[str] | None = None,
+        calibrate: Mapping | None = None,
     ) -> None:
         from .ledger import dataset_id
 
@@ -290,6 +306,16 @@ class Synthesizer(SynthesizerIO):
                             f"{subsample!r}.")
         self.subsample = subsample
         self.part_of = part_of
+        conf = list(confidential_covariates or [])
+        if any(c not in covs for c in conf):
+            raise DataError(f"`confidential_covariates` {conf} must be among the covariates {covs}.")
+        #: Covariates whose values are confidential (a table's earlier columns): nothing is computed from their
+        #: rows as if they were public.
+        self.confidential_covariates = conf
+        self.calibrate = None if calibrate is None else dict(calibrate)
+        self._calibration = None
+        #: A number of records public or released under DP that settings may be chosen from (a table sets it).
+        self.size_hint: int | None = None
         self.dataset = part_of if part_of is not None else dataset_id(data, [target, *covs])
         self._size: ReleaseSize | None = None
         self.columns = list(data.columns)
@@ -409,6 +435,8 @@ class Synthesizer(SynthesizerIO):
             "levels_upper": None if K is None else K - 0.5,
             "levels_bins": K,
             "target_kind": self.encoding.kind,
+            "confidential_covariates": list(self.confidential_covariates) or None,
+            "synthesis": "mean" if self.releases == 1 else "draw",
         }
         for k, p in self.spec.params.items():  # public values for parameters that may take them
             if p.fill is not None and converted.get(k) is None and fills.get(p.fill) is not None:
@@ -424,7 +452,8 @@ class Synthesizer(SynthesizerIO):
         self.budget = Budget.plan(self.eps if self.spec.takes_eps else None, self.relation, dp_size=self._dp_size(),
                                   dp_reference=dp_ref, size_eps=self.size_eps,
                                   reference_eps=converted.get("reference_eps") if dp_ref else None, sample_rate=q,
-                                  releases=self.releases if self.spec.uses_model else 1)
+                                  releases=self.releases, dp_marginal=self.calibrate is not None,
+                                  marginal_eps=self._check_calibrate(), model_free=not self.spec.uses_model)
         if self.spec.takes_eps and self.eps is None:
             self.spec.resolve(converted, None)  # raises, naming `eps`
         if not self.spec.takes_eps and self.eps is not None:
@@ -435,6 +464,40 @@ class Synthesizer(SynthesizerIO):
         if self.spec.check_data is not None and self._x is not None:
             self.spec.check_data(self._x, params)
         return params
+
+    def _check_calibrate(self) -> float | None:
+        """Check ``calibrate`` (before any fit); return its explicit eps share, if any."""
+        if self.calibrate is None:
+            return None
+        known = {"lower", "upper", "bins", "scale", "share"}
+        unknown = sorted(set(self.calibrate) - known)
+        if unknown:
+            raise DataError(f"`calibrate` has unknown key(s) {unknown}; its keys are {sorted(known)} (e.g. "
+                            f"calibrate={{'lower': 1.0, 'upper': 500.0}}).")
+        if not (self.spec.uses_model and self.spec.takes_eps):
+            raise DataError(f"`calibrate` maps a model's synthetic values onto a DP marginal; the {self.spec.key} "
+                            f"mechanism is {'model-free' if not self.spec.uses_model else 'not run at a target eps'}. "
+                            f"Use it with a model-based mechanism such as censor_ref, or leave it out.")
+        if self.encoding.kind == "categorical":
+            raise DataError("`calibrate` is for a numeric target; a categorical target's levels come from its model "
+                            "(or use mechanism='noise_aware' for its DP level shares).")
+        if "upper" not in self.calibrate:
+            raise DataError("`calibrate` needs public bounds: {'lower': L, 'upper': U} in the data's unit, chosen "
+                            "without looking at the data.")
+        share = self.calibrate.get("share")
+        if share is None:
+            return None
+        if not _is_number(share) or not 0 < float(share) < 1:
+            raise DataError(f"`calibrate['share']` must be a number in (0, 1) (its share of eps); got {share!r}.")
+        return float(share) * self.eps
+
+    def _calibration_params(self) -> dict:
+        """The noise-aware marginal's parameters in the model's unit (no cells, posterior-mean synthesis)."""
+        c = {k: v for k, v in self.calibrate.items() if k != "share"}
+        for k in ("lower", "upper"):
+            if c.get(k) is not None and self.unit is not None:
+                c[k] = float(c[k]) / self.unit
+        return {**c, "cells": [], "kind": self.encoding.kind, "synthesis": "mean", "mode": self.mode}
 
     def _public_n(self) -> int | None:
         """The number of records when it is public: declared (``n_release``), or n with one record replaced."""
@@ -507,6 +570,8 @@ class Synthesizer(SynthesizerIO):
         rows = self._fitted_rows(seed)
         x, X, public = (self._x, self._X, self.public) if rows is None else (
             self._x[rows], self._X[rows], self.public.iloc[rows].reset_index(drop=True))
+        self._size = self._released_size(seed)  # before the fit: settings chosen from n may read its DP count
+        hint = self._size.n if self._size is not None else self.size_hint
         with bar(show, f"{self.spec.name}: fits", unit="fit") as progress:
             ctx = mechanisms.RunContext(
                 x,
@@ -520,11 +585,16 @@ class Synthesizer(SynthesizerIO):
                 on_fit=lambda step: (progress.set_postfix_str(step), progress.update()),
                 relation=self.relation,
                 mode=self.mode,
+                size_hint=hint,
             )
             res = self.spec.run(ctx, dict(self._run_params))
+        calibration = self._calibrate_fit(x, seed, show, ctx.log) if self.calibrate is not None else None
         #: What the fit did besides fitting once (retries of fits that failed their checks). Confidential.
         self.fit_log = [f"{CONFIDENTIAL}: {line}" for line in ctx.log]
         self._privacy = self._report(res, ctx)
+        self._calibration = None if calibration is None else calibration.release
+        if calibration is not None and not calibration.converged:
+            self._privacy = dataclasses.replace(self._privacy, converged=False)
         #: Names this fit's shares in the ledger (a reference and a size are charged once per fit).
         self.fit_id = secrets.token_hex(8)
         if res.fit is not None:
@@ -535,9 +605,26 @@ class Synthesizer(SynthesizerIO):
             self._release_state = None
         else:
             self.draws, self._weights, self._release_state = None, None, res.release
-        self._size = self._released_size(seed)
         self._warn_censoring()
         return self
+
+    def _calibrate_fit(self, x: np.ndarray, seed: SeedLike, show: bool, log: list):
+        """Release the target's noise-aware marginal at the budget's calibration share (``calibrate``)."""
+        spec = mechanisms.catalog.get("noise_aware")
+        b = self.budget
+        eps = b.on_sample(b.marginal) / spec.eps_per_param[0 if self.relation == "remove" else 1]
+        params = spec.resolve(self._calibration_params(), eps)
+        spec.check_data(x, params)
+        hint = self._size.n if self._size is not None else self.size_hint
+        ctx = mechanisms.RunContext(x, public=None, sampler=dataclasses.replace(self.sampler, progress=show),
+                                    seed_fn=lambda *parts: stream(seed, "synthesizer", "calibration", *parts),
+                                    retries=self.retries, relation=self.relation, mode=self.mode, size_hint=hint)
+        res = spec.run(ctx, params)
+        log += [f"calibration marginal: {line}" for line in ctx.log]
+        spent = res.privacy.epsilon(self.relation)
+        if not spent <= b.on_sample(b.marginal) * (1 + 1e-9):
+            raise AssertionError(f"the calibration marginal spent eps = {spent}, more than its share {b.marginal}")
+        return res
 
     def _fitted_rows(self, seed: SeedLike) -> np.ndarray | None:
         """The rows a subsampled fit sees (None: every row): drawn without replacement, from the seeded streams in
@@ -643,13 +730,18 @@ class Synthesizer(SynthesizerIO):
         return 1 if self.draws is None else int(next(iter(self.draws.values())).shape[0])
 
     # ------------------------------------------------------------------ synthetic values
-    def _synthetic_frame(self, public: pd.DataFrame, seed: SeedLike, draw: int) -> pd.DataFrame:
-        """One synthetic data set for the rows of ``public`` from ``draw`` (``attrs["model_values"]``: model scale)."""
+    def _synthetic_frame(self, public: pd.DataFrame, seed: SeedLike, draw: int,
+                         synthesis: str | None = None) -> pd.DataFrame:
+        """One synthetic data set for the rows of ``public`` from ``draw`` (``attrs["model_values"]``: model scale);
+        ``synthesis`` overrides how a model-free release that offers several ways makes it (research only)."""
         X = self.design(public)
         n = X.shape[0]
         rng = generator(stream(seed, "records"))
         if self._release_state is not None:
-            values = self._release_state.sample(n, rng, public[self.covariates].reset_index(drop=True))
+            state = self._release_state
+            if synthesis is not None and dataclasses.is_dataclass(state) and hasattr(state, "synthesis"):
+                state = dataclasses.replace(state, synthesis=synthesis)
+            values = state.sample(n, rng, public[self.covariates].reset_index(drop=True))
         elif callable(self.model):
             if self._simulator is None:
                 from .models import ModelSimulator
@@ -665,6 +757,13 @@ class Synthesizer(SynthesizerIO):
                     self._model_covariates(X),
                 )
         values = np.asarray(values, dtype=float)
+        if self._calibration is not None:
+            from .mechanisms.noise_aware import calibrated_values
+
+            state = self._calibration
+            if synthesis is not None or self.releases > 1:  # sets for combining: the marginal's posterior draws too
+                state = dataclasses.replace(state, synthesis=synthesis or "draw")
+            values = calibrated_values(values, state, generator(stream(seed, "calibration")))
         out = public[self.covariates].reset_index(drop=True).copy()
         out[self.target] = self.encoding.from_model(values)
         out = out[list(self.columns)]
@@ -672,13 +771,15 @@ class Synthesizer(SynthesizerIO):
         return out
 
     def sample_unaccounted(
-        self, seed: SeedLike = None, *, data: pd.DataFrame | None = None, draw: int | None = None
+        self, seed: SeedLike = None, *, data: pd.DataFrame | None = None, draw: int | None = None,
+        synthesis: str | None = None,
     ) -> pd.DataFrame:
         """For research only: one synthetic data set that is NOT booked in any ledger. Do not publish it.
 
         Only a synthesizer fitted in this process on its data offers it (the data holder has the
         data already); a loaded one releases through the ledger only. It has one row per fitted
-        record (or per row of ``data``), whatever the neighbour relation.
+        record (or per row of ``data``), whatever the neighbour relation. ``synthesis`` (``"draw"`` or
+        ``"mean"``) overrides how a noise-aware release makes the set (both from the same release).
         """
         p = self.privacy
         if self._x is None:
@@ -692,7 +793,7 @@ class Synthesizer(SynthesizerIO):
             draw = int(generator(stream(base, "draw")).integers(S))
         elif isinstance(draw, bool) or not isinstance(draw, (int, np.integer)) or not 0 <= draw < S:
             raise DataError(f"`draw` must be an integer in [0, {S}); got {draw!r}.")
-        out = self._synthetic_frame(public, base, int(draw))
+        out = self._synthetic_frame(public, base, int(draw), synthesis)
         out.attrs = {"privacy_statement": "NOT A RELEASE: drawn for research, not booked in any ledger. "
                      + p.statement(), "accounted": False}
         return out
@@ -798,6 +899,8 @@ class Synthesizer(SynthesizerIO):
         out = [(f"{self.fit_id}:size", "released size", b.size, "DP")] if size.how == "dp_count" else []
         if b.reference:
             out.append((f"{fit}:reference", f"reference of {self.target}", b.reference, g))
+        if b.marginal:
+            out.append((f"{fit}:marginal", f"DP marginal of {self.target} (calibration)", b.marginal, g))
         d = int(draws[self.target])
         what = f"posterior draw {d} of {self.target}" if not p.model_free else p.released
         out.append((f"{fit}:draw:{d}", what, b.draw if np.isfinite(b.draw) else 0.0, g))

@@ -72,6 +72,7 @@ class SynthesizerIO:
                 "relation": self.relation, "n_release": self.n_release, "size_eps": self.size_eps,
                 "keep_draws": self.keep_draws, "releases": self.releases, "retries": self.retries,
                 "progress": self.progress, "part_of": self.part_of, "mode": self.mode, "subsample": self.subsample,
+                "calibrate": self.calibrate, "confidential_covariates": self.confidential_covariates,
             },
             "run_params": {k: v for k, v in self._run_params.items() if _plain(v)},
             "dataset": self.dataset,
@@ -85,6 +86,7 @@ class SynthesizerIO:
             "privacy": self._privacy.to_dict(),
             "draws": None if self.draws is None else dict(self.draws),
             "release": None if self._release_state is None else self._release_state.to_dict(),
+            "calibration": None if self._calibration is None else self._calibration.to_dict(),
         })
 
     def save(self, path: str | os.PathLike, *, force: bool = False, include_confidential: bool = False) -> Path:
@@ -165,6 +167,15 @@ class SynthesizerIO:
                                                            for k, v in content["draws"].items()}
         rel = content.get("release")
         self._release_state = None if rel is None else self.spec.release_type.from_dict(rel)
+        self.calibrate = st.get("calibrate")
+        self.confidential_covariates = list(st.get("confidential_covariates") or [])
+        cal = content.get("calibration")
+        if cal is not None:
+            from .mechanisms.noise_aware import NoiseAwareRelease
+
+            cal = NoiseAwareRelease.from_dict(cal)
+        self._calibration = cal
+        self.size_hint = None
         self._weights, self._cm, self._simulator = None, None, None
         self.path = path
         self._rederive(path, mechanisms)
@@ -238,7 +249,7 @@ class TableSynthesizerIO:
                 "dtypes": self.dtypes, "relation": self.relation, "eps": self.eps, "eps_split": self.eps_split,
                 "mechanisms": self.mechanisms, "n_release": self.n_release, "size_eps": self.size_eps,
                 "keep_draws": self.keep_draws, "releases": self.releases, "progress": self.progress,
-                "allow_unconverged": self.allow_unconverged, "mode": self.mode,
+                "allow_unconverged": self.allow_unconverged, "mode": self.mode, "calibrate": self.calibrate,
             },
             "budget": self.budget.to_dict(),
             "dataset": self.dataset,
@@ -279,6 +290,7 @@ class TableSynthesizerIO:
         self.keep_draws, self.progress = int(st["keep_draws"]), bool(st["progress"])
         self.releases = int(st.get("releases", 1))
         self.allow_unconverged, self.mode = bool(st["allow_unconverged"]), st["mode"]
+        self.calibrate = dict(st.get("calibrate") or {t: None for t in self.targets})
         self.budget = TableBudget.from_dict(content["budget"])
         self.dataset, self.fit_id = str(content["dataset"]), str(content["fit_id"])
         self._size = None if content["size"] is None else ReleaseSize(**content["size"])

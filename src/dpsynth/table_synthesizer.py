@@ -5,9 +5,13 @@ categorical) and public covariates. It synthesizes the confidential columns in a
 from its own model conditional on the public covariates and the columns before it (the sequential,
 chain-rule synthesis of synthpop; Nowok, Raab and Dibben 2016): ``p(y_1 | z) p(y_2 | z, y_1) ...``.
 Each conditional is a :class:`dpsynth.Synthesizer` with its own family and mechanism from the
-registry (by default the model from the column's type and the unit-free censored likelihood), and
-a released table is generated column by column from **one posterior draw of each conditional**, the
-later columns conditioned on the *synthetic* earlier ones. A table delegates to its conditionals
+registry, and a released table is generated column by column, the later columns conditioned on the
+*synthetic* earlier ones. By default (``mechanisms="auto"``, :func:`dpsynth.choice.table_column_choice`)
+a categorical column, and a count with few values within public ``bounds``, are synthesized from
+their DP counts in cells of the earlier columns by the noise-aware model
+(:mod:`dpsynth.mechanisms.noise_aware`); a continuous column, or a wide count, by the unit-free
+censored regression on every earlier column, calibrated to its DP marginal where public ``bounds``
+are given. A table delegates to its conditionals
 (as SDV's multi-table synthesizer delegates to its single-table ones); they book into the table's
 ledger, through the same release protocol (:mod:`dpsynth.release_protocol`).
 
@@ -51,6 +55,7 @@ import numpy as np
 import pandas as pd
 
 from .budget import Budget, TableBudget, split_shares
+from .choice import AUTO, table_column_choice
 from .covariates import CovariateDesign
 from .privacy import check_neighbours
 from .release_protocol import bar, release, show_progress
@@ -60,9 +65,12 @@ from .statement import GUARANTEE_RANK, TablePrivacy
 from .synthesizer import Synthesizer, UnconvergedError
 from .synthesizer_io import TableSynthesizerIO
 from .target import TargetEncoding
-from .validation import DataError, check_bool, check_eps, positive_count
+from .validation import DataError, check_bool, check_count, check_eps, positive_count
 
-__all__ = ["TableSynthesizer", "TablePrivacy", "GUARANTEE_RANK"]
+__all__ = ["TableSynthesizer", "TablePrivacy", "GUARANTEE_RANK", "NUMERIC_CELL_GROUPS"]
+
+#: Groups a numeric column is cut into when it makes cells of a later conditional (its tertiles).
+NUMERIC_CELL_GROUPS = 3
 
 
 def _per_column(value, targets: Sequence[str], name: str, default=None) -> dict:
@@ -101,6 +109,14 @@ class TableSynthesizer(TableSynthesizerIO):
         As for :class:`dpsynth.Synthesizer` (``standardize`` applies to the public covariates).
     censor_warn_share, allow_unconverged, mode : optional
         As for :class:`dpsynth.Synthesizer` (``mode``: secure noise for a release, or seeded for research).
+    calibrate : dict, optional
+        Column -> its ``calibrate`` setting (:class:`dpsynth.Synthesizer`): the column's synthetic values
+        mapped by rank onto its DP marginal (public bounds required), the marginal's share taken out of
+        the column's part.
+    bounds : dict, optional
+        Numeric column -> its public bounds ``(lower, upper)``, chosen without looking at the data.
+        With ``mechanisms="auto"`` (the default) they let a narrow count be synthesized from its DP
+        counts and a wide column be calibrated to its DP marginal (:func:`dpsynth.choice.table_column_choice`).
     """
 
     def __init__(
@@ -128,6 +144,8 @@ class TableSynthesizer(TableSynthesizerIO):
         censor_warn_share: float = 0.5,
         allow_unconverged: bool = False,
         mode: str = "release",
+        calibrate: Mapping[str, Mapping] | None = None,
+        bounds: Mapping[str, Sequence | Mapping] | None = None,
     ) -> None:
         from .ledger import dataset_id
         from .validation import check_table_columns
@@ -146,7 +164,7 @@ class TableSynthesizer(TableSynthesizerIO):
         self.dtypes = {c: str(data[c].dtype) for c in self.columns}
         self.relation = check_neighbours(neighbours if neighbours is not None else ("replace" if covs else "remove"))
         self.models = _per_column(models, targets, "models")
-        self.mechanisms = _per_column(mechanisms, targets, "mechanisms", "censor_ref")
+        self.mechanisms = _per_column(mechanisms, targets, "mechanisms", AUTO)
         self.model_params = _per_column(model_params, targets, "model_params")
         self.mechanism_params = _per_column(mechanism_params, targets, "mechanism_params")
         if not (isinstance(target_levels, Mapping) or target_levels is None):
@@ -154,8 +172,16 @@ class TableSynthesizer(TableSynthesizerIO):
                 "`target_levels` must be a dict keyed by target column (the public levels of each categorical one)."
             )
         self.target_levels = _per_column(target_levels, targets, "target_levels")
-        self._check_mechanisms()
+        for name, value in (("calibrate", calibrate), ("bounds", bounds)):
+            if value is not None and not isinstance(value, Mapping):
+                raise DataError(f"`{name}` must be a dict keyed by target column, e.g. {{'price': (1000, 500000)}} "
+                                f"(public bounds, chosen without looking at the data).")
+        self.calibrate = _per_column(calibrate, targets, "calibrate")
+        self.bounds = _per_column(bounds, targets, "bounds")
         self.encodings = {t: TargetEncoding.from_series(data[t], levels=self.target_levels[t]) for t in targets}
+        #: Why each column got its mechanism, where ``auto`` chose it (:func:`dpsynth.choice.table_column_choice`).
+        self.choices = self._choose()
+        self._check_mechanisms()
         self.n_release = None if n_release is None else positive_count(n_release, "n_release")
         if self.n_release is not None and self.relation == "replace":
             raise DataError(
@@ -199,6 +225,22 @@ class TableSynthesizer(TableSynthesizerIO):
         self.path: Path | None = None
 
     # ------------------------------------------------------------------ settings
+    def _choose(self) -> dict[str, str]:
+        """Resolve ``auto`` column by column (public facts only: the kind and the public bounds); return the
+        reasons."""
+        reasons = {}
+        for t in self.targets:
+            if self.mechanisms[t] != AUTO:
+                continue
+            c = table_column_choice(self.encodings[t].kind, self.bounds[t])
+            self.mechanisms[t] = c.mechanism
+            if c.params:
+                self.mechanism_params[t] = {**c.params, **(self.mechanism_params[t] or {})}
+            if c.calibrate is not None and self.calibrate[t] is None:
+                self.calibrate[t] = c.calibrate
+            reasons[t] = f"{t}: {c.mechanism} ({c.reason})"
+        return reasons
+
     def _check_mechanisms(self) -> None:
         from .mechanisms import catalog
 
@@ -263,7 +305,10 @@ class TableSynthesizer(TableSynthesizerIO):
         shares = split_shares(self.eps - size, takes, self.eps_split)
         parts = {t: Budget.plan(shares[t], self.relation, dp_size=False, dp_reference=self._dp_reference(t),
                                 reference_eps=(self.mechanism_params[t] or {}).get("reference_eps"),
-                                releases=self.releases if self._uses_model(t) else 1)
+                                releases=self.releases, model_free=not self._uses_model(t),
+                                dp_marginal=self.calibrate[t] is not None,
+                                marginal_eps=None if not (self.calibrate[t] or {}).get("share")
+                                else float(self.calibrate[t]["share"]) * shares[t])
                  for t in takes}
         return TableBudget(self.relation, self.eps, size, parts, self.releases)
 
@@ -296,12 +341,70 @@ class TableSynthesizer(TableSynthesizerIO):
         t = self.targets[j]
         cols = [t, *self.covariates, *self.targets[:j]]
         planned = self.budget.parts.get(t)
+        frame = self._data[cols].copy()
+        for c in self.targets[:j]:  # an earlier categorical column's levels are its PUBLIC ones, never those that occur
+            enc = self.encodings[c]
+            if enc.kind == "categorical":
+                frame[c] = pd.Categorical(frame[c].astype(str), categories=[str(v) for v in enc.levels])
+        params = {**self._automatic_cells(j), **(self.mechanism_params[t] or {})} or None
         return Synthesizer(
-            self._data[cols], t, covariates=cols[1:], model=self.models[t], mechanism=self.mechanisms[t],
+            frame, t, covariates=cols[1:], model=self.models[t], mechanism=self.mechanisms[t],
             eps=None if planned is None else planned.total, model_params=self.model_params[t],
-            mechanism_params=self.mechanism_params[t], neighbours=self.relation, target_levels=self.target_levels[t],
-            design=self._predictor_design(j), part_of=self.dataset, **self._common,
+            mechanism_params=params, neighbours=self.relation, target_levels=self.target_levels[t],
+            design=self._predictor_design(j), part_of=self.dataset, confidential_covariates=self.targets[:j],
+            calibrate=self.calibrate[t], **self._common,
         )
+
+    def _automatic_cells(self, j: int) -> dict:
+        """The cells of a conditional whose mechanism conditions through cells (:mod:`dpsynth.mechanisms.noise_aware`)
+        and that was given none: the public covariates, then the earlier columns in the table's order, each taken
+        while the cells number at most ``max_cells`` (a categorical column by its public levels, a numeric one cut
+        into :data:`NUMERIC_CELL_GROUPS` groups: a public covariate at its own quantiles, whose rows are public; an
+        earlier column at the quantiles of its conditional's DP release, post-processing). A numeric earlier column
+        whose conditional released no distribution (a model-based one) is left out."""
+        from .mechanisms import catalog
+
+        t = self.targets[j]
+        spec = catalog.get(self.mechanisms[t])
+        given = self.mechanism_params[t] or {}
+        if spec.covariate_use != "cells" or "cells" in given or "cell_edges" in given or "max_cells" not in spec.params:
+            return {}
+        limit = int(given.get("max_cells", spec.params["max_cells"].default))
+        cells, edges, size = [], {}, 1
+        for c in [*self.covariates, *self.targets[:j]]:
+            k, cut = self._cell_factor(c)
+            if k is not None and size * k <= limit:
+                cells.append(c)
+                size *= k
+                if cut is not None:
+                    edges[c] = cut
+        return {"cells": cells, "cell_edges": edges or None}
+
+    def _cell_factor(self, c: str) -> tuple[int | None, list | None]:
+        """How many cells column ``c`` makes, and its cut points (None for a categorical one; ``(None, None)``: it
+        cannot make cells from public facts or DP releases)."""
+        probs = np.arange(1, NUMERIC_CELL_GROUPS) / NUMERIC_CELL_GROUPS
+        if c in self.covariates:
+            col = self.public[c]
+            if not pd.api.types.is_numeric_dtype(col) or pd.api.types.is_bool_dtype(col):
+                return (col.cat.categories.size if isinstance(col.dtype, pd.CategoricalDtype)
+                        else col.astype(str).nunique()), None
+            cut = sorted(set(np.quantile(col.to_numpy(dtype=float), probs).tolist()))
+            return len(cut) + 1, cut
+        enc = self.encodings[c]
+        if enc.kind == "categorical":
+            return len(enc.levels), None
+        state = getattr(self.parts.get(c), "_release_state", None)
+        population = getattr(state, "population", None)
+        if population is None:
+            return None, None
+        p = np.asarray(population()).mean(axis=0)  # the released distribution's posterior mean over its bins
+        edges = np.asarray(state.binning.edges, dtype=float)
+        cdf = np.cumsum(p) / p.sum()
+        cut = sorted({float(edges[1:][np.searchsorted(cdf, q)]) for q in probs} - {float(edges[-1])})
+        if enc.kind == "count":
+            cut = sorted({float(np.floor(v) + 0.5) if float(v).is_integer() else float(np.ceil(v)) for v in cut})
+        return (len(cut) + 1, cut) if cut else (None, None)
 
     # ------------------------------------------------------------------ fit
     def fit(self, seed: SeedLike = None) -> TableSynthesizer:
@@ -309,10 +412,17 @@ class TableSynthesizer(TableSynthesizerIO):
         if self._data is None:
             raise DataError("this synthesizer was loaded without its confidential data; it can release, not fit.")
         self.parts, self.fit_log = {}, []
+        if self.choices and show_progress(self.progress):
+            import sys
+
+            print("mechanisms chosen (auto):\n  " + "\n  ".join(self.choices.values()), file=sys.stderr)
+        self._size = self._released_size(seed)  # before the parts: settings chosen from n may read its DP count
+        hint = None if self._size is None else self._size.n
         with bar(show_progress(self.progress), "columns", total=len(self.targets), unit="column") as progress:
             for j, t in enumerate(self.targets):
                 progress.set_postfix_str(t)
                 part = self._part(j)
+                part.size_hint = hint
                 planned = self.budget.parts.get(t)
                 if planned is not None and part.budget != planned:
                     raise AssertionError(f"the conditional of {t!r} planned {part.budget}, the table {planned}")
@@ -320,7 +430,6 @@ class TableSynthesizer(TableSynthesizerIO):
                 self.fit_log += [f"{t}: {line}" for line in part.fit_log]
                 progress.update()
         self.fit_id = secrets.token_hex(8)
-        self._size = self._released_size(seed)
         return self
 
     def _released_size(self, seed: SeedLike = None) -> ReleaseSize | None:
@@ -384,21 +493,29 @@ class TableSynthesizer(TableSynthesizerIO):
             return self.public, self._size
         return pd.DataFrame(index=range(self._size.n)), self._size
 
-    def _synthetic_table(self, frame: pd.DataFrame, seed: SeedLike,
-                         draws: Mapping[str, int]) -> tuple[pd.DataFrame, dict]:
+    def _synthetic_table(self, frame: pd.DataFrame, seed: SeedLike, draws: Mapping[str, int],
+                         synthesis: str | None = None) -> tuple[pd.DataFrame, dict]:
         """One synthetic table for the rows of ``frame``: each column from its part's draw, on the synthetic columns
         before it. Returns the table and each column's reasons to refuse (read from its synthetic values)."""
         out = frame.reset_index(drop=True).copy()
         reasons = {}
         for t in self.targets:
             part = self.parts[t]
-            df, why = part._synthesize(out[part.covariates], stream(seed, t), {t: draws[t]})  # noqa: SLF001
+            if synthesis is None:
+                df, why = part._synthesize(out[part.covariates], stream(seed, t), {t: draws[t]})  # noqa: SLF001
+            else:
+                df, why = part._synthetic_frame(out[part.covariates], stream(seed, t), draws[t], synthesis), []  # noqa: SLF001
             reasons[t] = why
             out[t] = df[t].to_numpy() if not isinstance(df[t].dtype, pd.CategoricalDtype) else df[t]
         return out[self.columns], reasons
 
-    def sample_unaccounted(self, seed: SeedLike = None, *, data: pd.DataFrame | None = None) -> pd.DataFrame:
-        """For research only: one synthetic table NOT booked in any ledger (a row per fitted record). Do not publish."""
+    def sample_unaccounted(self, seed: SeedLike = None, *, data: pd.DataFrame | None = None,
+                           draw: int | None = None, synthesis: str | None = None) -> pd.DataFrame:
+        """For research only: one synthetic table NOT booked in any ledger (a row per fitted record). Do not publish.
+
+        ``draw``: the kept posterior draw of every model-based conditional (modulo its draws; by default one at
+        random per conditional), so that ``m`` tables from draws ``0 .. m-1`` each come from their own draws;
+        ``synthesis`` overrides how noise-aware conditionals make their columns (``"draw"`` or ``"mean"``)."""
         p = self.privacy
         if self._data is None:
             raise DataError("a loaded synthesizer releases through the ledger only: use sample() or release().")
@@ -406,8 +523,12 @@ class TableSynthesizer(TableSynthesizerIO):
         if data is None and not self.covariates:
             frame = pd.DataFrame(index=range(len(self._data)))
         base = stream(seed, "sample")
-        draws = {t: int(generator(stream(base, "draw", t)).integers(self.parts[t].n_draws)) for t in self.targets}
-        df, _ = self._synthetic_table(frame, base, draws)
+        if draw is None:
+            draws = {t: int(generator(stream(base, "draw", t)).integers(self.parts[t].n_draws)) for t in self.targets}
+        else:
+            k = check_count(draw, "draw", minimum=0)
+            draws = {t: k % self.parts[t].n_draws for t in self.targets}
+        df, _ = self._synthetic_table(frame, base, draws, synthesis)
         df.attrs = {"privacy_statement": "NOT A RELEASE: drawn for research, not booked in any ledger. "
                     + p.statement(), "accounted": False}
         return df

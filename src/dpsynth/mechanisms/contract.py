@@ -468,19 +468,24 @@ class RunContext:
     mode : {"research", "release"}
         Where the noise of a DP release made before the fit comes from: the seeded streams (research,
         reproducible) or the system's secure randomness through OpenDP (release, not seedable).
+    size_hint : float, optional
+        A number of records that is public or already released under DP (a declared size, the released
+        size's DP count), for settings chosen from n (a histogram's number of bins).
     """
 
     def __init__(self, x, *, family: ModelFamily | None = None, covariates=None, public: pd.DataFrame | None = None,
                  sampler: SamplerConfig | None = None, seed: SeedLike = None,
                  seed_fn: Callable[..., SeedLike] | None = None, compiled: CompiledModel | None = None,
                  retries: int = 0, on_fit: Callable[[str], None] | None = None, relation: str = "remove",
-                 mode: str = "release") -> None:
+                 mode: str = "release", size_hint: float | None = None) -> None:
         from ..privacy import check_neighbours
 
         self.relation = check_neighbours(relation)
         if mode not in ("research", "release"):
             raise DataError(f"`mode` must be 'research' or 'release'; got {mode!r}.")
         self.mode = mode
+        #: A number of records a mechanism may read as public (a declared size, or the DP released size), or None.
+        self.size_hint = None if size_hint is None else float(size_hint)
         self.x = np.asarray(x, dtype=float)
         self.family = family
         self.covariates = covariates

@@ -47,10 +47,20 @@ Method
    released probabilities are checked, and a failed sampler is run again with twice the draws (the
    context's ``retries``).
 5. **The release** (:class:`NoiseAwareRelease`): the public bins and cells and ``release_draws``
-   posterior draws of every ``p_c``. Each synthetic data set takes *one* posterior draw at random,
-   a bin for each record from its cell's probabilities, then a value within the bin (log-uniform in
-   a log bin, uniform in a linear one, the integer or level itself): the spread between synthetic
-   data sets is the posterior's, as multiple imputation needs.
+   posterior draws of every ``p_c``. A synthetic data set is made in one of two ways
+   (``synthesis``), both post-processing of the same release:
+
+   * ``"draw"``: it takes *one* posterior draw at random and a bin for each record from its cell's
+     probabilities: the spread between synthetic data sets is the posterior's, as multiple
+     imputation needs (``m`` sets give valid combined intervals, :mod:`dpsynth.combining`);
+   * ``"mean"``: the posterior mean of each cell's probabilities, the cell's records spread over the
+     bins by randomized rounding of their expected counts: the closest single file (a draw adds
+     spread of the order of the sampling error, a second time), but sets made this way do not vary
+     as the posterior does, so they are not for combining rules.
+
+   The default is ``"mean"`` for one file and ``"draw"`` when the synthesizer plans several
+   (``releases > 1``). Then a value within the bin (log-uniform in a log bin, uniform in a linear
+   one, the integer or level itself).
 
 Privacy argument
 ----------------
@@ -94,6 +104,10 @@ __all__ = [
     "NoisyCounts",
     "NoiseAwareModel",
     "NoiseAwareRelease",
+    "SYNTHESES",
+    "rounded_bins",
+    "auto_bins",
+    "calibrated_values",
     "binning",
     "cell_columns",
     "cell_index",
@@ -107,10 +121,16 @@ __all__ = [
 
 #: Registry key.
 KEY = "noise_aware"
+#: How a synthetic data set is made from the release: one posterior draw, or the posterior mean.
+SYNTHESES = ("draw", "mean")
 #: Binnings of the target: log-spaced, evenly spaced, one bin per integer.
 SCALES = ("log", "linear", "integer")
 #: Largest number of bins of the target (the model has one probability per cell and bin).
 MAX_BINS = 200
+#: Bins of a continuous target when no number of records is known to choose them from.
+DEFAULT_BINS = 30
+#: The range of the automatic number of bins (:func:`auto_bins`).
+MIN_AUTO_BINS, MAX_AUTO_BINS = 8, 100
 #: Largest ``max_cells`` accepted.
 MAX_CELLS = 1024
 #: Prior standard deviation of the marginal's log-linear parameters ``eta_k``.
@@ -190,8 +210,10 @@ PARAMS = {
                    "for a continuous target; default 0 with scale 'integer')", in_data_unit=True, fill="levels_lower"),
     "upper": Param(REQUIRED, check_finite, "public upper bound of the target, never from the data", in_data_unit=True,
                    fill="levels_upper"),
-    "bins": Param(30, _check_bins, "number of public bins of a continuous target (log-spaced with scale 'log')",
-                  cli="str"),
+    "bins": Param(None, optional(_check_bins), "number of public bins of a continuous target (log-spaced with scale "
+                  "'log'); default: from the public or DP number of records n and the 1-way measurement's eps_1, "
+                  f"(n eps_1 / 2)^(2/3) within [{MIN_AUTO_BINS}, {MAX_AUTO_BINS}] (where the noise's and the bins' "
+                  f"errors of the ECDF balance), {DEFAULT_BINS} without n", cli="str"),
     "scale": Param(None, optional(one_of(*SCALES)), "binning: 'log' (default when lower > 0), 'linear', or "
                    "'integer' (one bin per integer: a count)", cli="str"),
     "kind": Param(None, optional(one_of("continuous", "count", "categorical")), "the target's kind (filled in by the "
@@ -205,12 +227,20 @@ PARAMS = {
     "cell_edges": Param(None, optional(_check_cell_edges), "numeric covariate -> public cut points making it a cell "
                         "column", cli=None),
     "max_cells": Param(32, _check_max_cells, "largest number of cells accepted", cli="int"),
+    "confidential_cells": Param(None, optional(check_names), "covariates whose values are confidential (a whole "
+                                "table's earlier columns, filled in by the Synthesizer): cells made of them take "
+                                "their sizes from the noisy counts, never from the rows", cli=None,
+                                fill="confidential_covariates"),
     "marginal_share": Param(None, optional(_check_share), "share of eps on the 1-way histogram, the rest on the cell x "
                             "bin table (default 0.5 with cells, 1 without)", cli="float"),
     "cell_scale": Param(1.0, _check_cell_scale, "prior sd of a cell's log-probabilities around the marginal's",
                         cli="float"),
     "release_draws": Param(200, _check_release_draws, "posterior draws kept in the release (each synthetic data set "
                            "uses one)", cli="int"),
+    "synthesis": Param(None, optional(one_of(*SYNTHESES)), "how a synthetic data set is made from the release: "
+                       "'draw' (one posterior draw per set: m sets give valid combined intervals) or 'mean' (the "
+                       "posterior mean, counts rounded per cell: the closest single file); default 'mean' for one "
+                       "file, 'draw' when several are planned (releases > 1)", cli="str", fill="synthesis"),
     "mode": Param("release", one_of("release", "research"), "'release': OpenDP's Laplace noise (unseeded); "
                   "'research': seeded numpy noise, reproducible, not for a release", cli="str"),
 }
@@ -272,6 +302,18 @@ class Binning:
                    upper=float(d["upper"]))
 
 
+def auto_bins(n: float, eps_1: float) -> int:
+    """Bins of a continuous target for ``n`` records (public or DP) and a 1-way measurement at ``eps_1``.
+
+    The ECDF error of a Laplace-noised histogram of ``k`` bins grows as ``sqrt(k) / (n eps_1)`` (the
+    noise accumulates along the bins), the error of spreading values uniformly within bins falls as
+    ``1 / (2k)``; they balance at ``k = (n eps_1 / 2)^(2/3)``, kept within
+    [:data:`MIN_AUTO_BINS`, :data:`MAX_AUTO_BINS`].
+    """
+    k = (max(float(n), 1.0) * float(eps_1) / 2.0) ** (2.0 / 3.0)
+    return int(min(MAX_AUTO_BINS, max(MIN_AUTO_BINS, round(k))))
+
+
 def binning(params: Mapping) -> Binning:
     """The public bins from the parameters alone (never from the data).
 
@@ -317,7 +359,7 @@ def binning(params: Mapping) -> Binning:
     if scale == "log" and lo <= 0:
         raise DataError(f"scale='log' needs `lower` > 0 (log-spaced bins); got lower={lo!r}. Use a positive public "
                         f"lower bound, or scale='linear'.")
-    k = _check_bins(params.get("bins", 30), "bins")
+    k = _check_bins(params.get("bins") or DEFAULT_BINS, "bins")
     edges = np.geomspace(lo, hi, k + 1) if scale == "log" else np.linspace(lo, hi, k + 1)
     edges[0], edges[-1] = lo, hi
     if (np.diff(edges) <= 0).any():
@@ -699,6 +741,9 @@ class NoiseAwareRelease:
         Laplace scales of the two measurements (None: not measured).
     mode : str
         ``"release"`` (OpenDP's noise) or ``"research"`` (seeded numpy noise, not for a release).
+    synthesis : str
+        ``"draw"`` (each synthetic set from one posterior draw) or ``"mean"`` (from the posterior mean,
+        counts rounded per cell).
     """
 
     binning: Binning
@@ -710,6 +755,7 @@ class NoiseAwareRelease:
     scale_marginal: float | None
     scale_table: float | None
     mode: str
+    synthesis: str = "draw"
 
     @property
     def n_draws(self) -> int:
@@ -734,14 +780,17 @@ class NoiseAwareRelease:
         return np.einsum("sck,c->sk", self.probs, w)
 
     def sample(self, n: int, rng: np.random.Generator, public=None) -> np.ndarray:
-        """``n`` synthetic values from ONE posterior draw picked at random (post-processing of the release).
+        """``n`` synthetic values (post-processing of the release), by :attr:`synthesis`: from ONE posterior draw
+        picked at random, or from the posterior mean with each cell's counts rounded at random.
 
         Each row of ``public`` (the public covariates of the synthetic records) is mapped to its cell;
         a row whose level the cells were not made with gets a new cell's probabilities, drawn from the
-        model's prior around the marginal of the same posterior draw.
+        model's prior around the marginal of the same posterior draw (of a random draw, with ``"mean"``).
         """
         n = int(n)
         s = int(rng.integers(self.n_draws))
+        mean = self.synthesis == "mean"
+        probs = self.probs.mean(axis=0) if mean else self.probs[s]
         if self.cells:
             if public is None or len(public) != n:
                 got = "none" if public is None else f"{len(public)} rows"
@@ -755,7 +804,8 @@ class NoiseAwareRelease:
         new = idx < 0
         for c in np.unique(idx[~new]):
             rows = np.flatnonzero(idx == c)
-            k[rows] = rng.choice(K, size=rows.size, p=_normalised(self.probs[s, c]))
+            p = _normalised(probs[c])
+            k[rows] = rounded_bins(rows.size, p, rng) if mean else rng.choice(K, size=rows.size, p=p)
         if new.any():  # levels unseen at fit: a cell drawn from the prior around this draw's marginal
             keys = public.loc[new, [c.name for c in self.cells]].astype(str).agg("/".join, axis=1).to_numpy()
             for key in np.unique(keys):
@@ -770,7 +820,7 @@ class NoiseAwareRelease:
         return {"binning": self.binning.to_dict(), "cells": [c.to_dict() for c in self.cells],
                 "probs": self.probs.tolist(), "marginal": self.marginal.tolist(), "cell_scale": self.cell_scale,
                 "cell_sizes": self.cell_sizes.tolist(), "scale_marginal": self.scale_marginal,
-                "scale_table": self.scale_table, "mode": self.mode}
+                "scale_table": self.scale_table, "mode": self.mode, "synthesis": self.synthesis}
 
     @classmethod
     def from_dict(cls, d: Mapping) -> NoiseAwareRelease:
@@ -779,7 +829,39 @@ class NoiseAwareRelease:
         return cls(binning=Binning.from_dict(d["binning"]), cells=tuple(CellColumn.from_dict(c) for c in d["cells"]),
                    probs=np.asarray(d["probs"], dtype=float), marginal=np.asarray(d["marginal"], dtype=float),
                    cell_scale=float(d["cell_scale"]), cell_sizes=np.asarray(d["cell_sizes"], dtype=float),
-                   scale_marginal=opt(d["scale_marginal"]), scale_table=opt(d["scale_table"]), mode=str(d["mode"]))
+                   scale_marginal=opt(d["scale_marginal"]), scale_table=opt(d["scale_table"]), mode=str(d["mode"]),
+                   synthesis=str(d.get("synthesis", "draw")))
+
+
+def calibrated_values(values, release: NoiseAwareRelease, rng: np.random.Generator) -> np.ndarray:
+    """``values`` replaced, rank for rank, by as many values drawn from ``release`` (a marginal without cells).
+
+    The order of ``values`` is kept (ties broken at random), so a model's relations survive as rank relations,
+    and the marginal becomes the released one. Non-finite values rank above every finite one. Post-processing of
+    the model's draw and of the release.
+    """
+    v = np.asarray(values, dtype=float)
+    target = np.sort(release.sample(v.size, rng))
+    order = np.lexsort((rng.random(v.size), np.where(np.isnan(v), np.inf, v)))
+    out = np.empty(v.size)
+    out[order] = target
+    return out
+
+
+def rounded_bins(n: int, p: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """``n`` bins whose counts are the expected ``n p`` rounded at random (each count is the floor or the ceiling
+    of ``n p_k``, with the ceiling's probability its fractional part, and the counts sum to ``n``), in random order.
+    """
+    expected = n * np.asarray(p, dtype=float)
+    base = np.floor(expected).astype(int)
+    rest = int(n - base.sum())
+    if rest > 0:
+        frac = expected - base
+        base += np.bincount(rng.choice(frac.size, size=rest, replace=False, p=frac / frac.sum()),
+                            minlength=frac.size)
+    out = np.repeat(np.arange(base.size), base)
+    rng.shuffle(out)
+    return out
 
 
 def _normalised(p: np.ndarray) -> np.ndarray:
@@ -808,9 +890,11 @@ def _share(params: Mapping, n_cells: int) -> float:
     return float(share)
 
 
-def _cell_sizes(ctx: RunContext, cells: np.ndarray, counts: NoisyCounts, n_cells: int) -> np.ndarray:
-    """``n_c``: public with one record replaced (the covariates' rows are), else the noisy counts' (at least 1)."""
-    if ctx.relation == "replace":
+def _cell_sizes(ctx: RunContext, cells: np.ndarray, counts: NoisyCounts, n_cells: int,
+                public_cells: bool = True) -> np.ndarray:
+    """``n_c``: public with one record replaced when every cell column is public (the covariates' rows are), else
+    the noisy counts' (at least 1)."""
+    if ctx.relation == "replace" and public_cells:
         return np.bincount(cells, minlength=n_cells).astype(float)
     noisy = counts.table.sum(axis=1) if counts.table is not None else np.array([counts.marginal.sum()])
     return np.maximum(noisy, 1.0)
@@ -845,6 +929,11 @@ def _posterior(ctx: RunContext, model: NoiseAwareModel, data: dict):
 
 
 def _run(ctx: RunContext, params: dict) -> MechanismResult:
+    if params.get("bins") is None and params.get("levels") is None:
+        C0 = math.prod(c.size for c in cell_columns(ctx.public, params.get("cells"), params.get("cell_edges"),
+                                                    params["max_cells"]))
+        n = ctx.size_hint if ctx.size_hint is not None else (ctx.n if ctx.relation == "replace" else None)
+        params = {**params, "bins": DEFAULT_BINS if n is None else auto_bins(n, _share(params, C0) * params["eps"])}
     bins_of = binning(params)
     _check_data(ctx.x, params)
     columns = cell_columns(ctx.public, params.get("cells"), params.get("cell_edges"), params["max_cells"])
@@ -857,14 +946,16 @@ def _run(ctx: RunContext, params: dict) -> MechanismResult:
     seeds = (ctx.seed_for(KEY, "noise", "marginal"), ctx.seed_for(KEY, "noise", "table")) if mode == "research" \
         else (None, None)
     counts = measure(bins_of.index(ctx.x), cells, K, C, params["eps"], share, mode=mode, seeds=seeds)
-    sizes = _cell_sizes(ctx, cells, counts, C)
+    secret = set(params.get("confidential_cells") or ())
+    sizes = _cell_sizes(ctx, cells, counts, C, public_cells=not any(c.name in secret for c in columns))
     model = noise_aware_model(C, K)
     draws, diag = _posterior(ctx, model, model.data(counts, sizes, params["cell_scale"]))
     S = draws["p"].shape[0]
     keep = np.unique(np.linspace(0, S - 1, min(params["release_draws"], S)).round().astype(int))
     state = NoiseAwareRelease(binning=bins_of, cells=columns, probs=draws["p"][keep], marginal=draws["p0"][keep],
                               cell_scale=float(params["cell_scale"]), cell_sizes=sizes,
-                              scale_marginal=counts.scale_marginal, scale_table=counts.scale_table, mode=mode)
+                              scale_marginal=counts.scale_marginal, scale_table=counts.scale_table, mode=mode,
+                              synthesis=params.get("synthesis") or "draw")
     return MECHANISM.released(
         state, eps_remove=counts.eps_remove, eps_replace=counts.eps_replace, diagnostics=(diag,), n_cells=C, bins=K,
         marginal_share=share, noise_scale_marginal=counts.scale_marginal or 0.0,

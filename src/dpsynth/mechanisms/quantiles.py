@@ -586,8 +586,14 @@ def _declared(params: dict, one_signed: bool, extra: dict | None = None) -> tupl
 
 def _run(ctx: RunContext, params: dict) -> MechanismResult:
     columns = params["cells"]
-    if columns is None:
-        columns = _categorical(ctx.public)
+    hidden = set(params.get("confidential_cells") or ())
+    if columns is None:  # every categorical PUBLIC covariate
+        columns = tuple(c for c in _categorical(ctx.public) if c not in hidden)
+    secret = [c for c in (columns or ()) if c in hidden]
+    if secret:
+        raise DataError(f"OpenDP-Q's cells are the labels that occur in the data; {secret} hold confidential values "
+                        f"(a whole table's earlier columns), so their labels would leak. Give cells=[] (or only "
+                        f"public covariates), or use mechanism='noise_aware', whose cells are public combinations.")
     cells = cell_labels(ctx.public, columns) if columns else None
     rel = dp_quantiles(ctx.x, params["eps"], lower=params["lower"], upper=params["upper"], probs=params["probs"],
                        n_candidates=params["n_candidates"], scale=params["scale"], cells=cells)
@@ -615,6 +621,10 @@ MECHANISM = MechanismSpec(
                        cli="str"),
         "cells": Param(None, optional(check_names), "public covariates whose levels define the cells (quantiles "
                        "per cell, parallel composition; default: every categorical covariate)", cli="strs"),
+        "confidential_cells": Param(None, optional(check_names), "covariates whose values are confidential (a "
+                                    "whole table's earlier columns, filled in by the Synthesizer): refused as cells, "
+                                    "whose labels would be read from the data", cli=None,
+                                    fill="confidential_covariates"),
     },
     fits_per_release="0 (no model)",
     needs="public bounds [lower, upper] of the variable (cells from categorical public covariates)",

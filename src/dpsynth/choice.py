@@ -1,0 +1,147 @@
+"""``mechanism="auto"``: which mechanism a synthesizer uses when the user does not say.
+
+The choice reads public facts only (the column's kind, its public bounds, the public or DP number
+of records, the eps) and returns the mechanism with the reason, which the synthesizers print.
+
+* **A column of a whole table** (:func:`table_column_choice`), from the whole-table chapter's
+  comparison: a categorical column, and a count with few integers within public bounds, get the
+  noise-aware model of their DP counts in cells of the earlier columns
+  (:mod:`dpsynth.mechanisms.noise_aware`: the closest marginals, valid intervals over several
+  sets); a continuous column, or a count over a wide range, gets the unit-free censored regression
+  on every earlier column (``censor_ref``: the relations), its values calibrated to its DP marginal
+  when public bounds are given (``calibrate``).
+* **One column** (:func:`column_choice`): the book's decision table (Table "What to use",
+  :mod:`dpsynth.experiments.choosing`), computed from the head-to-head study and shipped with the
+  package as ``decisions.json``; a test holds the two equal.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+
+from .validation import DataError
+
+__all__ = ["AUTO", "NARROW_COUNT", "SMALL_N", "Choice", "table_column_choice", "column_choice", "decision_table",
+           "situation_of", "SITUATIONS"]
+
+#: The value of ``mechanism`` (``mechanisms``) that asks for the choice.
+AUTO = "auto"
+#: A count with at most this many integers within its public bounds is synthesized from its DP counts.
+NARROW_COUNT = 20
+#: The situations of the decision table, in its order.
+SITUATIONS = ("bounded marginal", "regression", "count", "category", "small n")
+#: Below this many records a column is in the "small n" situation.
+SMALL_N = 500
+
+
+@dataclass(frozen=True)
+class Choice:
+    """A mechanism picked by ``auto``, with the settings it needs and the reason, in words.
+
+    Attributes
+    ----------
+    mechanism : str
+        Registry key.
+    params : dict
+        Mechanism parameters filled from public facts (bounds).
+    calibrate : dict or None
+        The ``calibrate`` setting (public bounds) of a model-based column, or None.
+    reason : str
+        Why, for the user.
+    """
+
+    mechanism: str
+    params: dict
+    calibrate: dict | None
+    reason: str
+
+
+def _bounds(bounds) -> dict | None:
+    if bounds is None:
+        return None
+    if isinstance(bounds, Mapping):
+        b = {k: bounds[k] for k in ("lower", "upper") if k in bounds}
+    else:
+        try:
+            lo, hi = bounds
+        except (TypeError, ValueError):
+            raise DataError(f"public bounds must be (lower, upper) or {{'lower': L, 'upper': U}}; got {bounds!r}.")\
+                from None
+        b = {"lower": lo, "upper": hi}
+    if "upper" not in b or b.get("lower") is None:
+        raise DataError(f"public bounds need both 'lower' and 'upper'; got {bounds!r}.")
+    lo, hi = float(b["lower"]), float(b["upper"])
+    if not hi > lo:
+        raise DataError(f"public bounds need lower < upper; got lower={lo!r}, upper={hi!r}.")
+    return {"lower": lo, "upper": hi}
+
+
+def table_column_choice(kind: str, bounds=None) -> Choice:
+    """The mechanism of one column of a whole table (the chapter's rule, module docstring).
+
+    Parameters
+    ----------
+    kind : {"continuous", "count", "categorical"}
+        The column's kind (from its type).
+    bounds : (lower, upper) or dict, optional
+        Public bounds of a numeric column, chosen without looking at the data.
+    """
+    b = _bounds(bounds)
+    if kind == "categorical":
+        return Choice("noise_aware", {}, None, "categorical: its DP level counts in cells of the earlier columns, "
+                      "with a posterior that knows their noise")
+    if kind == "count" and b is not None and int(b["upper"]) - int(b["lower"]) + 1 <= NARROW_COUNT:
+        return Choice("noise_aware", dict(b), None, f"a count with at most {NARROW_COUNT} values within its public "
+                      f"bounds: its DP counts per value, in cells of the earlier columns")
+    if kind not in ("continuous", "count"):
+        raise DataError(f"unknown column kind {kind!r}; kinds are continuous, count, categorical.")
+    what = "continuous" if kind == "continuous" else f"a count over more than {NARROW_COUNT} values"
+    if b is None:
+        return Choice("censor_ref", {}, None, f"{what}: the unit-free censored regression on every earlier column "
+                      "(no public bounds were given, so its marginal is the model's)")
+    return Choice("censor_ref", {}, dict(b), f"{what}: the unit-free censored regression on every earlier column, "
+                  "its values mapped by rank onto the column's DP marginal on the public bounds")
+
+
+# --------------------------------------------------------------------------------------------
+# one column: the decision table
+# --------------------------------------------------------------------------------------------
+
+
+def situation_of(kind: str, n: float | None, *, has_covariates: bool) -> str:
+    """The decision table's situation of a column, from public facts: its kind, whether it has covariates, and
+    its public or DP number of records (``n`` below :data:`SMALL_N` is ``"small n"``)."""
+    if n is not None and n < SMALL_N:
+        return "small n"
+    if kind == "categorical":
+        return "category"
+    if kind == "count":
+        return "count"
+    return "regression" if has_covariates else "bounded marginal"
+
+
+
+@lru_cache(maxsize=1)
+def decision_table() -> dict:
+    """The shipped decision table: ``{situation: {eps: {"mechanism", "reason", ...}}}`` (``decisions.json``)."""
+    text = resources.files("dpsynth").joinpath("decisions.json").read_text(encoding="utf-8")
+    raw = json.loads(text)
+    return {s: {float(e): v for e, v in row.items()} for s, row in raw["table"].items()}
+
+
+def column_choice(kind: str, eps: float, n: float | None, *, has_covariates: bool) -> tuple[str, str]:
+    """The mechanism of one column: the decision table's pick at the nearest tabulated eps at or below ``eps``
+    (the smallest tabulated eps when ``eps`` is below it), and the reason."""
+    table = decision_table()
+    sit = situation_of(kind, n, has_covariates=has_covariates)
+    row = table[sit]
+    grid = sorted(row)
+    at = max([e for e in grid if e <= eps], default=grid[0])
+    cell = row[at]
+    reason = (f"auto: {sit}, eps = {eps:g} -> {cell['name']} (the book's decision table at eps = {at:g}: "
+              f"{cell['reason']})")
+    return str(cell["mechanism"]), reason
