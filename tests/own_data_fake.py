@@ -106,7 +106,8 @@ def fake_units(replicates: int = 2, *, dollars=0.95, thousands=0.02, offset=0.02
             for m in mechanisms:
                 for e in eps:
                     rows.append({"setting": s, "mechanism": m, "eps": e, "n_censored": share[s] * N + r,
-                                 "delta": e / 2, "median": (150.0 if s == "dollars" else 520.0) + r,
+                                 "delta": 0.95 * e / 2, "bound": 0.95 * e / 2, "eps_stated": e, "draw_eps": 0.95 * e,
+                                 "median": (150.0 if s == "dollars" else 520.0) + r,
                                  "max_ecdf": (0.7 if s == "dollars" else 0.03) + 0.01 * r,
                                  "converged": not (s == "dollars" and r == 0), "rhat_max": 1.0, "divergences": 0.0})
         ds = pd.DataFrame(rows).set_index(["setting", "mechanism", "eps"]).to_xarray()
@@ -184,6 +185,7 @@ def fake_files(replicates: int = 3, *, eps=(1.0, 5.0), unconverged=(), coef_shif
                     "censored_share": (10.0 / e + r) / FILE_N[f], "eps_stated": e + stated_shift,
                     "reference_eps": reference_eps * e if kind == "categorical" else 0.0, "size_eps": size_eps,
                     "draw_eps": e - size_eps - (reference_eps * e if kind == "categorical" else 0.0),
+                    "alpha": min(1.0, e / 4 / 2.5), "bound": e / 4,
                     "fit_seconds": FILE_SECONDS[f] + r, "release_seconds": FILE_SECONDS[f] + r + 0.5,
                     "relation": "replace", "measures": m, "mechanism": "Censor_ref", "model": "m"}
         reps.append(_files_dataset(files, [float(e) for e in eps], cells, originals, frames))
@@ -191,10 +193,12 @@ def fake_files(replicates: int = 3, *, eps=(1.0, 5.0), unconverged=(), coef_shif
 
 
 def fake_unitfree(replicates: int = 3, *, ref_censored=(20.0, 20.0, 20.0), uw_censored=(28000.0, 300.0, 28100.0),
-                  noise=2.0, eps=(1.0, 5.0)) -> xr.Dataset:
+                  noise=2.0, eps=(1.0, 5.0), ref_alpha_shift=0.0) -> xr.Dataset:
     """The unit-free study with chosen mean censored counts per unit (dollars, thousands, cents) and mechanism.
 
-    Run ``r`` adds ``noise * (r - 1)`` records; the max-ECDF is ``count / N`` (at least 0.01).
+    Run ``r`` adds ``noise * (r - 1)`` records; the max-ECDF is ``count / N`` (at least 0.01). The
+    statement is the default budget without covariates (5% for the released size, the draw the rest);
+    ``ref_alpha_shift`` is added to Censor_ref's alpha in cents (a window that moved with the unit).
     """
     units = ("dollars", "thousands", "cents")
     reps = []
@@ -204,10 +208,15 @@ def fake_unitfree(replicates: int = 3, *, ref_censored=(20.0, 20.0, 20.0), uw_ce
             for unit, c in zip(units, counts):
                 for e in eps:
                     n_c = c + noise * (r - 1)
+                    draw = 0.95 * e
+                    alpha = (min(1.0, draw / 2 / 2.5) + (ref_alpha_shift if unit == "cents" else 0.0)
+                             if mech == "Censor_ref" else 1.0)
                     rows.append({"unit": unit, "mechanism": mech, "eps": e, "n_censored": n_c,
+                                 "censored_share": n_c / N / 2,
                                  "median": 520.0 if n_c < N / 2 else 1.0, "max_ecdf": max(n_c / N, 0.01),
                                  "converged": True, "rhat_max": 1.0, "ess_min": 500.0, "divergences": 0.0,
-                                 "n_nonfinite": 0.0, "eps_stated": e, "fit_seconds": 5.0})
+                                 "n_nonfinite": 0.0, "eps_stated": e, "size_eps": 0.05 * e, "reference_eps": 0.0,
+                                 "draw_eps": draw, "alpha": alpha, "bound": draw / 2, "fit_seconds": 5.0})
         ds = pd.DataFrame(rows).set_index(["unit", "mechanism", "eps"]).to_xarray().reindex(unit=list(units))
         ds["converged"] = ds["converged"].astype(bool)
         ds["median_data"] = 522.32
@@ -220,7 +229,7 @@ def fake_unitfree(replicates: int = 3, *, ref_censored=(20.0, 20.0, 20.0), uw_ce
 def fake_all(**kw) -> OwnDataResults:
     """The four studies: the older two from :func:`fake_results`, the files and unit-free studies faked."""
     files_kw = {k: kw.pop(k) for k in ("unconverged_files", "coef_shift") if k in kw}
-    uf_kw = {k: kw.pop(k) for k in ("ref_censored", "uw_censored", "noise") if k in kw}
+    uf_kw = {k: kw.pop(k) for k in ("ref_censored", "uw_censored", "noise", "ref_alpha_shift") if k in kw}
     if "unconverged_files" in files_kw:
         files_kw["unconverged"] = files_kw.pop("unconverged_files")
     res = fake_results(**kw)

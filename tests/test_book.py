@@ -458,6 +458,118 @@ CHECK_JS = r"""
       out.cut_captions.push(text.slice(0, 80));
     }
   }
+  // ---- page form ----
+  const left = col.left + parseFloat(acs.paddingLeft || "0"), right = col.right - parseFloat(acs.paddingRight || "0");
+  const textOf = (node, drop) => {
+    const copy = node.cloneNode(true);
+    for (const c of copy.querySelectorAll(drop)) { c.remove(); }
+    document.body.appendChild(copy);
+    copy.style.position = "absolute"; copy.style.left = "-10000px"; copy.style.width = col.width + "px";
+    const text = copy.innerText;
+    copy.remove();
+    return text.replace(/\s+/g, " ").trim();
+  };
+  const MATH = ".math, mjx-container, mjx-assistive-mml, script, style";
+  // what a reader sees as text, code taken out: code cells' input, code blocks of the prose, inline code (printed
+  // output stays: a directive printed by a cell is raw MyST too)
+  const visible = article.cloneNode(true);
+  for (const c of visible.querySelectorAll(".cell_input, " + MATH)) { c.remove(); }
+  for (const c of visible.querySelectorAll("pre, div.highlight, code")) {
+    if (!c.closest(".cell_output") || (c.tagName === "CODE" && !c.closest("pre"))) { c.remove(); }
+  }
+  document.body.appendChild(visible);
+  visible.style.position = "absolute"; visible.style.left = "-10000px"; visible.style.width = col.width + "px";
+  out.visible = visible.innerText;
+  visible.remove();
+  // empty code blocks and table rows: what a directive Markdown could not read leaves behind
+  out.empty = [];
+  for (const b of article.querySelectorAll("div.highlight, .cell_output pre")) {
+    if (!b.innerText.trim()) out.empty.push("empty block " + b.className);
+  }
+  for (const row of article.querySelectorAll("tr")) {
+    const cells = row.querySelectorAll("td, th");
+    if (cells.length && [...cells].every(c => !c.innerText.trim())) {
+      const table = row.closest("table");
+      out.empty.push("empty row in " + (table && table.id ? table.id : "a table"));
+    }
+  }
+  // anything reaching beyond the content area, unless a scroll container inside the area holds it
+  const insideScroller = el => {
+    for (let a = el.parentElement; a && a !== article; a = a.parentElement) {
+      if (scrolls(a)) return a;
+    }
+    return null;
+  };
+  const describe = el => (el.tagName.toLowerCase() + (el.id ? "#" + el.id : "") +
+                          (el.className && typeof el.className === "string" ? "." + el.className.split(" ")[0] : "") +
+                          ": " + (el.innerText || el.textContent || "").replace(/\s+/g, " ").trim().slice(0, 80));
+  out.overflow = [];
+  out.clipped = [];
+  const reported = [];
+  for (const el of article.querySelectorAll("*")) {
+    if (el.closest("mjx-container, svg, .headerlink, script, style") && el.tagName !== "MJX-CONTAINER") continue;
+    if (reported.some(r => r.contains(el))) continue;
+    const r = el.getBoundingClientRect();
+    if (r.width === 0 || r.height === 0) continue;
+    if (insideScroller(el)) continue;  // judged by its scroll container
+    if (r.right > right + 1 || r.left < left - 1) {
+      out.overflow.push({what: describe(el), left: Math.round(r.left), right: Math.round(r.right),
+                         content: [Math.round(left), Math.round(right)]});
+      reported.push(el);
+      continue;
+    }
+    const st = getComputedStyle(el);
+    if (["hidden", "clip"].includes(st.overflowX) && el.scrollWidth > el.clientWidth + 1 &&
+        !el.matches("mjx-container, .math, .sd-card, img")) {
+      out.clipped.push({what: describe(el), scroll: el.scrollWidth, client: el.clientWidth});
+      reported.push(el);
+    }
+  }
+  // captions must be readable where they are: inside the visible part of their scroll container
+  out.hidden_captions = [];
+  for (const c of article.querySelectorAll("caption, figcaption")) {
+    const box = insideScroller(c) || scroller(c);
+    const range = document.createRange();
+    range.selectNodeContents(c);
+    const rects = [...range.getClientRects()].filter(q => q.width > 0);
+    if (!rects.length) continue;
+    const lo = Math.min(...rects.map(q => q.left)), hi = Math.max(...rects.map(q => q.right));
+    const b = box ? box.getBoundingClientRect() : {left: left, right: right};
+    const vl = Math.max(b.left, left), vr = Math.min(b.right, right);
+    if (lo < vl - 1 || hi > vr + 1) {
+      out.hidden_captions.push({caption: c.innerText.replace(/\s+/g, " ").trim().slice(0, 80),
+                                text: [Math.round(lo), Math.round(hi)], visible: [Math.round(vl), Math.round(vr)]});
+    }
+  }
+  // printed output (statements, CLI lines) must wrap: no line that needs scrolling sideways
+  out.unwrapped = [];
+  for (const p of article.querySelectorAll(".cell_output pre, .output pre")) {
+    if (p.scrollWidth > p.clientWidth + 1) {
+      out.unwrapped.push({text: p.innerText.split("\n").reduce((a, b) => b.length > a.length ? b : a, "").slice(0, 100),
+                          scroll: p.scrollWidth, client: p.clientWidth});
+    }
+  }
+  // captions and table headers as read (code spans, maths and the numbers taken out), for the caption check
+  out.captions = [];
+  for (const c of article.querySelectorAll("caption, figcaption")) {
+    out.captions.push(textOf(c, "code, .caption-number, .headerlink, " + MATH));
+  }
+  out.headers = [];
+  for (const t of article.querySelectorAll("table")) {
+    const cells = [...t.querySelectorAll("thead th")];
+    for (const row of t.querySelectorAll("tbody tr")) { if (row.cells.length) cells.push(row.cells[0]); }
+    for (const c of cells) {
+      const text = textOf(c, "code, " + MATH);
+      if (text) out.headers.push(text);
+    }
+    for (const c of t.querySelectorAll("td")) {
+      if (/^(True|False|None)$/.test(c.innerText.trim()))
+        out.headers.push("cell " + c.innerText.trim() + " in " + t.id);
+    }
+  }
+  // the code a reader sees: every code cell's input that is shown
+  out.inputs = [...article.querySelectorAll(".cell_input")].filter(c => c.getBoundingClientRect().height > 0)
+                                                              .map(c => c.innerText);
   const pre = document.createElement("pre");
   pre.id = "dpsynth-check";
   pre.textContent = JSON.stringify(out);

@@ -19,10 +19,41 @@ def test_figure_and_table_directives():
     assert md.startswith("```{glue:figure} fig-x\n:name: fig-x\n")
     df = pd.DataFrame({"a": [1.23456, np.nan], "ok": [True, False]}, index=pd.Index(["r1", "r|2"], name="row"))
     t = book.table_markdown(df, "tbl-x", "Caption")
-    assert t.startswith("```{table} Caption\n:name: tbl-x")
+    assert t.startswith("~~~{table} Caption\n:name: tbl-x")
     assert "| row | a | ok |" in t and "| r1 | 1.23 | yes |" in t and "r\\|2 | – | no" in t
     with pytest.raises(ValueError, match="`label`"):
         book.figure_markdown("Fig X", "c")
+
+
+def test_a_table_directive_survives_any_caption_and_cell():
+    """Backticks and newlines in a caption, pipes, newlines and fences in cells: one directive, one table.
+
+    A backtick fence whose first line holds a backtick is no fence in CommonMark: the directive was
+    printed as text ("```{table} ... :name: tbl-wt-compare-1") above the table, with an empty row below.
+    """
+    from markdown_it import MarkdownIt
+
+    df = pd.DataFrame({"method": ["a | b", "two\nlines", "~~~ fence", "```"], "value": [1.0, 2.0, 3.0, 4.0]})
+    caption = "Every measure. `*`: a run with a failed check;\nsecond line with ``code`` and ~~~."
+    md = book.table_markdown(df, "tbl-x-1", caption)
+    first, *_, last = md.splitlines()
+    assert first.startswith("~~~~{table} Every measure. `*`: a run") and "\n" not in first and last == "~~~~"
+    tokens = MarkdownIt("commonmark").enable("table").parse(md)
+    fences = [t for t in tokens if t.type == "fence"]
+    assert len(fences) == 1 and fences[0].info.startswith("{table} ")  # one directive, holding the whole table
+    body = MarkdownIt("commonmark").enable("table").parse(fences[0].content)
+    rows = [t for t in body if t.type == "tr_open"]
+    assert len(rows) == 1 + len(df)  # the header and every row, none empty, none split
+    fig = book.figure_markdown("fig-x", "A caption with ``` inside\nand a newline")
+    assert fig.startswith("````{glue:figure} fig-x") and fig.endswith("\n````")
+    assert len([t for t in MarkdownIt("commonmark").parse(fig) if t.type == "fence"]) == 1
+
+
+def test_an_unnamed_index_has_no_internal_header():
+    t = book.table_markdown(pd.DataFrame({"a": [1]}, index=pd.Index(["r"])), "tbl-x", "Cap.")
+    assert "| index |" not in t and "|  | a |" in t
+    with pytest.raises(ValueError, match="caption"):
+        book.table_markdown(pd.DataFrame({"a": [1]}), "tbl-x", "  ")
 
 
 def test_smallest_text_px_scales_wide_figures():
@@ -174,7 +205,7 @@ def test_outside_the_lab_the_book_directives_are_shown(monkeypatch):
     fig, _ = plt.subplots()
     book.show_figure(fig, "fig-t-a", "Cap.")
     book.show_table(pd.DataFrame({"a": [1]}), "tbl-t-x", "Cap.")
-    assert shown[0].data.startswith("```{glue:figure} fig-t-a") and shown[1].data.startswith("```{table} Cap.")
+    assert shown[0].data.startswith("```{glue:figure} fig-t-a") and shown[1].data.startswith("~~~{table} Cap.")
 
 
 def test_glued_formats_a_value_as_the_glue_text_role(monkeypatch):

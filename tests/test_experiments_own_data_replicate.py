@@ -205,6 +205,11 @@ def test_units_structure(units):
         assert u[v].dims == ("setting", "mechanism", "eps"), v
     assert u["converged"].dtype == bool and u.attrs["n"] == P.n
     assert (u["delta"] <= 10.0 / 2 + 1e-9).all()
+    # no covariates: one record removed, the DP released size's 5% first; the window is half the draw's share
+    np.testing.assert_allclose(u["eps_stated"].values, 10.0)
+    np.testing.assert_allclose(u["draw_eps"].values, 9.5)
+    np.testing.assert_allclose(u["bound"].values, 9.5 / 2)
+    assert (u["delta"] <= u["bound"] + 1e-9).all()
     assert ((u["n_censored"] >= 0) & (u["n_censored"] <= P.n)).all()
     assert int(u["censoring_warnings"]) >= 0
 

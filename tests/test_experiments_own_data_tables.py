@@ -155,25 +155,28 @@ def test_units_table():
 # --------------------------------------------------------------------------------------------
 
 
-def test_files_table_counts_and_means_come_from_the_study():
-    from own_data_fake import FILE_N, fake_files
+def test_files_tables_counts_and_means_come_from_the_study():
+    from own_data_fake import fake_files
 
     ds = fake_files(unconverged=[("nmes1988", 1.0, 2)])
-    tab = T.files_table(ds)
-    assert list(tab.index) == [(f, e) for f in ("cps1988", "nmes1988", "fishing") for e in (1.0, 5.0)]
-    assert tab.loc[("nmes1988", 1.0), "converged"] == "2/3" and tab.loc[("nmes1988", 1.0), "needed a retry"] == 1
-    assert tab.loc[("nmes1988", 5.0), "converged"] == "3/3"
-    assert tab.loc[("cps1988", 1.0), "records"] == FILE_N["cps1988"]
+    fit, util = T.files_fit_table(ds), T.files_utility_table(ds)
+    for tab in (fit, util):
+        assert list(tab.index) == [(f, e) for f in ("cps1988", "nmes1988", "fishing") for e in (1.0, 5.0)]
+        assert tab.shape[1] <= 7, list(tab.columns)  # a page's width
+    assert fit.loc[("nmes1988", 1.0), "converged"] == "2/3" and fit.loc[("nmes1988", 1.0), "needed a retry"] == 1
+    assert fit.loc[("nmes1988", 5.0), "converged"] == "3/3"
+    # the shares of the total asked (the index): a categorical target's DP counts, the draw the rest
+    assert fit.loc[("fishing", 5.0), "ε reference"] == pytest.approx(0.5)
+    assert fit.loc[("fishing", 5.0), "ε draw"] == pytest.approx(4.5)
+    assert fit.loc[("cps1988", 5.0), "ε reference"] == 0.0 and fit.loc[("cps1988", 5.0), "ε draw"] == pytest.approx(5.0)
+    assert fit.loc[("cps1988", 5.0), "α"] == pytest.approx(0.5)
+    assert fit.loc[("nmes1988", 1.0), "time per release (s)"] == pytest.approx(7.0 + 1 + 0.5)
     # the categorical file shows its TVD, the numeric ones their max-ECDF (both 0.02 / eps in the fake)
-    assert tab.loc[("fishing", 5.0), "max-ECDF / TVD"] == pytest.approx(0.004)
-    assert tab.loc[("cps1988", 1.0), "max-ECDF / TVD"] == pytest.approx(0.02)
-    # the statement is the total asked, a categorical target's DP counts inside it; the median release time
-    assert tab.loc[("cps1988", 5.0), "ε stated (one replaced)"] == pytest.approx(5.0)
-    assert tab.loc[("fishing", 5.0), "ε reference"] == pytest.approx(0.5)
-    assert tab.loc[("fishing", 5.0), "ε draw"] == pytest.approx(4.5)
-    assert tab.loc[("nmes1988", 1.0), "time per release (s)"] == pytest.approx(7.0 + 1 + 0.5)
-    assert tab.loc[("cps1988", 1.0), "coef. error (SEs)"] == pytest.approx(1.0)
-    assert tab.loc[("cps1988", 5.0), "pMSE ratio"] == pytest.approx(1.2)
+    assert util.loc[("fishing", 5.0), "max-ECDF / TVD"] == pytest.approx(0.004)
+    assert util.loc[("cps1988", 1.0), "max-ECDF / TVD"] == pytest.approx(0.02)
+    assert util.loc[("fishing", 1.0), "target"] == "mode (categorical)"
+    assert util.loc[("cps1988", 1.0), "coef. error (SEs)"] == pytest.approx(1.0)
+    assert util.loc[("cps1988", 5.0), "pMSE ratio"] == pytest.approx(1.2)
 
 
 def test_files_marginal_tables():
@@ -216,8 +219,8 @@ def test_the_tables_hold_the_numbers_the_verdicts_quote():
     res = fake_all()
     vs = verdicts(res)
     top = max(EPS)
-    shown = [T.privacy_table(res), T.utility_table(res), T.coefficient_table(res, top), T.files_table(res),
-             T.units_table(res), T.unitfree_table(res)]
+    shown = [T.privacy_table(res), T.utility_table(res), T.coefficient_table(res, top), T.files_fit_table(res),
+             T.files_utility_table(res), T.units_table(res), T.unitfree_table(res)]
     new = [T.verdict_numbers_table(vs), T.unit_spread_table(res)]
     assert new[0].shape[1] == 1 and new[1].shape[1] <= 4
     declared = [float(e) for e in EPS] + [float(N)]

@@ -142,6 +142,7 @@ def test_files_numbers_are_the_study_s():
     assert n["cps1988"]["eps1"]["stated"] == pytest.approx(1.0)
     assert n["fishing"]["eps5"]["reference"] == pytest.approx(0.5) and n["cps1988"]["eps5"]["reference"] == 0.0
     assert n["fishing"]["eps5"]["draw"] == pytest.approx(4.5)
+    assert n["cps1988"]["eps5"]["alpha"] == pytest.approx(0.5) and n["cps1988"]["eps5"]["bound"] == pytest.approx(1.25)
     keys = book.glue_values("own", {"files": n})
     assert "own-files-nmes1988-eps5-stated" in keys and "own-files-all-converged" in keys
 
@@ -168,7 +169,13 @@ def test_unitfree_numbers():
     assert n["uw"]["eps1"]["dollars"]["share"] == pytest.approx(28000.0 / N)
     assert n["ref"]["censored_spread"] == pytest.approx(4.0) and n["uw"]["censored_spread"] == pytest.approx(27800.0)
     assert (n["n"], n["runs"], n["eps"]) == (N, 3, "1 and 5")
-    assert n["ref"]["stated_eps5"] == pytest.approx(5.0) and n["uw"]["stated_eps1"] == pytest.approx(1.0)
+    b = n["ref"]["budget_eps5"]
+    assert b["stated"] == pytest.approx(5.0) and n["uw"]["budget_eps1"]["stated"] == pytest.approx(1.0)
+    assert (b["size"], b["reference"], b["draw"]) == pytest.approx((0.25, 0.0, 4.75))
+    assert b["alpha"] == pytest.approx(0.95) and b["bound"] == pytest.approx(2.375)
+    assert n["ref"]["eps1"]["dollars"]["typical"] == pytest.approx(20.0 / N / 2)
+    assert n["ref"]["censored_tolerance"] == pytest.approx(3 * np.sqrt(2 / 3) * 2)
+    assert n["ref"]["lowest"] == pytest.approx({"eps": 1.0, "alpha": 0.95 / 2 / 2.5, "bound": 0.95 / 2})
 
 
 @pytest.mark.parametrize("kw, key, holds", [
@@ -177,6 +184,7 @@ def test_unitfree_numbers():
     ({}, "statement_is_the_total", True),
     ({}, "censor_ref_unit_free", True),
     ({"ref_censored": (20.0, 60.0, 20.0)}, "censor_ref_unit_free", False),
+    ({"ref_alpha_shift": 0.01}, "censor_ref_unit_free", False),  # the window moved with the unit
     ({}, "censor_uw_moves_with_unit", True),
     ({"uw_censored": (300.0, 301.0, 300.0)}, "censor_uw_moves_with_unit", False),
 ])
@@ -195,6 +203,10 @@ def test_a_statement_above_the_eps_asked_fails():
     vs = _by_key(V.new_verdicts(OwnDataResults(params=None, study=None, units=None, files=ds, unitfree=None)))
     assert vs["statement_is_the_total"].holds is False
     assert "censor_ref_unit_free" not in vs
+    ok = _by_key(V.new_verdicts(OwnDataResults(params=None, study=None, units=None, files=fake_files(),
+                                               unitfree=None)))["statement_is_the_total"]
+    assert ok.holds is True and ok.numbers["reference_categorical_share"] == pytest.approx(0.1)
+    assert ok.numbers["reference_numeric"] == 0.0
 
 
 def test_text_numbers_include_the_new_studies_when_present():

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from whole_table_fake import AIM, BASE, INDEP, METHODS, MST, OURS, fake_results
+from whole_table_fake import AIM, BASE, CHAIN, METHODS, MST, OURS, fake_results
 
 from dpsynth.experiments.whole_table import verdicts
+from dpsynth.experiments.whole_table.tables import TARGETS
 from dpsynth.experiments.whole_table.verdicts import cell_values, text_numbers
 
 
@@ -17,28 +18,33 @@ def _with(var, **vals):
     return {var: {**BASE[var], **vals}}
 
 
-def test_default_fake_verdicts():
+def test_default_fake_verdicts_hold():
     v = _v(fake_results())
-    assert v["chain_keeps_pairs"].holds is True
-    assert v["chain_regression_vs_peers"].holds is True
-    assert v["chain_pmse_vs_peers"].holds is True
-    assert v["peers_categorical_marginal"].holds is True
-    assert v["peers_numeric_marginal"].holds is True
-    assert v["peers_faster"].holds is True
-    assert v["models_converged"].holds is True
-    assert v["chain_keeps_pairs"].numbers["wins"] == 6
+    for key in TARGETS:
+        assert v[f"target_{key}"].holds is True, (key, v[f"target_{key}"].evidence)
+    assert v["target_coverage"].holds is True and v["models_converged"].holds is True
+    assert v["auto_beats_chain"].holds is True
+    assert v["target_pmse_mid"].numbers["cells"] == 4 and v["target_pmse_low"].numbers["cells"] == 2
 
 
 @pytest.mark.parametrize("key, base", [
-    ("chain_keeps_pairs", _with("pairwise", **{INDEP: 0.01})),
-    ("chain_regression_vs_peers", _with("coef_rmse", **{AIM: 0.05})),
-    ("chain_pmse_vs_peers", _with("pmse_ratio", **{MST: 1.5})),
-    ("peers_categorical_marginal", _with("marginal_categorical", **{OURS: 0.01})),
-    ("peers_numeric_marginal", _with("marginal_numeric", **{OURS: 0.01})),
-    ("peers_faster", _with("seconds", **{OURS: 10.0})),
+    ("target_pmse_mid", _with("pmse_ratio", **{MST: 1.5})),
+    ("target_pmse_low", _with("pmse_ratio", **{OURS: 5.0})),
+    ("target_marginal_numeric", _with("marginal_numeric", **{OURS: 0.2})),
+    ("target_marginal_categorical", _with("marginal_categorical", **{OURS: 0.013})),
+    ("target_coef_rmse", _with("coef_rmse", **{AIM: 0.05})),
+    ("target_pmse_int", _with("pmse_int_ratio", **{MST: 3.0})),
+    ("target_seconds", _with("seconds", **{OURS: 100.0})),
+    ("target_coverage", _with("coverage", **{OURS: 0.8})),
+    ("auto_beats_chain", _with("marginal_numeric", **{CHAIN: 0.01})),
 ])
 def test_each_verdict_can_fail(key, base):
-    assert _v(fake_results(base=base))[key].holds is False
+    v = _v(fake_results(base=base))[key]
+    assert v.holds is False, v.evidence
+
+
+def test_the_categorical_target_allows_twice_the_peer():
+    assert _v(fake_results(base=_with("marginal_categorical", **{OURS: 0.011})))["target_marginal_categorical"].holds
 
 
 def test_unconverged_runs_fail_the_convergence_verdict():
@@ -47,19 +53,19 @@ def test_unconverged_runs_fail_the_convergence_verdict():
 
 
 def test_missing_methods_leave_verdicts_undecided():
-    v = _v(fake_results(methods=(OURS, INDEP)))
-    assert v["chain_keeps_pairs"].holds is True
-    assert v["chain_regression_vs_peers"].holds is None and v["peers_faster"].holds is None
+    v = _v(fake_results(methods=(OURS, CHAIN)))
+    assert v["target_pmse_mid"].holds is None and v["target_seconds"].holds is None
+    assert v["auto_beats_chain"].holds is True
 
 
 def test_cell_values_and_text_numbers():
     tab = cell_values(fake_results(), "pairwise")
-    assert list(tab.columns) == sorted(METHODS) or set(tab.columns) == set(METHODS)
+    assert set(tab.columns) == set(METHODS)
     n = text_numbers(fake_results())
-    assert n["runs"] == 3 and n["eps_min"] == 1.0 and n["eps_max"] == 5.0
+    assert n["runs"] == 3 and n["eps_min"] == 1.0 and n["eps_max"] == 5.0 and n["implicates"] == 5
     assert n["tables"] == 2 and n["cells"] == 6
     assert n["top"]["aim"]["seconds"] == pytest.approx(BASE["seconds"][AIM])
-    assert n["top"]["table"]["pairwise"] == pytest.approx(BASE["pairwise"][OURS] / 5 ** 0.5)
-    only = text_numbers(fake_results(methods=(OURS, INDEP)))
+    assert n["top"]["auto"]["coef"] == pytest.approx(BASE["coef_rmse"][OURS] / 5 ** 0.5)
+    assert n["chain_gain"] == pytest.approx(BASE["marginal_numeric"][OURS] / BASE["marginal_numeric"][CHAIN])
+    only = text_numbers(fake_results(methods=(OURS, CHAIN)))
     assert set(only["top"]) == set(n["top"]) and only["top"]["mst"]["coef"] != only["top"]["mst"]["coef"]  # NaN
-    assert n["ours_eps_remove"] == pytest.approx(1.2) and n["ours_eps_replace"] == pytest.approx(2.4)

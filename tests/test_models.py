@@ -427,7 +427,8 @@ def test_lognormal_regression_build_registers_the_weighted_likelihood_and_priors
     assert np.isposinf(m[BOUND].get_value())
     beta, sigma = np.array([0.5, 0.3, -0.8]), 0.7
     records = stats.lognorm.logpdf(x, s=sigma, scale=np.exp(X @ beta))
-    priors = stats.norm.logpdf(beta, 0.0, 2.0).sum() + stats.halfcauchy.logpdf(sigma, scale=1.5)
+    prior_sd = [2.0, 1 / np.sqrt(2), 1 / np.sqrt(2)]  # the intercept's beta_sd; slopes slope_sd / sqrt(p - 1)
+    priors = stats.norm.logpdf(beta, 0.0, prior_sd).sum() + stats.halfcauchy.logpdf(sigma, scale=1.5)
     point = {"beta": beta, "sigma_log__": np.log(sigma)}
     logp = m.compile_logp(jacobian=False)
     assert logp(point) == pytest.approx(priors + records.sum(), rel=1e-8)

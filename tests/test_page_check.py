@@ -203,3 +203,39 @@ def test_no_page_states_the_opposite_of_a_verdict_of_the_shipped_results(monkeyp
     for _, chapter, key, _ in RESTATED:
         assert (chapter, key) in verdicts, f"{chapter} has no verdict {key!r}"
     assert restated_contradictions(_source_texts(), verdicts) == []
+
+
+# ---------------------------------------------------------------------------------------------- page form
+
+
+def test_raw_myst_in_the_rendered_text_is_found_by_kind():
+    raw = "Table 6.1 ```{table} Every measure :name: tbl-wt-compare-1 and {glue:text}`x` and $$a$$"
+    kinds = {d.split(":")[0] for d in page_check.raw_myst_defects(raw)}
+    assert {"directive fence", "code fence", "directive option", "role", "display maths"} <= kinds
+    clean = "Table 6.1: every measure; price ~ lotsize + stories, $10,000 to $200,000."
+    assert page_check.raw_myst_defects(clean) == []
+
+
+def test_captions_with_internal_names_are_found_and_names_a_reader_knows_pass():
+    bad = page_check.caption_defects("Fits converged: Unweighted True. Tuned by match_max_iter.")
+    assert any("True" in d for d in bad) and any("match_max_iter" in d for d in bad)
+    assert page_check.caption_defects("None of the fits failed; Censor_uw and LW censor records.") == []
+
+
+def test_plumbing_cells_are_found_and_the_study_api_is_not_plumbing():
+    def nb(*cells):
+        return {"cells": [{"cell_type": "code", "metadata": {"tags": t}, "source": s} for s, t in cells]}
+
+    shown = nb(("from IPython.display import Markdown, display", []),
+               ("from dpsynth.experiments.own_data import Params, run, demo", ["remove-input"]),
+               ("params = Params.preset('quick')\nres = run(params)", []),
+               ("api = demo.api_demo(params)", []),
+               ("from dpsynth import Synthesizer\ns = Synthesizer(df, 'wage', eps=1.0)", []))
+    found = {i: r for i, _, r in page_check.plumbing_cells(shown)}
+    assert set(found) == {0, 3}, found
+    assert "imports IPython.display" in found[0][0] and "uses demo" in found[3][0]
+
+
+@pytest.mark.parametrize("path", sorted((REPO / "notebooks").glob("*.ipynb")), ids=lambda p: p.stem)
+def test_no_chapter_shows_a_plumbing_cell(path):
+    assert page_check.plumbing_cells(path) == []

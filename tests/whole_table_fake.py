@@ -18,20 +18,23 @@ from dpsynth.experiments.whole_table.replicate import METRICS
 TABLES = ("house_prices", "nmes1988")
 EPS = (1.0, 3.0, 5.0)
 METHODS = tuple(METHOD_NAMES.values())
-OURS, INDEP, MST, AIM = METHODS
+OURS, CHAIN, MST, AIM = METHODS
+INDEP = CHAIN  # the second method of the figure and table tests
 #: Base value of each utility per method (means over runs; the runs are base -/+ a spread).
 BASE = {
-    "marginal": {OURS: 0.10, INDEP: 0.09, MST: 0.06, AIM: 0.05},
-    "marginal_numeric": {OURS: 0.12, INDEP: 0.10, MST: 0.07, AIM: 0.06},
-    "marginal_categorical": {OURS: 0.06, INDEP: 0.07, MST: 0.03, AIM: 0.02},
-    "pairwise": {OURS: 0.04, INDEP: 0.15, MST: 0.08, AIM: 0.06},
-    "contingency": {OURS: 0.10, INDEP: 0.20, MST: 0.15, AIM: 0.12},
-    "coef_rmse": {OURS: 0.10, INDEP: 0.40, MST: 0.30, AIM: 0.25},
-    "coef_overlap": {OURS: 0.6, INDEP: 0.2, MST: 0.3, AIM: 0.4},
-    "pmse": {OURS: 0.001, INDEP: 0.01, MST: 0.005, AIM: 0.004},
-    "pmse_ratio": {OURS: 2.0, INDEP: 20.0, MST: 8.0, AIM: 6.0},
-    "regression_degenerate": {OURS: 0.0, INDEP: 0.0, MST: 0.0, AIM: 0.0},
-    "seconds": {OURS: 100.0, INDEP: 90.0, MST: 40.0, AIM: 70.0},
+    "marginal": {OURS: 0.05, CHAIN: 0.12, MST: 0.06, AIM: 0.07},
+    "marginal_numeric": {OURS: 0.05, CHAIN: 0.14, MST: 0.07, AIM: 0.06},
+    "marginal_categorical": {OURS: 0.01, CHAIN: 0.06, MST: 0.006, AIM: 0.008},
+    "pairwise": {OURS: 0.04, CHAIN: 0.05, MST: 0.08, AIM: 0.06},
+    "contingency": {OURS: 0.10, CHAIN: 0.15, MST: 0.15, AIM: 0.12},
+    "coef_rmse": {OURS: 0.10, CHAIN: 0.12, MST: 0.30, AIM: 0.25},
+    "coef_overlap": {OURS: 0.6, CHAIN: 0.5, MST: 0.3, AIM: 0.4},
+    "pmse_ratio": {OURS: 2.0, CHAIN: 20.0, MST: 3.0, AIM: 2.5},
+    "pmse_int_ratio": {OURS: 4.0, CHAIN: 30.0, MST: 20.0, AIM: 25.0},
+    "regression_degenerate": {OURS: 0.0, CHAIN: 0.0, MST: 0.0, AIM: 0.0},
+    "coverage": {OURS: 0.95, CHAIN: np.nan, MST: 0.3, AIM: 0.4},
+    "width_ratio": {OURS: 3.0, CHAIN: np.nan, MST: 1.2, AIM: 1.1},
+    "seconds": {OURS: 30.0, CHAIN: 10.0, MST: 20.0, AIM: 60.0},
 }
 R = 3
 
@@ -50,15 +53,16 @@ def fake_study(*, base=None, unconverged: int = 0, tables=TABLES, eps=EPS, metho
     data = {}
     for var in METRICS:
         b = np.array([base[var][m] for m in methods])[None, None, None, :]
-        if var in ("seconds", "regression_degenerate", "coef_overlap"):
+        if var in ("seconds", "regression_degenerate", "coef_overlap", "coverage", "width_ratio"):
             v = np.broadcast_to(b * (1 + spread), shape).copy()
         else:
             v = b * scale * (1 + spread) * np.ones(shape)
         data[var] = (dims, v)
     peer = np.array([m in (MST, AIM) for m in methods])[None, None, None, :]
     e = np.asarray(eps)[None, None, :, None]
-    data["eps_remove"] = (dims, np.broadcast_to(np.where(peer, e, e + 0.2), shape).copy())
-    data["eps_replace"] = (dims, np.broadcast_to(np.where(peer, np.nan, 2 * (e + 0.2)), shape).copy())
+    data["eps_total"] = (dims, np.broadcast_to(e, shape).copy())
+    ours = np.array([m == OURS for m in methods])[None, None, None, :]
+    data["eps_implicates"] = (dims, np.broadcast_to(np.where(ours, e, np.nan), shape).copy())
     data["delta"] = (dims, np.broadcast_to(np.where(peer, 1e-6, 0.0), shape).copy())
     conv = np.ones(shape, dtype=bool)
     for r in range(unconverged):
@@ -69,7 +73,7 @@ def fake_study(*, base=None, unconverged: int = 0, tables=TABLES, eps=EPS, metho
     data["divergences"] = (dims, np.broadcast_to(np.where(peer, np.nan, 0.0), shape).copy())
     data["n"] = (("replicate", "table"), np.tile([546, 1000][: len(tables)], (R, 1)).astype(np.int64))
     data["data_fingerprint"] = (("replicate", "table"), np.tile(np.arange(len(tables)), (R, 1)).astype(np.int64))
-    return xr.Dataset(data, coords=coords)
+    return xr.Dataset(data, coords=coords, attrs={"params": '{"implicates": 5}'})
 
 
 def fake_results(**kw) -> WholeTableResults:

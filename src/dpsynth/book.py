@@ -67,10 +67,27 @@ def _check_label(label: str) -> str:
     return label
 
 
+def _one_line(text: str) -> str:
+    """``text`` on one line: every run of whitespace (newlines included) as one space."""
+    return " ".join(str(text).split())
+
+
+def _fence(char: str, content: str) -> str:
+    """A fence of ``char`` longer than any run of it in ``content`` (at least three), so nothing inside closes it."""
+    runs = re.findall(re.escape(char) + "+", content)
+    return char * max(3, 1 + max((len(r) for r in runs), default=0))
+
+
 def figure_markdown(label: str, caption: str) -> str:
-    """The MyST ``glue:figure`` directive of a glued figure ``label`` with its caption."""
+    """The MyST ``glue:figure`` directive of a glued figure ``label`` with its caption.
+
+    The caption is the directive's body, on one line; the fence is longer than any run of backticks
+    in it, so a caption with code spans cannot close the directive early.
+    """
     _check_label(label)
-    return f"```{{glue:figure}} {label}\n:name: {label}\n\n{caption.strip()}\n```"
+    caption = _one_line(caption)
+    fence = _fence("`", caption)
+    return f"{fence}{{glue:figure}} {label}\n:name: {label}\n\n{caption}\n{fence}"
 
 
 #: Environment variable that ``make lab`` (and ``python -m dpsynth.tasks lab``) sets to ``1`` for the lab's kernels.
@@ -182,6 +199,11 @@ def show_figure(fig, label: str, caption: str) -> None:
     display(Markdown(figure_markdown(label, caption)))
 
 
+def _cell_text(v) -> str:
+    """A table cell's text for a Markdown pipe table: one line, ``|`` escaped."""
+    return _one_line(v).replace("|", "\\|")
+
+
 def _fmt(v, floatfmt: str) -> str:
     if isinstance(v, (bool, np.bool_)):
         return "yes" if v else "no"
@@ -194,21 +216,49 @@ def _fmt(v, floatfmt: str) -> str:
     return str(v)
 
 
+def _header(c) -> str:
+    if isinstance(c, tuple):
+        return " / ".join(str(x) for x in c if x is not None and str(x) != "")
+    return "" if c is None else str(c)
+
+
 def _pipe_table(df: pd.DataFrame, floatfmt: str, index: bool) -> str:
-    frame = df.reset_index() if index else df
-    cols = [str(c) if not isinstance(c, tuple) else " / ".join(map(str, c)) for c in frame.columns]
-    esc = lambda s: str(s).replace("|", "\\|")  # noqa: E731
-    lines = ["| " + " | ".join(esc(c) for c in cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
+    """``df`` as a GitHub-flavoured pipe table that MyST parses whatever the cells hold.
+
+    Every cell is on one line with ``|`` escaped; an unnamed index gets an empty header (not
+    pandas' internal "index"); a frame without columns is an error (a pipe table needs one).
+    """
+    if index:
+        names = [n if n is not None else "" for n in df.index.names]
+        frame = df.copy()
+        frame.index = frame.index.set_names([f"\x00index{i}" for i in range(len(names))])
+        frame = frame.reset_index()
+        cols = names + [_header(c) for c in df.columns]
+    else:
+        frame, cols = df, [_header(c) for c in df.columns]
+    if not cols:
+        raise ValueError("a table needs at least one column (or index=True with an index).")
+    lines = ["| " + " | ".join(_cell_text(c) for c in cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
     for row in frame.itertuples(index=False):
-        lines.append("| " + " | ".join(esc(_fmt(v, floatfmt)) for v in row) + " |")
+        lines.append("| " + " | ".join(_cell_text(_fmt(v, floatfmt)) for v in row) + " |")
     return "\n".join(lines)
 
 
 def table_markdown(df: pd.DataFrame, label: str, caption: str, *, floatfmt: str = ".3g", index: bool = True) -> str:
-    """A MyST ``{table}`` directive holding ``df`` as a Markdown table."""
+    """A MyST ``{table}`` directive holding ``df`` as a Markdown table.
+
+    The caption is the directive's argument, so it is put on one line, and the fence is of tildes:
+    CommonMark does not read a backtick fence whose first line holds a backtick (a caption with a
+    code span), and then prints the directive as text above the table. The tilde fence is longer
+    than any run of tildes in the table, so no cell can close it.
+    """
     _check_label(label)
     body = _pipe_table(df, floatfmt, index)
-    return f"```{{table}} {caption.strip()}\n:name: {label}\n\n{body}\n```"
+    caption = _one_line(caption)
+    if not caption:
+        raise ValueError(f"table {label!r} needs a caption.")
+    fence = _fence("~", caption + "\n" + body)
+    return f"{fence}{{table}} {caption}\n:name: {label}\n\n{body}\n{fence}"
 
 
 def lab_table_markdown(df: pd.DataFrame, label: str, caption: str, number: str, *, floatfmt: str = ".3g",

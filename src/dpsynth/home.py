@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 import os
 import secrets
 import shutil
@@ -69,8 +70,6 @@ def secret_key() -> bytes:
             return path.read_bytes()
         with os.fdopen(fd, "wb") as fh:
             fh.write(secrets.token_bytes(32))
-        from .ledger import init_heads
-
         init_heads()
         warnings.warn(
             f"dpsynth created a new home at {path.parent} with a new secret key (id {key_id()}): its ledgers are "
@@ -142,7 +141,38 @@ def import_home(source: str | os.PathLike, *, force: bool = False) -> Path:
         shutil.copytree(src / "ledgers", ledgers)
     shutil.copy2(src / KEY_FILE, home / KEY_FILE)
     os.chmod(home / KEY_FILE, 0o600)
-    from .ledger import init_heads
-
     init_heads()  # a home that never released has no head file yet
     return home
+
+
+# ----------------------------------------------------------------------------- the ledgers' heads
+
+#: The home's authenticated head file: every ledger's last line (read and checked by :mod:`dpsynth.ledger`).
+HEADS_FILE = "HEADS.json"
+
+
+def ledger_folder() -> Path:
+    """The folder of every ledger of this home (``<dpsynth home>/ledgers``)."""
+    folder = dpsynth_home() / "ledgers"
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    return folder
+
+
+def canon(obj) -> bytes:
+    """The canonical JSON bytes of ``obj`` (sorted keys, no spaces): what a MAC is computed over."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), allow_nan=True).encode()
+
+
+def write_heads(path: Path, heads: dict) -> None:
+    """Write the head file ``{dataset: [seq, mac]}`` atomically, under a MAC of its own (owner-only)."""
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps({"heads": heads, "mac": mac("dpsynth-ledger-heads", canon(heads))}))
+    os.chmod(tmp, 0o600)
+    os.replace(tmp, path)
+
+
+def init_heads() -> None:
+    """Write the empty head file of a new home (with its key): from then on, a missing head file was removed."""
+    path = ledger_folder() / HEADS_FILE
+    if not path.exists():
+        write_heads(path, {})

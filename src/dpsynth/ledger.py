@@ -49,8 +49,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .home import key_id, mac
-from .paths import dpsynth_home
+from .home import HEADS_FILE, key_id, ledger_folder, mac, write_heads
+from .home import canon as _canon
 from .privacy import GUARANTEES, check_neighbours, neighbours_phrase
 from .validation import DataError
 
@@ -63,9 +63,6 @@ LEDGER_FIELDS = ("seq", "kind", "time", "dataset", "mechanism", "name", "guarant
                  "adp_eps", "draw", "rows", "output", "synthesizer", "overrides", "prev", "mac")
 _NUMERIC = ("eps", "spend", "adp_eps")
 _GENESIS = "0" * 64
-#: The home's authenticated head file: every ledger's last line.
-HEADS_FILE = "HEADS.json"
-
 
 class BudgetExceeded(DataError):
     """A release would bring the strict-DP spend above the budget; nothing was written."""
@@ -79,8 +76,6 @@ class RelationMismatch(DataError):
     """A release under another neighbour relation than the one its data set's ledger counts under."""
 
 
-def _canon(obj) -> bytes:
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), allow_nan=True).encode()
 
 
 def _line_mac(record: Mapping) -> str:
@@ -121,13 +116,6 @@ def dataset_id(frame, columns) -> str:
     rows = np.sort(pd.util.hash_pandas_object(canon, index=False).to_numpy(dtype=np.uint64))
     blob = np.array([len(cols), len(rows)], dtype=np.uint64).tobytes() + rows.tobytes()
     return mac("dpsynth-dataset", blob)[:32]
-
-
-def ledger_folder() -> Path:
-    """The folder of every ledger of this home (``<dpsynth home>/ledgers``)."""
-    folder = dpsynth_home() / "ledgers"
-    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-    return folder
 
 
 def _fail(path: Path, line: int, what: str) -> LedgerError:
@@ -184,17 +172,8 @@ class _Heads:
         return heads
 
     def write(self, heads: dict) -> None:
-        tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"heads": heads, "mac": mac("dpsynth-ledger-heads", _canon(heads))}))
-        os.chmod(tmp, 0o600)
-        os.replace(tmp, self.path)
+        write_heads(self.path, heads)
 
-
-def init_heads() -> None:
-    """Write the empty head file of a new home (with its key): from then on, a missing head file was removed."""
-    heads = _Heads(ledger_folder())
-    if not heads.path.exists():
-        heads.write({})
 
 
 def _verify(text: str, path: Path, head, dataset: str) -> list[dict]:

@@ -16,6 +16,17 @@ Exempt, and only these:
   measured figure);
 * numbers inside references to the papers' items ("Figures 14–17", "Table 2", "Section 5.2",
   "Algorithm 3") and inside mechanism names with a range (``A[0.4,1.8]``).
+
+**Page form.** What a reader of a page must not see, as rules the browser test (``tests/test_book.py``)
+and the notebook tests apply:
+
+* :func:`raw_myst_defects`: MyST source printed as text (a directive's fence or options, a role, ``$$``)
+  instead of being rendered;
+* :func:`caption_defects`: a caption (or a table's header) that shows Python literals (``True``,
+  ``False``, ``None``) or identifiers with underscores (``match_max_iter``) outside code spans, other
+  than the registry's mechanism names (``Censor_uw``);
+* :func:`plumbing_cells`: a code cell shown with its input that is *plumbing* (:data:`PLUMBING_MODULES`),
+  not code a reader learns from.
 """
 
 from __future__ import annotations
@@ -30,7 +41,9 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["SMALL_INTEGER", "Quoted", "numbers_in", "verdict_evidence", "table_texts", "table_numbers",
-           "declared_numbers", "page_declared", "unheld_numbers", "read_notebook"]
+           "declared_numbers", "page_declared", "unheld_numbers", "read_notebook", "RAW_MYST", "raw_myst_defects",
+           "caption_defects", "PLUMBING_MODULES", "STUDY_API", "HIDDEN_TAGS", "plumbing_names", "plumbing_reasons",
+           "plumbing_cells"]
 
 #: Integers up to this are exempt (counts out of a few replicates, ranks, replicate indices, the 2 of 2Δ).
 SMALL_INTEGER = 10
@@ -48,7 +61,8 @@ _REFERENCES = re.compile(
     r"|[AB]'?\[[^\]]*\]"
 )
 #: A MyST table directive's body lines.
-_TABLE_DIRECTIVE = re.compile(r"```\{table\}[^\n]*\n(?P<body>.*?)```", re.S)
+_TABLE_DIRECTIVE = re.compile(r"^(?P<fence>`{3,}|~{3,}|:{3,})\{table\}[^\n]*\n(?P<body>.*?)^(?P=fence)\s*$",
+                              re.S | re.M)
 _HTML_CELL = re.compile(r"<t[dh][^>]*>(.*?)</t[dh]>", re.S | re.I)
 _TAG = re.compile(r"<[^>]+>")
 
@@ -237,4 +251,216 @@ def unheld_numbers(nb: Mapping | str | Path, declared: Iterable[float] = (), *,
                 continue
             if not any(q.matches(t) for t in held):
                 out.append((q.text, claim))
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# page form: raw MyST, captions, plumbing cells
+# --------------------------------------------------------------------------------------------
+
+#: MyST source that a rendered page must not show as text (code excluded), by kind.
+RAW_MYST: dict[str, str] = {
+    "directive fence": r"(?:`{3,}|~{3,}|:{3,})\s*\{[A-Za-z][\w:.-]*\}",
+    "code fence": r"`{3,}|~{3,}",
+    "directive option":
+        r"(?<![\w:]):(?:name|label|class|align|width|widths|header-rows|caption|tags|figwidth):(?:\s|$)",
+    "role": r"\{(?:glue(?::[a-z]+)?|numref|ref|doc|eq|cite(?::[a-z]+)?|prf:ref|term|math|download|abbr)\}",
+    "label target": r"(?m)^\s*\([a-z][\w-]*\)=\s*$",
+    "display maths": r"\$\$",
+    "inline maths": r"(?<!\\)\$[^$\n]{0,200}?\\[A-Za-z]+[^$\n]{0,200}?\$",
+}
+
+
+def raw_myst_defects(text: str) -> list[str]:
+    """The kinds of :data:`RAW_MYST` that the rendered ``text`` of a page shows, each with its context.
+
+    ``text`` is what a reader sees, with code (cell inputs, code blocks, inline code) and typeset
+    maths taken out: MyST in it was printed instead of being parsed (e.g. a table directive whose
+    fence Markdown could not read).
+    """
+    found = []
+    for kind, pattern in RAW_MYST.items():
+        m = re.search(pattern, text)
+        if m:
+            found.append(f"{kind}: ...{text[max(0, m.start() - 40):m.end() + 40]!r}...")
+    return found
+
+
+#: A Python literal in running text.
+_LITERAL = re.compile(r"\b(?:True|False|None)\b")
+#: A word with an underscore: an identifier (``match_max_iter``, ``eps_grid``), or plain-text subscript (``ε_x``).
+_IDENTIFIER = re.compile(r"(?<![\w.-])[^\W\d]\w*_\w*")
+
+
+def _mechanism_names() -> set[str]:
+    from . import registry
+
+    names = set()
+    for s in registry.entries():
+        names.add(s.name)
+        names.update(n for n in (getattr(s, "shown_name", None),) if isinstance(n, str))
+    return names
+
+
+def caption_defects(text: str, allowed: Iterable[str] | None = None) -> list[str]:
+    """Internal names a caption (or a table's header cell) shows: Python literals and identifiers.
+
+    Parameters
+    ----------
+    text : str
+        The caption as a reader sees it, without its code spans (code may name a parameter) and
+        typeset maths.
+    allowed : iterable of str, optional
+        Words with underscores that are names a reader knows: by default the registry's mechanism
+        names (``Censor_uw``, ``LW_final``).
+
+    Returns
+    -------
+    list of str
+        ``"Python literal: ...context..."`` for ``True``/``False``/``None`` other than at the start
+        of a sentence (``None of the fits ...``), and ``"identifier: ..."`` for each word with an
+        underscore that is not allowed; empty for a clean caption.
+    """
+    allowed = _mechanism_names() if allowed is None else set(allowed)
+    out = []
+    for m in _LITERAL.finditer(text):
+        before = text[:m.start()].rstrip()
+        if not before or before[-1] in ".!?:;(—–-":  # a sentence or clause that starts with the word
+            continue
+        out.append(f"Python literal {m.group(0)!r}: ...{text[max(0, m.start() - 50):m.end() + 10]}...")
+    for m in _IDENTIFIER.finditer(text):
+        word = m.group(0).rstrip("_")
+        if word in allowed or word.split("-")[0] in allowed:
+            continue
+        out.append(f"identifier {word!r}: ...{text[max(0, m.start() - 50):m.end() + 10]}...")
+    return out
+
+
+#: Modules whose names are plumbing in a chapter's visible code: the display and glue machinery, the book's
+#: helpers and a chapter's own study code (parameters, runs, tables, figures, verdicts, demos).
+PLUMBING_MODULES = ("IPython", "myst_nb", "scrapbook", "papermill", "matplotlib", "dpsynth.book",
+                    "dpsynth.page_check", "dpsynth.notes", "dpsynth.verdicts", "dpsynth.experiments", "dpsynth.plots",
+                    "dpsynth.teaching", "dpsynth.shipped", "dpsynth.shipped_demo", "dpsynth.result_files",
+                    "dpsynth.studies")
+#: Names that are plumbing without an import (IPython puts ``display`` in every kernel's namespace).
+_PLUMBING_BUILTINS = frozenset({"display", "get_ipython"})
+#: Cell tags that hide a cell's input: myst-nb's, and the parameter cells, which the book's extension
+#: ``book/_ext/compendium.py`` removes (:func:`compendium.hide_parameter_cells`).
+HIDDEN_TAGS = frozenset({"remove-input", "remove-cell", "hide-input", "hide-cell", "parameters",
+                         "injected-parameters"})
+
+
+def _plumbing_module(module: str | None) -> bool:
+    return bool(module) and any(module == m or module.startswith(m + ".") for m in PLUMBING_MODULES)
+
+
+def _imports(tree) -> list[tuple[str, str | None]]:
+    """``(module, name bound)`` of every import in a parsed cell."""
+    import ast
+
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                out.append((a.name, a.asname or a.name.split(".")[0]))
+        elif isinstance(node, ast.ImportFrom) and node.level == 0:
+            for a in node.names:
+                # `from dpsynth import book`: the module dpsynth.book
+                out.append((f"{node.module}.{a.name}" if node.module == "dpsynth" else node.module, a.asname or a.name))
+    return out
+
+
+def _parse(source: str):
+    import ast
+
+    # IPython magics and shell escapes are not Python: blank them (a cell of magics is plumbing anyway)
+    lines = ["" if re.match(r"\s*[%!]", line) else line for line in source.splitlines()]
+    try:
+        return ast.parse("\n".join(lines))
+    except SyntaxError:
+        return None
+
+
+def _source(cell: Mapping) -> str:
+    s = cell.get("source", "")
+    return "".join(s) if isinstance(s, list) else str(s)
+
+
+#: A chapter's own ``Params`` and ``run`` are its public way to re-run it: the cell that runs the study shows them.
+STUDY_API = frozenset({"Params", "run"})
+
+
+def plumbing_names(nb: Mapping | str | Path) -> set[str]:
+    """Every name a notebook binds by importing from a plumbing module (:data:`PLUMBING_MODULES`), but a
+    chapter's :data:`STUDY_API` (``Params.preset(...)`` and ``run(params)`` are what a reader types to re-run it)."""
+    names = set(_PLUMBING_BUILTINS)
+    for cell in read_notebook(nb).get("cells", []):
+        if cell.get("cell_type") != "code":
+            continue
+        tree = _parse(_source(cell))
+        if tree is not None:
+            names.update(bound for module, bound in _imports(tree)
+                         if _plumbing_module(module) and not (module.startswith("dpsynth.experiments")
+                                                               and bound in STUDY_API))
+    return names
+
+
+def plumbing_reasons(source: str, names: Iterable[str] = ()) -> list[str]:
+    """Why a code cell shown with its input is plumbing, not code a reader learns from (empty: it is not).
+
+    The rule (CONTRIBUTING.md, "Page form"): a visible cell is plumbing if it
+
+    * imports from a plumbing module (:data:`PLUMBING_MODULES`: IPython's display, myst-nb's glue,
+      ``dpsynth.book``, a chapter's ``dpsynth.experiments`` modules, ...);
+    * uses a name bound by such an import anywhere in the notebook (``names``, :func:`plumbing_names`:
+      ``book``, ``Markdown``, ``demo``, ``Params``, ``run``), or IPython's ``display``;
+    * consists of import statements only;
+    * holds IPython magics or shell escapes.
+
+    Code that uses the package's public API (``dpsynth.Synthesizer``, ``dpsynth.mechanisms``, a model
+    written by the reader) is what a page shows.
+    """
+    import ast
+
+    names = set(names) | _PLUMBING_BUILTINS
+    if any(re.match(r"\s*[%!]", line) for line in source.splitlines()):
+        return ["IPython magic or shell escape"]
+    tree = _parse(source)
+    if tree is None:
+        return []
+    reasons = []
+    imported = _imports(tree)
+    bad = sorted({module for module, _ in imported if _plumbing_module(module)})
+    if bad:
+        reasons.append(f"imports {', '.join(bad)}")
+    used = sorted({n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)} & names)
+    if used:
+        reasons.append(f"uses {', '.join(used)}")
+    if tree.body and all(isinstance(s, (ast.Import, ast.ImportFrom)) for s in tree.body):
+        reasons.append("imports only")
+    return reasons
+
+
+def plumbing_cells(nb: Mapping | str | Path) -> list[tuple[int, str, list[str]]]:
+    """The code cells of a notebook that a page shows with their input and that are plumbing.
+
+    A cell is shown with its input unless it has one of :data:`HIDDEN_TAGS`.
+
+    Returns
+    -------
+    list of (int, str, list of str)
+        ``(cell index, first line of its source, reasons)`` from :func:`plumbing_reasons`.
+    """
+    nb = read_notebook(nb)
+    names = plumbing_names(nb)
+    out = []
+    for i, cell in enumerate(nb.get("cells", [])):
+        if cell.get("cell_type") != "code" or HIDDEN_TAGS.intersection(cell.get("metadata", {}).get("tags", [])):
+            continue
+        source = _source(cell)
+        if not source.strip():
+            continue
+        reasons = plumbing_reasons(source, names)
+        if reasons:
+            out.append((i, source.strip().splitlines()[0][:100], reasons))
     return out

@@ -63,7 +63,7 @@ from .release_size import ReleaseSize, dp_count
 from .seeds import SeedLike, generator, stream
 from .statement import GUARANTEE_RANK, TablePrivacy
 from .synthesizer import Synthesizer, UnconvergedError
-from .synthesizer_io import TableSynthesizerIO
+from .table_synthesizer_io import TableSynthesizerIO
 from .target import TargetEncoding
 from .validation import DataError, check_bool, check_count, check_eps, positive_count
 

@@ -18,8 +18,10 @@ models and the pMSE for a categorical one.
 
 :func:`unitfree_replicate` (study ``own_data-unitfree``) fits the CPS wages (a marginal
 lognormal, no covariates, as :func:`~dpsynth.experiments.own_data.replicate.units_replicate`) in
-dollars, thousands and cents with Censor_ref (its default settings) and Censor_uw: the censored
-count and the utility of Censor_ref must not move with the unit.
+dollars, thousands and cents with Censor_ref (its default settings) and Censor_uw. Censor_ref's
+statement, weight and window are the same in every unit by construction (each record's difference
+from its own reference is unit-free); its censored count and utility must not move with the unit
+beyond Monte Carlo error, while Censor_uw's censoring does.
 
 Random streams are addressed by the cell (``stream(seed, file, eps)``, ``stream(seed, unit,
 mechanism, eps)``), so a cell recomputed alone repeats the shipped one.
@@ -171,7 +173,8 @@ def files_replicate(r: int, seed: np.random.SeedSequence, params_mapping: Mappin
         ``n_censored``, ``censored_share`` (at a typical draw), ``eps_stated`` (the statement's total
         under its relation, ``relation``: one record replaced, the covariates' rows being public), its
         shares ``reference_eps`` (a categorical target's DP level counts), ``size_eps`` (the released
-        size: 0 with one record replaced) and ``draw_eps`` (one posterior draw), ``fit_seconds``,
+        size: 0 with one record replaced) and ``draw_eps`` (one posterior draw), Censor_ref's public weight
+        ``alpha`` and censoring bound ``bound`` (M), ``fit_seconds``,
         ``release_seconds`` (fit and sample), ``pmse``, ``pmse_null``, ``pmse_ratio``,
         ``coef_rms_diff``, ``coef_rms_z`` (in the original's standard errors), ``coef_overlap``,
         ``max_ecdf``, ``avg_ecdf``, ``n_off_scale``, ``q10`` ... ``q90`` (numeric targets; NaN for
@@ -214,6 +217,7 @@ def files_replicate(r: int, seed: np.random.SeedSequence, params_mapping: Mappin
                 "n_censored": float(pr.n_censored), "censored_share": float(pr.censored_typical),
                 "eps_stated": float(pr.eps), "reference_eps": float(pr.budget.reference),
                 "size_eps": float(pr.budget.size), "draw_eps": float(pr.budget.draw),
+                "alpha": float(pr.extra.get("alpha", np.nan)), "bound": float(pr.bound),
                 "fit_seconds": t_fit, "release_seconds": t_rel, "relation": pr.relation, "measures": m,
                 "mechanism": pr.name, "model": str(s.model),
             }
@@ -228,8 +232,9 @@ def _files_dataset(files, eps_grid, cells, originals, frames) -> xr.Dataset:
                                  if REAL_FILES[name].kind == "categorical" else [])))
     nf, ne, nt, nl, nc = len(files), len(eps_grid), len(terms), max(len(levels), 1), len(CURVE_LEVELS)
     scal = ["retries", "rhat_max", "ess_min", "divergences", "n_censored", "censored_share", "eps_stated",
-            "reference_eps", "size_eps", "draw_eps", "fit_seconds", "release_seconds", "pmse", "pmse_null",
-            "pmse_ratio", "coef_rms_diff", "coef_rms_z", "coef_overlap", "max_ecdf", "avg_ecdf", "n_off_scale", "tvd",
+            "reference_eps", "size_eps", "draw_eps", "alpha", "bound", "fit_seconds", "release_seconds", "pmse",
+            "pmse_null", "pmse_ratio", "coef_rms_diff", "coef_rms_z", "coef_overlap", "max_ecdf", "avg_ecdf",
+            "n_off_scale", "tvd",
             *[f"q{int(round(100 * a))}" for a in SUMMARY_QUANTILES]]
     arr = {v: np.full((nf, ne), np.nan) for v in scal}
     conv = np.zeros((nf, ne), dtype=bool)
@@ -257,7 +262,7 @@ def _files_dataset(files, eps_grid, cells, originals, frames) -> xr.Dataset:
             c = cells[(name, eps)]
             conv[i, j] = c["converged"]
             for v in ("retries", "rhat_max", "ess_min", "divergences", "n_censored", "censored_share", "eps_stated",
-                      "reference_eps", "size_eps", "draw_eps", "fit_seconds", "release_seconds"):
+                      "reference_eps", "size_eps", "draw_eps", "alpha", "bound", "fit_seconds", "release_seconds"):
                 arr[v][i, j] = c[v]
             m = c["measures"]
             if m is None:
@@ -324,12 +329,19 @@ def _numeric(df: pd.DataFrame) -> np.ndarray:
 def unitfree_replicate(r: int, seed: np.random.SeedSequence, params_mapping: Mapping) -> xr.Dataset:
     """Censor_ref (its defaults) and Censor_uw on the CPS wages in dollars, thousands and cents (marginal lognormal).
 
+    The fits run in research mode (``mode="research"``): the one DP noise of a release without
+    covariates, the released size's count, comes from the seeded streams, so every figure of a cell
+    repeats from its seed on one machine. The synthetic data set has one record per fitted record.
+
     Returns
     -------
     xarray.Dataset
-        Over ``(unit, mechanism, eps)``: ``n_censored``, ``median`` (synthetic, dollars),
-        ``max_ecdf``, ``converged``, ``rhat_max``, ``ess_min``, ``divergences``, ``n_nonfinite``,
-        ``eps_stated`` (the statement's total with one record removed, the released size's share included),
+        Over ``(unit, mechanism, eps)``: ``n_censored``, ``censored_share`` (at a typical draw),
+        ``median`` (synthetic, dollars), ``max_ecdf``, ``converged``, ``rhat_max``, ``ess_min``,
+        ``divergences``, ``n_nonfinite``, ``eps_stated`` (the statement's total with one record
+        removed) and its shares ``size_eps`` (the DP released size), ``reference_eps`` (a reference
+        released from the data: 0 for the default record-wise reference) and ``draw_eps``; ``alpha``
+        (Censor_ref's public weight; 1 for Censor_uw) and ``bound`` (the censoring bound M);
         ``fit_seconds``; ``median_data`` and ``data_fingerprint``.
     """
     from ...synthesizer import Synthesizer
@@ -352,7 +364,7 @@ def unitfree_replicate(r: int, seed: np.random.SeedSequence, params_mapping: Map
                 s = Synthesizer(df, "wage", model="lognormal", mechanism=key, eps=eps,
                                 model_params={"mu_prior_sd": float(p.beta_sd),
                                               "sigma_prior_scale": float(p.sigma_prior_scale)},
-                                sampler=p.sampler, allow_unconverged=True, progress=False)
+                                sampler=p.sampler, allow_unconverged=True, progress=False, mode="research")
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")  # the censoring count itself is the result
                     s.fit(seed=stream(seed, unit, key, eps))
@@ -367,7 +379,11 @@ def unitfree_replicate(r: int, seed: np.random.SeedSequence, params_mapping: Map
                              "max_ecdf": metrics.ecdf_distances(x_dollars, syn_dollars).max_ecdf,
                              "converged": bool(pr.converged), "rhat_max": float(pr.rhat_max),
                              "ess_min": float(pr.ess_min), "divergences": float(pr.divergences),
-                             "n_nonfinite": float(n_nonfinite), "eps_stated": float(pr.eps), "fit_seconds": secs})
+                             "n_nonfinite": float(n_nonfinite), "censored_share": float(pr.censored_typical),
+                             "eps_stated": float(pr.eps), "size_eps": float(pr.budget.size),
+                             "reference_eps": float(pr.budget.reference), "draw_eps": float(pr.budget.draw),
+                             "alpha": float(pr.extra.get("alpha", 1.0)), "bound": float(pr.bound),
+                             "fit_seconds": secs})
     ds = pd.DataFrame(rows).set_index(["unit", "mechanism", "eps"]).to_xarray()
     ds = ds.reindex(unit=list(p.unitfree_units))
     ds["converged"] = ds["converged"].astype(bool)
@@ -375,5 +391,6 @@ def unitfree_replicate(r: int, seed: np.random.SeedSequence, params_mapping: Map
     ds["data_fingerprint"] = fingerprint
     ds.attrs.update({"n": int(p.n or 28155),
                      "eps_neighbours": "eps and eps_stated: the total with one record removed (the relation without "
-                                       "covariates), the DP released size's share included"})
+                                       "covariates); its shares size_eps, reference_eps and draw_eps",
+                     "mode": "research: the released size's DP count from the seeded streams"})
     return ds

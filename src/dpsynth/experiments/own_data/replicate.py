@@ -12,14 +12,19 @@ regression of the wage on the public covariates (:class:`dpsynth.models.Lognorma
 
 Each mechanism releases ONE synthetic data set (for the model-based ones, from one posterior
 draw), whose utility is measured against the confidential wages: ECDF distances, quantiles and
-the analyst's regression of log wage on the public covariates. Every epsilon is under "one record
-removed"; the "one record replaced" figure is stored beside it. The fit's wall time and
-convergence diagnostics are kept; a failed convergence check is recorded, never dropped.
+the analyst's regression of log wage on the public covariates. The mechanisms are run through the
+registry at the study's eps, which is each mechanism's own epsilon for one release (one posterior
+draw, or a model-free release) with one record removed; the "one record replaced" figure is stored
+beside it. The synthetic data sets have the file's size, as a study's do: no size is released, so
+no share of eps goes to one (a :class:`dpsynth.Synthesizer` carves the shares of a release out of
+its total, :mod:`dpsynth.budget`). The fit's wall time and convergence diagnostics are kept; a
+failed convergence check is recorded, never dropped.
 
 :func:`units_replicate` (study ``own_data-units``) shows that a continuous density carries its
-unit: a marginal lognormal censored at eps/2 on the wages in dollars, in thousands of dollars,
-and in dollars with the public offset ``-log 1000`` subtracted from each record's log-likelihood
-(which is the thousands fit), through :class:`dpsynth.Synthesizer`.
+unit: a marginal lognormal censored at M (half the draw's share of the total eps) on the wages in
+dollars, in thousands of dollars, and in dollars with the public offset ``-log 1000`` subtracted
+from each record's log-likelihood (which is the thousands fit), through :class:`dpsynth.Synthesizer`
+with its default budget (no covariates: one record removed, the DP released size's share first).
 """
 
 from __future__ import annotations
@@ -187,7 +192,8 @@ def replicate(r: int, seed: np.random.SeedSequence, params_mapping: Mapping) -> 
     ds["data_fingerprint"] = data_fingerprint(x_dollars, X)
     ds.attrs.update({
         "n": int(x.size), "unit": p.unit,
-        "eps_neighbours": "eps_remove: one record removed; eps_replace: one record replaced",
+        "eps_neighbours": "eps_remove: each mechanism's own eps for one release (one draw), one record removed; "
+                          "eps_replace: one record replaced; no released size is charged (a study, not a release)",
         "synthetic_data": "one synthetic data set per mechanism and run, from one posterior draw (models)",
     })
     return ds
@@ -199,9 +205,11 @@ def units_replicate(r: int, seed: np.random.SeedSequence, params_mapping: Mappin
     Returns
     -------
     xarray.Dataset
-        Over ``(setting, mechanism, eps)``: ``n_censored``, ``delta``, ``median`` (synthetic, in
-        dollars), ``max_ecdf``, ``converged``, ``rhat_max``, ``divergences``, ``n_nonfinite``
-        (synthetic values that overflowed); ``median_data``;
+        Over ``(setting, mechanism, eps)``: ``n_censored``, ``delta``, ``bound`` (the censoring bound
+        M: half the draw's share ``draw_eps`` of the total ``eps_stated``, one record removed, the DP
+        released size's share taken out first), ``median`` (synthetic, in dollars), ``max_ecdf``,
+        ``converged``, ``rhat_max``, ``divergences``, ``n_nonfinite`` (synthetic values that
+        overflowed); ``median_data``;
         ``data_fingerprint``. Warnings that a fit censored most records are counted in
         ``censoring_warnings`` (the censoring count itself is the result).
     """
@@ -239,7 +247,8 @@ def units_replicate(r: int, seed: np.random.SeedSequence, params_mapping: Mappin
                 n_nonfinite = int((~np.isfinite(syn_dollars)).sum())
                 syn_dollars = np.nan_to_num(syn_dollars, nan=np.finfo(float).max, posinf=np.finfo(float).max)
                 rows.append({"setting": label, "mechanism": registry.spec(key).name, "eps": eps,
-                             "n_censored": float(pr.n_censored), "delta": float(pr.delta),
+                             "n_censored": float(pr.n_censored), "delta": float(pr.delta), "bound": float(pr.bound),
+                             "eps_stated": float(pr.eps), "draw_eps": float(pr.budget.draw),
                              "median": float(np.median(syn_dollars)),
                              "max_ecdf": metrics.ecdf_distances(x_dollars, syn_dollars).max_ecdf,
                              "converged": bool(pr.converged), "rhat_max": float(pr.rhat_max),

@@ -17,7 +17,8 @@ from ... import registry
 from .replicate import QUANTILES
 
 __all__ = ["study_of", "units_of", "fit_frame", "privacy_table", "utility_table", "coefficient_table",
-           "units_table", "QUANTILE_COLUMNS", "files_of", "unitfree_of", "static", "files_table",
+           "units_table", "QUANTILE_COLUMNS", "files_of", "unitfree_of", "static", "files_fit_table",
+           "files_utility_table",
            "files_quantile_table", "files_share_table", "unitfree_table", "unit_spread_table",
            "verdict_numbers_table"]
 
@@ -176,43 +177,56 @@ def static(da: xr.DataArray) -> xr.DataArray:
     return da.isel(replicate=0) if "replicate" in da.dims else da
 
 
-def files_table(results) -> pd.DataFrame:
-    """Per real file and eps: the default fit's checks, privacy, time per release and the report's measures.
-
-    Counts over runs (converged, needed a retry); the worst R-hat, smallest bulk ESS and total
-    divergences; the mean share censored at a typical draw; the statement's epsilon (the total asked,
-    with one record replaced) and its reference and draw shares; the median time per release (fit with its
-    retries and the reference, and one synthetic data set); and the mean over runs of the
-    marginal's distance (max-ECDF of a numeric target, total variation distance of the categorical
-    one), the pMSE ratio to its null expectation, the root mean squared coefficient difference in
-    the original's standard errors (intercepts excluded) and the mean interval overlap.
-    """
+def _files_rows(results):
+    """(file, eps, the file's Dataset at eps, the file's kind) for every cell of the files study."""
     ds = files_of(results)
-    runs = int(ds.sizes["replicate"])
-    rows = []
     for f in ds["file"].values:
         d = ds.sel(file=f)
-        kind = str(d["kind"].values)
+        kind = str(static(d["kind"]).values)
         for e in ds["eps"].values:
-            c = d.sel(eps=e)
-            conv = int(c["converged"].sum())
-            marginal = c["tvd"] if kind == "categorical" else c["max_ecdf"]
-            rows.append({
-                "file": str(f), "ε": float(e), "target": f"{str(d['target'].values)} ({kind})",
-                "records": int(static(d["n_records"]).values),
-                "converged": f"{conv}/{runs}", "needed a retry": int((c["retries"] > 0).sum()),
-                "R-hat max": float(c["rhat_max"].max()), "ESS min": float(c["ess_min"].min()),
-                "divergences": int(c["divergences"].sum()),
-                "share censored": float(c["censored_share"].mean()),
-                "ε stated (one replaced)": float(c["eps_stated"].median()),
-                "ε reference": float(c["reference_eps"].median()),
-                "ε draw": float(c["draw_eps"].median()),
-                "time per release (s)": float(c["release_seconds"].median()),
-                "max-ECDF / TVD": float(marginal.mean()),
-                "pMSE ratio": float(c["pmse_ratio"].mean()),
-                "coef. error (SEs)": float(c["coef_rms_z"].mean()),
-                "interval overlap": float(c["coef_overlap"].mean()),
-            })
+            yield str(f), float(e), d.sel(eps=e), kind, d
+
+
+def files_fit_table(results) -> pd.DataFrame:
+    """Per real file and eps: the default fit's checks, what its statement is made of, and the time per release.
+
+    Columns: runs that passed R-hat, ESS and divergence checks (``k/runs``) and runs that needed a
+    retry; the mean share of records censored at a typical draw; Censor_ref's public weight α; the
+    shares of the total eps (the index, stated with one record replaced) that the reference (a
+    categorical target's DP level counts) and the posterior draw take (medians over runs; the
+    released size is public with covariates and takes nothing); the median time per release (the fit
+    with its retries, and one synthetic data set). The worst R-hat, ESS and divergences are in the
+    Dataset; the convergence verdict quotes them.
+    """
+    runs = int(files_of(results).sizes["replicate"])
+    rows = []
+    for f, e, c, _kind, _d in _files_rows(results):
+        conv = int(c["converged"].sum())
+        rows.append({
+            "file": f, "ε": e, "converged": f"{conv}/{runs}", "needed a retry": int((c["retries"] > 0).sum()),
+            "share censored": float(c["censored_share"].mean()), "α": float(c["alpha"].median()),
+            "ε reference": float(c["reference_eps"].median()), "ε draw": float(c["draw_eps"].median()),
+            "time per release (s)": float(c["release_seconds"].median()),
+        })
+    return pd.DataFrame(rows).set_index(["file", "ε"])
+
+
+def files_utility_table(results) -> pd.DataFrame:
+    """Per real file and eps: the release report's measures of one synthetic data set, mean over runs.
+
+    Columns: the target and its kind; the marginal's distance (max-ECDF of a numeric target, total
+    variation distance of the categorical one); the pMSE over its expectation under a correct
+    synthesizer; the root mean squared difference of the regression coefficients (intercepts
+    excluded) in the original's standard errors; the mean overlap of their 95% intervals.
+    """
+    rows = []
+    for f, e, c, kind, d in _files_rows(results):
+        marginal = c["tvd"] if kind == "categorical" else c["max_ecdf"]
+        rows.append({
+            "file": f, "ε": e, "target": f"{str(static(d['target']).values)} ({kind})",
+            "max-ECDF / TVD": float(marginal.mean()), "pMSE ratio": float(c["pmse_ratio"].mean()),
+            "coef. error (SEs)": float(c["coef_rms_z"].mean()), "interval overlap": float(c["coef_overlap"].mean()),
+        })
     return pd.DataFrame(rows).set_index(["file", "ε"])
 
 
@@ -324,7 +338,8 @@ def verdict_numbers_table(verdicts) -> pd.DataFrame:
         one column ``value``: the censored fits and their largest Δ − ε/2, the fits compared under both
         neighbour relations, the shares censored
         in each unit, the offset's difference, Unweighted's max-ECDF, the regression errors, the
-        files study's converged fits and the reference's cost. The unit-free spreads are in
+        files study's converged fits and their worst diagnostics, the statements' totals and shares,
+        and how far Censor_ref's statement moves with the unit. The unit-free spreads are in
         :func:`unit_spread_table`.
     """
     from ...verdicts import quoted_numbers_table
@@ -357,9 +372,22 @@ def verdict_numbers_table(verdicts) -> pd.DataFrame:
         c = n["defaults_converge"]
         fig["defaults_converge"] = [("default fits converged", f"{c['converged']} of {c['fits']}"),
                                     ("needed a retry", f"{c['retried']}")]
-    if "reference_min" in n.get("statement_is_the_total", {}):
+        if "rhat_max" in c:
+            fig["defaults_converge"] += [("worst R-hat", f"{c['rhat_max']:.3f}"),
+                                         ("smallest bulk ESS", f"{c['ess_min']:.0f}"),
+                                         ("divergences in all", f"{c['divergences']}")]
+    if "gap" in n.get("statement_is_the_total", {}):
         c = n["statement_is_the_total"]
-        fig["statement_is_the_total"] = [
-            ("reference ε (a share of the total)", f"{c['reference_min']:.3g} to {c['reference_max']:.3g}"),
-            ("largest gap between the stated and the asked ε", f"{c['gap']:.2g}")]
+        rows = [("fits", f"{c['fits']}"), ("largest gap between the stated and the asked ε", f"{c['gap']:.2g}"),
+                ("largest gap between the shares' sum and the stated ε", f"{c['parts']:.2g}")]
+        if "reference_numeric" in c:
+            rows.append(("reference ε, numeric targets (largest)", f"{c['reference_numeric']:.2g}"))
+        if "reference_categorical_share" in c:
+            rows.append(("reference's share, categorical target", f"{c['reference_categorical_share']:.0%}"))
+        if "size_share_without_covariates" in c:
+            rows.append(("released size's share, no covariates", f"{c['size_share_without_covariates']:.0%}"))
+        fig["statement_is_the_total"] = rows
+    if "exact" in n.get("censor_ref_unit_free", {}):
+        fig["censor_ref_unit_free"] = [("largest difference across units of the statement's ε, its shares, α and M",
+                                        f"{n['censor_ref_unit_free']['exact']:.2g}")]
     return quoted_numbers_table(verdicts, fig)

@@ -12,8 +12,8 @@ import numpy as np
 from ... import registry
 from .tables import coefficient_table, fit_frame, privacy_table, study_of, unit_spread, units_of
 
-__all__ = ["units_numbers", "fit_time_numbers", "text_numbers", "verdicts", "files_numbers", "unit_spread",
-           "unitfree_numbers", "new_verdicts"]
+__all__ = ["units_numbers", "fit_time_numbers", "rule_numbers", "unit_example_numbers", "text_numbers", "verdicts",
+           "files_numbers", "unit_spread", "unitfree_numbers", "new_verdicts"]
 
 
 def units_numbers(results) -> dict:
@@ -23,7 +23,9 @@ def units_numbers(results) -> dict:
     -------
     dict
         ``mechanism`` (the registry label of the first censored mechanism of the units study, in
-        registry order), ``eps`` (the study's largest), ``n`` records and the data's median wage
+        registry order), ``eps`` (the study's largest), ``bound`` (its censoring bound M, half the draw's share
+        ``draw`` of the total: no covariates, so the DP released size's share comes first), ``n`` records and the
+        data's median wage
         (``data_median``, dollars); and per setting, ``dollars``, ``thousands`` and ``offset``
         (dollars with the public offset -log 1000), the mean over runs of the records censored
         (``censored``), the synthetic median (``median``, dollars) and ``max_ecdf``.
@@ -37,7 +39,9 @@ def units_numbers(results) -> dict:
         v = pick.sel(setting=s)
         return {"censored": float(v["n_censored"]), "median": float(v["median"]), "max_ecdf": float(v["max_ecdf"])}
 
+    cell = u.sel(mechanism=mech, eps=eps_max)
     return {"mechanism": registry.label(mech), "eps": eps_max, "n": int(u.attrs.get("n", 0)),
+            "bound": float(cell["bound"].median()), "draw": float(cell["draw_eps"].median()),
             "data_median": float(u["median_data"].values.ravel()[0]),
             "dollars": setting("dollars"), "thousands": setting("thousands"),
             "offset": setting("dollars, offset -log 1000")}
@@ -61,15 +65,63 @@ def fit_time_numbers(results) -> dict:
             "min_seconds": float(timed.min()), "max_seconds": float(timed.max())}
 
 
+def rule_numbers() -> dict:
+    """The package's public rules the chapter's prose quotes (constants, not results).
+
+    Returns
+    -------
+    dict
+        The shares of a total eps (:mod:`dpsynth.budget`): ``size_share`` (a DP released size),
+        ``reference_share`` (a reference released from the data), ``marginal_share`` (``calibrate=``);
+        Censor_ref's tolerance ``tolerance`` (K) and the lognormal's public reference scale
+        ``reference_sd`` (s0).
+    """
+    from ...budget import MARGINAL_SHARE, REFERENCE_SHARE, SIZE_SHARE
+    from ...mechanisms.censored_reference import TOLERANCE
+    from ...models.lognormal import REFERENCE_SD
+
+    return {"size_share": SIZE_SHARE, "reference_share": REFERENCE_SHARE, "marginal_share": MARGINAL_SHARE,
+            "tolerance": TOLERANCE, "reference_sd": REFERENCE_SD}
+
+
+def unit_example_numbers(params, *, eps0: float = 0.1, eps: float = 5.0) -> dict:
+    """A unit computed from the data: OpenDP's private median of the wage, and what it takes out of a release's total.
+
+    Runs :func:`dpsynth.mechanisms.quantiles.dp_quantiles` at ``eps0`` (one record removed) on the
+    CPS wages in dollars between the study's public bounds (OpenDP's noise: a new draw on every run),
+    and splits a total ``eps`` with one record removed (no covariates) by the public rule
+    (:meth:`dpsynth.budget.Budget.plan`) with and without that median released.
+
+    Returns
+    -------
+    dict
+        ``eps0``, ``eps``, ``dp_median`` and ``data_median`` (dollars), ``size`` (the released size's
+        share), ``draw`` (the draw's share with the median released) and ``draw_public`` (with a public
+        unit), and the windows' bounds ``bound`` and ``bound_public`` (M, half the draw's share).
+    """
+    from ...budget import Budget
+    from ...mechanisms.quantiles import dp_quantiles
+    from ...public_data import cps1988
+
+    x = cps1988("dollars")["wage"].to_numpy(dtype=float)
+    med = dp_quantiles(x, eps0, lower=float(params.lower), upper=float(params.upper), probs=(0.5,))
+    with_median = Budget.plan(eps, "remove", dp_size=True, dp_reference=True, reference_eps=float(med.eps_remove))
+    public = Budget.plan(eps, "remove", dp_size=True, dp_reference=False)
+    return {"eps0": float(med.eps_remove), "eps": float(eps), "dp_median": float(med.values[0]),
+            "data_median": float(np.median(x)), "size": float(with_median.size), "draw": float(with_median.draw),
+            "draw_public": float(public.draw), "bound": float(with_median.draw) / 2,
+            "bound_public": float(public.draw) / 2}
+
+
 def text_numbers(results) -> dict:
-    """Every number the chapter's Markdown quotes: ``units`` (:func:`units_numbers`), ``fit_time``
-    (:func:`fit_time_numbers`) and, when the results hold them, ``files`` (:func:`files_numbers`) and
-    ``unitfree`` (:func:`unitfree_numbers`).
+    """Every number the chapter's Markdown quotes from its results: ``units`` (:func:`units_numbers`), ``fit_time``
+    (:func:`fit_time_numbers`), ``rules`` (:func:`rule_numbers`) and, when the results hold them, ``files``
+    (:func:`files_numbers`) and ``unitfree`` (:func:`unitfree_numbers`).
 
     The notebook glues them with ``dpsynth.book.glue_numbers("own", text_numbers(results))``: e.g.
     ``units_numbers(results)["dollars"]["censored"]`` is the glue key ``own-units-dollars-censored``.
     """
-    out = {"units": units_numbers(results), "fit_time": fit_time_numbers(results)}
+    out = {"units": units_numbers(results), "fit_time": fit_time_numbers(results), "rules": rule_numbers()}
     if getattr(results, "files", None) is not None:
         out["files"] = files_numbers(results)
     if getattr(results, "unitfree", None) is not None:
@@ -181,8 +233,9 @@ def files_numbers(results) -> dict:
         ``seconds_max``, ``marginal`` (mean max-ECDF, or total variation distance for the
         categorical target, over eps and runs), ``pmse_ratio``, ``coef_z`` (RMS coefficient error in
         the original's standard errors) and ``overlap`` (mean interval overlap); and per eps
-        (``eps1``, ``eps5``): the statement's total ``stated`` (median), its ``reference`` and ``draw`` shares, and
-        that eps's ``marginal``, ``pmse_ratio``, ``coef_z``.
+        (``eps1``, ``eps5``): the statement's total ``stated`` (median), its ``reference`` and ``draw`` shares,
+        Censor_ref's public weight ``alpha`` and censoring bound ``bound`` (M), and that eps's ``marginal``,
+        ``pmse_ratio``, ``coef_z``.
     """
     from .tables import files_of, static
 
@@ -208,6 +261,7 @@ def files_numbers(results) -> dict:
             c = d.sel(eps=e)
             row[_eps_key(e)] = {"stated": float(c["eps_stated"].median()),
                                 "reference": float(c["reference_eps"].median()), "draw": float(c["draw_eps"].median()),
+                                "alpha": float(c["alpha"].median()), "bound": float(c["bound"].median()),
                                 "marginal": float((c["tvd"] if cat else c["max_ecdf"]).mean()),
                                 "pmse_ratio": float(c["pmse_ratio"].mean()), "coef_z": float(c["coef_rms_z"].mean())}
         out[str(f)] = row
@@ -215,10 +269,21 @@ def files_numbers(results) -> dict:
 
 
 def unitfree_numbers(results) -> dict:
-    """The unit-free study's numbers: per mechanism (``ref``, ``uw``), eps and unit, the mean censored count
-    (``censored``), share (``share``) and ``max_ecdf``; per mechanism the statement's total with one record removed
-    (``stated_eps5``: median over units and runs) and the largest spread across units of the censored count and
-    max-ECDF over eps (``censored_spread``, ``ecdf_spread``); ``n``, ``runs`` and ``eps``."""
+    """The unit-free study's numbers.
+
+    Returns
+    -------
+    dict
+        ``n``, ``runs`` and ``eps`` (the grid, as text "1 and 5"); per mechanism (``ref``, ``uw``):
+        per eps (``eps1``, ``eps5``) and unit the mean censored count (``censored``), its share
+        (``share``), the mean share censored at a typical draw (``typical``) and ``max_ecdf``; per eps
+        the statement (``budget_eps5``: ``stated`` total with one record removed, its ``size``,
+        ``reference`` and ``draw`` shares, the public weight ``alpha`` and the censoring bound ``bound``,
+        medians over units and runs); ``lowest``: the smallest eps with its ``alpha`` and ``bound``;
+        and the largest spread across units, over eps, of the mean
+        censored count and max-ECDF (``censored_spread``, ``ecdf_spread``) with the smallest Monte
+        Carlo tolerance at that eps (``censored_tolerance``, ``ecdf_tolerance``).
+    """
     from .tables import unitfree_of
 
     u = unitfree_of(results)
@@ -230,67 +295,130 @@ def unitfree_numbers(results) -> dict:
         short = "ref" if str(mech) == "Censor_ref" else "uw" if str(mech) == "Censor_uw" else str(mech)
         row: dict = {}
         for e in u["eps"].values:
-            row[_eps_key(e)] = {str(unit): {"censored": float(m["n_censored"].sel(mechanism=mech, eps=e, unit=unit)),
-                                            "share": float(m["n_censored"].sel(mechanism=mech, eps=e, unit=unit)) / n,
-                                            "max_ecdf": float(m["max_ecdf"].sel(mechanism=mech, eps=e, unit=unit))}
-                                for unit in u["unit"].values}
-        for e in u["eps"].values:
-            row[f"stated_{_eps_key(e)}"] = float(u["eps_stated"].sel(mechanism=mech, eps=e).median())
-        row["censored_spread"] = max(unit_spread(u, str(mech), "n_censored", 1.0)["spread"])
-        row["ecdf_spread"] = max(unit_spread(u, str(mech), "max_ecdf", 1e-3)["spread"])
+            cell = {}
+            for unit in u["unit"].values:
+                v = m.sel(mechanism=mech, eps=e, unit=unit)
+                cell[str(unit)] = {"censored": float(v["n_censored"]), "share": float(v["n_censored"]) / n,
+                                   "typical": float(v["censored_share"]), "max_ecdf": float(v["max_ecdf"])}
+            row[_eps_key(e)] = cell
+            c = u.sel(mechanism=mech, eps=e)
+            row[f"budget_{_eps_key(e)}"] = {k: float(c[v].median()) for k, v in (
+                ("stated", "eps_stated"), ("size", "size_eps"), ("reference", "reference_eps"), ("draw", "draw_eps"),
+                ("alpha", "alpha"), ("bound", "bound"))}
+        low = float(u["eps"].values.min())
+        row["lowest"] = {"eps": low, **{k: row[f"budget_{_eps_key(low)}"][k] for k in ("alpha", "bound")}}
+        for var, key, floor in (("n_censored", "censored", 1.0), ("max_ecdf", "ecdf", 1e-3)):
+            sp = unit_spread(u, str(mech), var, floor)
+            i = int(np.argmax(sp["spread"]))
+            row[f"{key}_spread"] = sp["spread"][i]
+            row[f"{key}_tolerance"] = sp["tolerance"][i]
         out[short] = row
     return out
+
+
+def _unit_exact(u, mechanism: str) -> float:
+    """The largest spread across units of what a statement and a window are made of (total, shares, alpha, M)."""
+    sub = u.sel(mechanism=mechanism)
+    spread = 0.0
+    for v in ("eps_stated", "size_eps", "reference_eps", "draw_eps", "alpha", "bound"):
+        a = sub[v].astype(float)
+        spread = max(spread, float((a.max("unit") - a.min("unit")).max()))
+    return spread
 
 
 def new_verdicts(results) -> list:
     """The files and unit-free studies' claims (:class:`dpsynth.verdicts.Verdict`).
 
     * ``defaults_converge``: every default fit of every real file passed its convergence checks.
-    * ``statement_is_the_total``: every default fit's statement publishes exactly the eps asked, under one
-      record replaced, its shares (reference, released size, draw) adding up to it.
-    * ``censor_ref_unit_free``: Censor_ref's censored count and max-ECDF do not move with the unit
-      beyond their Monte Carlo error (:func:`unit_spread`, floors 1 record and 0.001) at any eps.
+    * ``statement_is_the_total``: every fit's statement publishes exactly the eps asked (the default fits
+      of the files with one record replaced, the unit-free fits with one record removed), its shares
+      (reference, released size, draw) adding up to it.
+    * ``censor_ref_unit_free``: Censor_ref is unit-free: its statement and window (the total, its shares,
+      alpha and M) are the same in every unit exactly, and its censored count and max-ECDF do not move
+      with the unit beyond their Monte Carlo error (:func:`unit_spread`, floors 1 record and 0.001) at any eps.
     * ``censor_uw_moves_with_unit``: Censor_uw's censored count does move with the unit at every eps.
     """
     from ...verdicts import Verdict
     from .tables import files_of, unitfree_of
 
     out = []
-    if getattr(results, "files", None) is not None or not hasattr(results, "files"):
+    totals = []  # (study, stated - asked, shares - stated) of every fit
+    have_files = getattr(results, "files", None) is not None or not hasattr(results, "files")
+    have_unitfree = getattr(results, "unitfree", None) is not None or not hasattr(results, "unitfree")
+    if have_files:
         ds = files_of(results)
         conv, fits = int(ds["converged"].sum()), int(ds["converged"].size)
+        retried = int((ds["retries"] > 0).sum())
+        rhat, ess, div = float(ds["rhat_max"].max()), float(ds["ess_min"].min()), int(ds["divergences"].sum())
         out.append(Verdict("defaults_converge", "A newcomer's default fits converge on all three real files",
                            conv == fits, f"{conv} of {fits} default fits passed R-hat, ESS and divergence checks "
-                           f"({int((ds['retries'] > 0).sum())} needed a retry).",
-                           {"converged": conv, "fits": fits, "retried": int((ds["retries"] > 0).sum())}))
-        e = ds["eps"].broadcast_like(ds["eps_stated"])
-        gap = float(np.abs(ds["eps_stated"] - e).max())
-        parts = float(np.abs(ds["reference_eps"] + ds["size_eps"] + ds["draw_eps"] - ds["eps_stated"]).max())
-        ok = bool(gap < 1e-9 and parts < 1e-9 and (ds["reference_eps"] >= 0).all())
+                           f"({retried} needed a retry; worst R-hat {rhat:.3f}, smallest bulk ESS {ess:.0f}, "
+                           f"{div} divergence(s) in all).",
+                           {"converged": conv, "fits": fits, "retried": retried, "rhat_max": rhat, "ess_min": ess,
+                            "divergences": div}))
+        totals.append((ds, ds["eps"].broadcast_like(ds["eps_stated"])))
+    if have_unitfree:
+        u = unitfree_of(results)
+        totals.append((u, u["eps"].broadcast_like(u["eps_stated"])))
+    if totals:
+        gap = max(float(np.abs(d["eps_stated"] - e).max()) for d, e in totals)
+        parts = max(float(np.abs(d["reference_eps"] + d["size_eps"] + d["draw_eps"] - d["eps_stated"]).max())
+                    for d, _ in totals)
+        n_fits = sum(int(d["eps_stated"].size) for d, _ in totals)
+        nums = {"gap": gap, "parts": parts, "fits": n_fits}
+        words = []
+        if have_files:
+            ds = files_of(results)
+            cat = [str(f) for f, k in zip(ds["file"].values, _static_values(ds["kind"])) if str(k) == "categorical"]
+            num = [str(f) for f in ds["file"].values if str(f) not in cat]
+            ref_num = float(ds["reference_eps"].sel(file=num).max()) if num else float("nan")
+            ref_cat = ds["reference_eps"].sel(file=cat) if cat else None
+            nums.update(reference_numeric=ref_num)
+            if ref_cat is not None:
+                share = float((ref_cat / ds["eps"].broadcast_like(ref_cat)).median())
+                nums.update(reference_categorical_share=share)
+                words.append(f"the reference takes at most {ref_num:.2g} of it for the numeric targets (each record's "
+                             f"own reference is free) and {share:.0%} for the categorical one (DP level counts)")
+            nums.update(size_with_covariates=float(ds["size_eps"].max()))
+        if have_unitfree:
+            u = unitfree_of(results)
+            share = float((u["size_eps"] / u["eps"].broadcast_like(u["size_eps"])).median())
+            nums.update(size_share_without_covariates=share)
+            words.append(f"without covariates the released size takes {share:.0%}")
+        ok = bool(gap < 1e-9 and parts < 1e-9)
         out.append(Verdict("statement_is_the_total", "The statement publishes exactly the ε asked", ok,
-                           f"the stated ε differs from the ε asked by at most {gap:.2g}, and its shares (reference "
-                           f"{float(ds['reference_eps'].min()):.3g}–{float(ds['reference_eps'].max()):.3g}, released "
-                           f"size, draw) add up to it within {parts:.2g}.",
-                           {"gap": gap, "parts": parts, "reference_min": float(ds["reference_eps"].min()),
-                            "reference_max": float(ds["reference_eps"].max())}))
-    if getattr(results, "unitfree", None) is not None or not hasattr(results, "unitfree"):
+                           f"over {n_fits} fits the stated ε differs from the ε asked by at most {gap:.2g}, and its "
+                           f"shares (reference, released size, draw) add up to it within {parts:.2g}"
+                           + (f"; {'; '.join(words)}" if words else "") + ".", nums))
+    if have_unitfree:
         u = unitfree_of(results)
         mechs = {str(m) for m in u["mechanism"].values}
+        units = ", ".join(str(x) for x in u["unit"].values)
         if "Censor_ref" in mechs:
+            exact = _unit_exact(u, "Censor_ref")
             c = unit_spread(u, "Censor_ref", "n_censored", 1.0)
             d = unit_spread(u, "Censor_ref", "max_ecdf", 1e-3)
-            out.append(Verdict("censor_ref_unit_free", "Censor_ref's censoring and utility do not move with the unit",
-                               not c["moves"] and not d["moves"],
-                               f"largest spread across units of the mean censored count {max(c['spread']):.3g} "
-                               f"records (Monte Carlo tolerance {min(c['tolerance']):.3g}–{max(c['tolerance']):.3g}), "
-                               f"of the max-ECDF {max(d['spread']):.3g} (tolerance {min(d['tolerance']):.3g}–"
-                               f"{max(d['tolerance']):.3g}).",
-                               {"censored_worst": c["worst"], "ecdf_worst": d["worst"]}))
+            ok = exact < 1e-9 and not c["moves"] and not d["moves"]
+            out.append(Verdict(
+                "censor_ref_unit_free",
+                "Censor_ref is unit-free: the same guarantee in every unit exactly, the same censoring and utility up "
+                "to Monte Carlo error", ok,
+                f"in {units} the statement's ε, its shares, α and M differ by at most {exact:.2g}; the largest "
+                f"spread across units of the mean censored count is {max(c['spread']):.3g} records (Monte Carlo "
+                f"tolerance {min(c['tolerance']):.3g}–{max(c['tolerance']):.3g}) and of the max-ECDF "
+                f"{max(d['spread']):.3g} (tolerance {min(d['tolerance']):.3g}–{max(d['tolerance']):.3g}).",
+                {"exact": exact, "censored_spread": float(max(c["spread"])), "ecdf_spread": float(max(d["spread"])),
+                 "censored_worst": c["worst"], "ecdf_worst": d["worst"]}))
         if "Censor_uw" in mechs:
             c = unit_spread(u, "Censor_uw", "n_censored", 1.0)
-            every = all(s > t for s, t in zip(c["spread"], c["tolerance"]))
+            every = all(sp > t for sp, t in zip(c["spread"], c["tolerance"]))
             out.append(Verdict("censor_uw_moves_with_unit", "Censor_uw's censoring moves with the unit", every,
                                f"spread across units of the mean censored count {min(c['spread']):.3g}–"
                                f"{max(c['spread']):.3g} records over ε (tolerance {max(c['tolerance']):.3g}).",
                                {"spread_min": float(min(c["spread"]))}))
     return out
+
+
+def _static_values(da) -> np.ndarray:
+    """The values of a per-file coordinate, without a replicate dimension if run_study stacked one."""
+    return (da.isel(replicate=0) if "replicate" in da.dims else da).values

@@ -21,25 +21,26 @@ __all__ = ["STYLE", "PANELS", "metrics_figure"]
 
 #: Method display name -> line style.
 STYLE = {
-    METHOD_NAMES["table"]: {"color": PALETTE["blue"], "marker": "o", "ls": "-"},
-    METHOD_NAMES["independent"]: {"color": PALETTE["orange"], "marker": "s", "ls": "--"},
+    METHOD_NAMES["auto"]: {"color": PALETTE["blue"], "marker": "o", "ls": "-"},
+    METHOD_NAMES["censor_chain"]: {"color": PALETTE["orange"], "marker": "s", "ls": "--"},
     METHOD_NAMES["mst"]: {"color": PALETTE["bluish green"], "marker": "^", "ls": "-."},
     METHOD_NAMES["aim"]: {"color": PALETTE["reddish purple"], "marker": "D", "ls": ":"},
 }
 #: The figure's rows: variable -> (axis label, log scale).
 PANELS = {
-    "marginal": ("marginal distance\n(mean over columns)", False),
-    "pairwise": ("pairwise |Δ association|", False),
-    "coef_rmse": ("regression coef. RMSE", False),
+    "marginal_numeric": ("numeric marginals\n(max ECDF)", False),
+    "marginal_categorical": ("categorical marginals\n(TVD)", False),
     "pmse_ratio": ("pMSE ratio (null: 1)", True),
-    "seconds": ("wall time (s)", True),
+    "pmse_int_ratio": ("pMSE ratio,\ninteractions", True),
+    "coef_rmse": ("regression coef. RMSE", False),
+    "coverage": ("95% CI coverage", False),
 }
 
 
 def metrics_figure(results, panels=tuple(PANELS)):
-    """Small multiples: one row per metric, one column per table; x = eps, one line per method (mean over runs).
-
-    Each point of a line is the mean over the runs; the small dots are the runs themselves.
+    """Small multiples: one row per metric, one column per table; x = eps (log scale), one line per method (mean
+    over runs). Each point of a line is the mean over the runs; the small dots are the runs themselves. A method
+    without a value (the censored chain's coverage) is left out of that panel.
     """
     plots.use_style()
     ds = study_of(results)
@@ -47,7 +48,7 @@ def metrics_figure(results, panels=tuple(PANELS)):
     tables = [str(t) for t in ds["table"].values]
     methods = [str(m) for m in ds["method"].values]
     # the page's width (6 in at 110 dpi is the 660-pixel column), whatever the number of tables
-    fig, axes = plt.subplots(len(panels), len(tables), figsize=(6.0, 1.9 * len(panels) + 0.8),
+    fig, axes = plt.subplots(len(panels), len(tables), figsize=(6.6, 1.7 * len(panels) + 0.8),
                              squeeze=False, sharex=True, constrained_layout=True)
     eps = sorted(float(e) for e in ds["eps"].values)
     for j, t in enumerate(tables):
@@ -57,6 +58,9 @@ def metrics_figure(results, panels=tuple(PANELS)):
             for m in methods:
                 st = STYLE.get(m, {"color": PALETTE["dark grey"], "marker": "x", "ls": "-"})
                 g = f[(f["table"] == t) & (f["method"] == m)].sort_values("eps")
+                if g[var].isna().all():
+                    ax.plot([], [], lw=1.4, ms=5, label=m, **st)
+                    continue
                 ax.plot(g["eps"], g[var], lw=1.4, ms=5, label=m, **st)
                 runs = ds[var].sel({"table": t, "method": m})
                 x = np.repeat(runs["eps"].values[None, :], runs.sizes["replicate"], axis=0)
@@ -64,16 +68,21 @@ def metrics_figure(results, panels=tuple(PANELS)):
                         alpha=0.35, color=st["color"], label="_nolegend_")
             if log:
                 ax.set_yscale("log")
-            elif var != "pmse_ratio":
+            elif var != "coverage":
                 ax.set_ylim(bottom=0)
-            if var == "pmse_ratio":
+            if var in ("pmse_ratio", "pmse_int_ratio"):
                 ax.axhline(1.0, color=PALETTE["grey"], lw=0.8, ls="-")
+            if var == "coverage":
+                ax.axhline(0.95, color=PALETTE["grey"], lw=0.8, ls="-")
+                ax.set_ylim(0, 1.05)
             if j == 0:
                 ax.set_ylabel(label)
             if i == 0:
                 ax.set_title("\n".join(textwrap.wrap(TABLES[t].title if t in TABLES else t, 30)), fontsize=10)
+            ax.set_xscale("log")
             ax.set_xticks(eps)
-            ax.set_xticklabels([f"{e:g}" for e in eps])
+            ax.set_xticklabels([f"{e:g}" for e in eps], fontsize=7)
+            ax.minorticks_off()
         axes[-1, j].set_xlabel("ε (one record removed)")
     handles, labels = axes[0, 0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="outside lower center", ncol=len(methods), fontsize=9, frameon=False)

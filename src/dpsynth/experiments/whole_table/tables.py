@@ -3,7 +3,7 @@
 Every function takes the chapter's results (:class:`~dpsynth.experiments.whole_table.WholeTableResults`)
 or the study's Dataset itself (over ``replicate, table, eps, method``,
 :func:`dpsynth.experiments.whole_table.replicate.replicate`).
-Utilities are means over the runs; each run is one synthetic table.
+Utilities are means over the runs; each run is one synthetic table (and, for ours' intervals, ``m``).
 """
 
 from __future__ import annotations
@@ -12,20 +12,27 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from ...choice import table_column_choice
+from .params import METHOD_NAMES
 from .replicate import TABLES
 
-__all__ = ["COLUMNS", "study_of", "mean_frame", "comparison_table", "privacy_table", "tables_table", "peer_bins_table",
-           "verdict_means_table"]
+__all__ = ["COLUMNS", "OURS", "CHAIN", "PEERS", "study_of", "mean_frame", "comparison_table", "privacy_table",
+           "tables_table", "targets_table", "TARGETS"]
+
+OURS = METHOD_NAMES["auto"]
+CHAIN = METHOD_NAMES["censor_chain"]
+#: The peers' display names.
+PEERS = (METHOD_NAMES["mst"], METHOD_NAMES["aim"])
 
 #: Displayed utility columns: variable -> header.
 COLUMNS = {
     "marginal_numeric": "marg. num.",
     "marginal_categorical": "marg. cat.",
     "pairwise": "pairs |Δ|",
-    "contingency": "pairs TVD",
     "coef_rmse": "coef. RMSE",
-    "coef_overlap": "CI overlap",
     "pmse_ratio": "pMSE ratio",
+    "pmse_int_ratio": "pMSE ratio, inter.",
+    "coverage": "CI coverage",
     "seconds": "time (s)",
 }
 
@@ -46,16 +53,18 @@ def mean_frame(results) -> pd.DataFrame:
     return out.reset_index()
 
 
-def comparison_table(results, table: str) -> pd.DataFrame:
+def comparison_table(results, table: str, eps=None) -> pd.DataFrame:
     """The methods side by side on one table: one row per (eps, method), the utilities as columns.
 
-    A method with a run whose convergence check failed is marked with ``*`` after its name (its
-    runs are kept in the means).
+    ``eps``: the epsilons shown (default all). A method with a run whose convergence check failed is
+    marked with ``*`` after its name (its runs are kept in the means).
     """
     f = mean_frame(results)
     f = f[f["table"] == table]
     if f.empty:
         raise KeyError(f"table {table!r} is not in the results; they have {sorted(set(mean_frame(results).table))}.")
+    if eps is not None:
+        f = f[f["eps"].isin([float(e) for e in eps])]
     names = [m if c == r else f"{m} *" for m, c, r in zip(f["method"], f["converged_runs"], f["runs"], strict=True)]
     out = f.assign(method=names).set_index(["eps", "method"])[list(COLUMNS)].rename(columns=COLUMNS)
     out.index = out.index.set_names(["ε", "method"])
@@ -63,70 +72,89 @@ def comparison_table(results, table: str) -> pd.DataFrame:
 
 
 def privacy_table(results) -> pd.DataFrame:
-    """Per table, eps and method: the statement's epsilons and delta, and the convergence record.
+    """Per table, eps and method: what is published, and the convergence record.
 
-    Columns: ``ε removed`` (one record removed; ours: the total of its parts including their DP references; the
-    peers: what they spent, for one record added or removed), ``ε replaced`` (one record replaced; ours only),
-    ``δ``, ``converged runs`` (``k / R``; "no MCMC" for the peers), ``max R-hat`` and
-    ``divergences`` (summed over the conditionals, mean over runs).
+    Columns: ``ε published (one record removed)`` ( ours: the total of its parts and the released size;
+    the peers: what they spent, for one record added or removed), ``δ``, ``ε of m tables`` (ours: the
+    total of the ``m`` tables combined for intervals, the same), ``converged runs`` (``k / R``; "no
+    MCMC" for the peers) and ``max R-hat`` (over the conditionals, mean over runs).
     """
     f = mean_frame(results)
-    peers = f["rhat_max"].isna()
+    peers = f["method"].isin(PEERS)
     conv = [("no MCMC" if p else f"{int(c)} / {int(r)}")
             for p, c, r in zip(peers, f["converged_runs"], f["runs"], strict=True)]
     out = pd.DataFrame({
-        "table": f["table"], "ε": f["eps"], "method": f["method"],
-        "ε removed": f["eps_remove"], "ε replaced": f["eps_replace"], "δ": f["delta"],
-        "converged runs": conv, "max R-hat": f["rhat_max"], "divergences": f["divergences"],
+        "table": f["table"], "ε": f["eps"], "method": f["method"], "ε published (one record removed)": f["eps_total"],
+        "δ": f["delta"],
+        "ε of m tables": f["eps_implicates"], "converged runs": conv, "max R-hat": f["rhat_max"],
     })
     return out.set_index(["table", "ε", "method"])
 
 
 def tables_table(results) -> pd.DataFrame:
-    """The real tables: rows, confidential columns (in the chain's order), public covariates, regression."""
+    """The real tables: rows, columns in the chain's order with their kinds, public bounds and what ``auto``
+    chooses for each (from public facts only), and the analyst's regression."""
     ds = study_of(results)
     rows = []
     for name in ds["table"].values:
         spec = TABLES[str(name)]
         n = int(np.asarray(ds["n"].sel(table=name)).ravel()[0])
-        rows.append({"table": str(name), "title": spec.title, "rows": n,
-                     "confidential (order)": ", ".join(f"{c} ({spec.kinds[c]})" for c in spec.targets),
-                     "public": ", ".join(f"{c} ({spec.kinds[c]})" for c in spec.covariates),
-                     "regression": f"{spec.outcome} ~ {' + '.join(spec.predictors)}"})
+        cols = []
+        for c in spec.columns:
+            b = spec.public_bounds.get(c)
+            mech = table_column_choice(spec.kinds[c], b).mechanism
+            cal = " + calibration" if mech == "censor_ref" and b is not None else ""
+            bounds = f", {b[0]:g} to {b[1]:g}" if b is not None else ""
+            cols.append(f"{c} ({spec.kinds[c]}{bounds}: {mech.replace('_', '-')}{cal})")
+        rows.append({"table": str(name), "title": spec.title, "rows": n, "columns (order; public bounds: auto's "
+                     "choice)": "; ".join(cols), "regression": f"{spec.outcome} ~ {' + '.join(spec.predictors)}"})
     return pd.DataFrame(rows).set_index("table")
 
 
-def peer_bins_table(results) -> pd.DataFrame:
-    """The peers' public bounds and bins of every numeric column of the study's tables (no data read)."""
-    ds = study_of(results)
-    rows = []
-    for name in ds["table"].values:
-        spec = TABLES[str(name)]
-        for c, (lo, hi, bins) in spec.peer_bounds.items():
-            rows.append({"table": str(name), "column": c, "kind": spec.kinds[c], "lower": lo, "upper": hi,
-                         "bins": bins, "bin width": (hi - lo) / bins})
-    return pd.DataFrame(rows).set_index(["table", "column"])
+#: The chapter's targets: key -> (variable, measure, criterion text, factor on the better peer, epsilons).
+TARGETS = {
+    "pmse_mid": ("pmse_ratio", "pMSE ratio (main effects)", "≤ the better peer's", 1.0, (3.0, 5.0)),
+    "pmse_low": ("pmse_ratio", "pMSE ratio (main effects)", "≤ 1.5 × the better peer's", 1.5, (1.0,)),
+    "marginal_numeric": ("marginal_numeric", "numeric marginals (max ECDF)", "≤ the better peer's", 1.0,
+                         (1.0, 3.0, 5.0)),
+    "marginal_categorical": ("marginal_categorical", "categorical marginals (TVD)", "≤ 2 × the better peer's", 2.0,
+                             (1.0, 3.0, 5.0)),
+    "coef_rmse": ("coef_rmse", "regression, coefficient RMSE", "< the better peer's", 1.0, (1.0, 3.0, 5.0)),
+    "pmse_int": ("pmse_int_ratio", "pMSE ratio (interactions)", "< the better peer's", 1.0, (1.0, 3.0, 5.0)),
+    "seconds": ("seconds", "fit and one table (s)", "≤ the slower peer's", 1.0, (1.0, 3.0, 5.0)),
+}
 
 
-def verdict_means_table(verdicts) -> pd.DataFrame:
-    """The counts and means the comparison verdicts quote, one row per verdict that compares two means.
+def targets_table(results) -> pd.DataFrame:
+    """Each of the chapter's targets against the peers: per target and table, the cells (eps) it is judged on,
+    ours' mean over them, the peers' (the better, or for time the slower), the ratio and the cells met.
 
-    Parameters
-    ----------
-    verdicts : list of dpsynth.verdicts.Verdict
-        :func:`dpsynth.experiments.whole_table.verdicts` of the results.
-
-    Returns
-    -------
-    pandas.DataFrame
-        Indexed by the verdict's claim: the (table, ε) cells compared, the cells the verdict's
-        winner takes, and the mean over the cells of the chain rule's value and of the other
-        side's (Independent, or the better of MST and AIM).
+    Coverage (``≥ 0.9`` of the coefficients' intervals covering the confidential estimate) is judged on ours
+    alone (``peer``: the better peer's, its one table used as if real). A target whose epsilons are not in the
+    results is left out.
     """
-    rows = {}
-    for v in verdicts:
-        n = v.numbers or {}
-        if "ours_mean" in n and "other_mean" in n:
-            rows[v.claim] = {"cells": int(n["cells"]), "wins": int(n["wins"]), "chain rule, mean": n["ours_mean"],
-                             "other, mean": n["other_mean"]}
-    return pd.DataFrame.from_dict(rows, orient="index").rename_axis("verdict")
+    f = mean_frame(results)
+    rows = []
+    for var, what, crit, factor, epss in TARGETS.values():
+        for table in f["table"].unique():
+            g = f[(f["table"] == table) & f["eps"].isin(epss)]
+            if g.empty or OURS not in set(g["method"]) or not set(PEERS) <= set(g["method"]):
+                continue
+            piv = g.pivot_table(index="eps", columns="method", values=var, dropna=False)
+            ours = piv[OURS]
+            peer = piv[list(PEERS)].max(axis=1) if var == "seconds" else piv[list(PEERS)].min(axis=1)
+            strict = crit.startswith("<")
+            met = (ours < factor * peer) if strict else (ours <= factor * peer)
+            rows.append({"target": what, "criterion": crit, "table": table,
+                         "ε": ", ".join(f"{e:g}" for e in piv.index), "ours": float(ours.mean()),
+                         "peer": float(peer.mean()), "ours / peer": float(ours.mean() / peer.mean()),
+                         "cells met": f"{int(met.sum())} of {len(met)}"})
+    sel = f[f["eps"].isin((1.0, 3.0, 5.0))]
+    for table, g in sel[sel["method"] == OURS].groupby("table", sort=False):
+        met = g["coverage"] >= 0.9
+        peers = sel[(sel["table"] == table) & sel["method"].isin(PEERS)].groupby("method")["coverage"].mean()
+        rows.append({"target": "95% intervals cover the confidential estimate (peers: one table as if real)",
+                     "criterion": "≥ 0.9", "table": table, "ε": ", ".join(f"{e:g}" for e in g["eps"]),
+                     "ours": float(g["coverage"].mean()), "peer": float(peers.max()) if len(peers) else np.nan,
+                     "ours / peer": np.nan, "cells met": f"{int(met.sum())} of {len(met)}"})
+    return pd.DataFrame(rows).set_index(["target", "table"])
