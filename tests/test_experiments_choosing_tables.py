@@ -176,3 +176,28 @@ def test_cw_fits_state_the_default_search_and_the_sdr_chapter_s_longer_one():
     assert f"({default} by default, so at most {2 + default} in all)" in fits
     assert f"search allows up to {SDRParams.paper().cw_max_iter}" in fits
     assert "SDR" not in tables.decision_table().loc["LW", "MCMC fits"]
+
+
+def test_decision_table_shows_parameter_names_as_code_and_mechanism_names_as_names():
+    from dpsynth import page_check
+
+    t = tables.decision_table()
+    for col in t.columns:
+        for text in t[col].astype(str):
+            prose = " ".join(text.split("`")[::2])  # what is outside code spans
+            assert page_check.caption_defects(prose) == [], text
+    assert "`match_max_iter`" in t.loc["CW", "MCMC fits"] and "LW_final" in t.index
+
+
+def test_costs_publish_the_eps_asked_and_price_saved_files_and_further_releases():
+    t = tables.costs_table(2.0, keep_draws=10)
+    assert (t["ε published"] == 2.0).all()
+    ref = t.loc["bounded marginal (no covariates), Censor_ref"]
+    assert ref["relation"] == "one record removed" and ref["size"] > 0
+    assert ref["saved, 10 draws"] == pytest.approx(ref["size"] + 10 * ref["one draw"])
+    na = t.loc["bounded marginal (no covariates), Noise-aware"]
+    assert na["each further release"] == 0 and na["saved, 10 draws"] == pytest.approx(2.0)
+    cov = t.loc["regression or count (public covariates carried)"]
+    assert cov["relation"] == "one record replaced" and cov["size"] == 0 and cov["one draw"] == pytest.approx(2.0)
+    cat = t.loc["category (public covariates carried)"]
+    assert cat["reference"] > 0 and cat["reference"] + cat["one draw"] == pytest.approx(2.0)

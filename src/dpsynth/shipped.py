@@ -223,6 +223,13 @@ SHIPPED_STUDIES: dict[str, ShippedStudy] = {
                                                  "methods": ["auto", "mst"]},
                                 unseeded="the released size and the DP measurements in ours (OpenDP), MST's "
                                          "noise (SmartNoise)"),
+    # the check refits the small-n situation at one eps for two candidates; streams are addressed by the cell
+    "choosing-grid": ShippedStudy("dpsynth.experiments.choosing.grid:grid_replicate",
+                                  {"eps_published": 0.01, "value": 0.5, "censored_share": 0.5},
+                                  sd_vars=("value", "censored_share"),
+                                  check_overrides={"situations": ["small n"], "eps": [3.0],
+                                                   "candidates": ["censor_ref", "ph"]},
+                                  unseeded="OpenDP-Q's quantiles and the released size in release mode"),
 }
 
 
@@ -235,6 +242,7 @@ CHAPTER_STUDIES: dict[str, tuple[str, ...]] = {
     "sdr_application": ("sdr_censoring", "sdr_reweighting"),
     "own_data": ("own_data", "own_data-units", "own_data-files", "own_data-unitfree"),
     "whole_table": ("whole_table",),
+    "choosing": ("choosing-grid",),
 }
 
 

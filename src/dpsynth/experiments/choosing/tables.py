@@ -45,10 +45,22 @@ def decision_table(keys: Sequence[str] | None = None) -> pd.DataFrame:
         specs = [s for s in mechanisms.specs() if s.guarantee != "none" and s.alias_of is None]
     else:
         specs = [mechanisms.get(k) for k in keys]
-    rows = [{"mechanism": s.name + ("a,b]" if s.pattern else ""), "guarantee": s.guarantee, "needs": s.needs,
-             "MCMC fits": s.fits_per_release + _FITS_ELSEWHERE.get(s.key, lambda: "")(), "use it when": s.use_when}
+    rows = [{"mechanism": s.name + ("a,b]" if s.pattern else ""), "guarantee": s.guarantee,
+             "needs": _code_spans(s.needs),
+             "MCMC fits": _code_spans(s.fits_per_release + _FITS_ELSEWHERE.get(s.key, lambda: "")()),
+             "use it when": _code_spans(s.use_when)}
             for s in specs]
     return pd.DataFrame(rows).set_index("mechanism")
+
+
+def _code_spans(text: str) -> str:
+    """``text`` with every parameter name (a word with an underscore that is not a mechanism's name, such as
+    ``match_max_iter``) in a code span, so that the page shows it as code, not as prose."""
+    import re
+
+    names = {s.name for s in mechanisms.specs()}
+    return re.sub(r"(?<![\w`])([A-Za-z]\w*_\w+)(?![\w`])",
+                  lambda m: m.group(1) if m.group(1) in names else f"`{m.group(1)}`", text)
 
 
 def _cw_fits_in_the_sdr_chapter() -> str:
@@ -362,3 +374,60 @@ def tradeoff_markdown(table: pd.DataFrame) -> str:
                    f"{_fmt_eps(none['eps'].max())} across the panels, with median max-ECDF distances from "
                    f"{none['max_ecdf'].min():.3f} to {none['max_ecdf'].max():.3f}.")
     return " ".join(out)
+
+
+# --- what a release costs ------------------------------------------------------------------------
+
+#: The public facts of each situation that decide what a release publishes and how its eps is split (as the
+#: ``Synthesizer`` decides them before a fit): its relation (``"replace"`` when public covariates are carried,
+#: so that the number of records is public), a DP released size (none when the size is public), a DP
+#: reference (a categorical target's DP level counts), a calibration marginal, and the mechanism.
+COST_SITUATIONS: dict[str, dict] = {
+    "bounded marginal (no covariates), Censor_ref": dict(relation="remove", dp_size=True, dp_reference=False,
+                                                         mechanism="censor_ref"),
+    "bounded marginal (no covariates), Noise-aware": dict(relation="remove", dp_size=True, dp_reference=False,
+                                                          mechanism="noise_aware", model_free=True),
+    "regression or count (public covariates carried)": dict(relation="replace", dp_size=False, dp_reference=False,
+                                                            mechanism="censor_ref"),
+    "regression, calibrated to its DP marginal": dict(relation="replace", dp_size=False, dp_reference=False,
+                                                      mechanism="censor_ref", dp_marginal=True),
+    "category (public covariates carried)": dict(relation="replace", dp_size=False, dp_reference=True,
+                                                 mechanism="censor_ref"),
+}
+
+
+def costs_table(eps: float = 1.0, keep_draws: int = 10) -> pd.DataFrame:
+    """What one release publishes per situation at a total ``eps``, by the package's public budget rule.
+
+    Computed by :meth:`dpsynth.budget.Budget.plan` from each situation's public facts
+    (:data:`COST_SITUATIONS`), as a :class:`dpsynth.Synthesizer` plans them before its fit.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per situation: the relation the statement is under; ``ε published`` (the total of the
+        first release: the ``eps`` asked); the same release under the other relation (with one record
+        replaced the draw, reference and marginal scale by the mechanism's replacement factor and the
+        DP size costs nothing; with one record removed a release of the exact size has no finite eps);
+        the shares of the released size, the reference, the calibration marginal and one draw; what a
+        saved synthesizer keeping ``keep_draws`` draws is worth (all the releases its draws could
+        make); and what each further release adds.
+    """
+    from ...budget import Budget
+    from ...privacy import neighbours_phrase
+
+    rows = {}
+    for name, facts in COST_SITUATIONS.items():
+        facts = dict(facts)
+        mech = mechanisms.get(facts.pop("mechanism"))
+        b = Budget.plan(eps, facts.pop("relation"), **facts)
+        rem, rep = mech.eps_per_param
+        if b.relation == "remove":  # the size is unchanged by a replacement: its DP count costs nothing there
+            other = f"{(b.reference + b.marginal + (b.draw or 0.0)) * rep / rem:.3g} (one record replaced)"
+        else:
+            other = "none: the exact size is released (public because the covariates' rows are)"
+        rows[name] = {"relation": neighbours_phrase(b.relation), "ε published": b.total,
+                      "under the other relation": other,
+                      "size": b.size, "reference": b.reference, "marginal": b.marginal, "one draw": b.draw,
+                      f"saved, {keep_draws} draws": b.cost(keep_draws), "each further release": b.further}
+    return pd.DataFrame(rows).T.rename_axis("situation")
