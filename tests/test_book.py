@@ -730,6 +730,66 @@ def test_parameter_cells_are_hidden(page_layout):
     assert not bad, f"pages show their parameter cells: {bad}"
 
 
+@pytest.mark.slow
+def test_pages_show_no_raw_myst_and_no_empty_rows(page_layout):
+    """No directive, option, role or fence printed as text; no empty table row or code block (what a directive
+    that Markdown could not read leaves behind)."""
+    from dpsynth.page_check import raw_myst_defects
+
+    bad = {p: raw_myst_defects(v["visible"]) + v["empty"] for p, v in page_layout.items() if not p.endswith("api")}
+    bad = {p: v for p, v in bad.items() if v}
+    assert not bad, f"pages show raw MyST or empty rows: {bad}"
+
+
+@pytest.mark.slow
+def test_nothing_is_clipped_and_every_caption_is_readable(page_layout):
+    """Nothing reaches beyond the text column unless a scroll box holds it, nothing is clipped, every caption is
+    inside the visible part of its box, and printed output (statements, CLI lines) wraps."""
+    keys = ("overflow", "clipped", "hidden_captions", "unwrapped")
+    bad = {p: {k: v[k] for k in keys if v[k]} for p, v in page_layout.items()}
+    bad = {p: v for p, v in bad.items() if v}
+    assert not bad, f"clipped, overflowing or unwrapped content at 1280 px: {bad}"
+
+
+@pytest.mark.slow
+def test_captions_and_headers_show_no_internal_names(page_layout):
+    """Captions and table headers name things as a reader does: no Python literals, no parameter names."""
+    from dpsynth.page_check import caption_defects
+
+    bad = {p: [d for c in v["captions"] + v["headers"] for d in caption_defects(c)]
+           for p, v in page_layout.items() if not p.endswith("api")}
+    bad = {p: v for p, v in bad.items() if v}
+    assert not bad, f"captions or headers show internal names: {bad}"
+
+
+def test_page_form_check_catches_each_defect(server, chromium, built_book, tmp_path):
+    """Guard: raw MyST in the text, an empty row, a caption with a literal and an unwrapped output line are
+    reported by the browser check."""
+    import html as htmlmod
+    import json
+
+    _, html_dir, _ = built_book
+    (html_dir / "_dpsynth_check.js").write_text(CHECK_JS, encoding="utf-8")
+    long_line = "x" * 400
+    (html_dir / "_form.html").write_text(
+        "<!doctype html><html><body><main><article class='bd-article' style='width:600px'>"
+        "<p>```{table} Every measure :name: tbl-x</p>"
+        "<table id='t1'><caption>Fits converged: Unweighted True</caption><thead><tr><th>a</th></tr></thead>"
+        "<tbody><tr><td>1</td></tr><tr><td></td></tr></tbody></table>"
+        f"<div class='cell_output'><pre style='white-space: pre; overflow-x: auto'>{long_line}</pre></div>"
+        "</article></main><script src='_dpsynth_check.js'></script></body></html>", encoding="utf-8")
+    proc = subprocess.run([chromium, *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'p'}", "--dump-dom",
+                           f"{server}/_form.html"], capture_output=True, text=True, timeout=120, check=False)
+    (html_dir / "_form.html").unlink()
+    m = re.search(r'<pre id="dpsynth-check"[^>]*>(.*?)</pre>', proc.stdout, flags=re.S)
+    assert m, proc.stderr[-2000:]
+    found = json.loads(htmlmod.unescape(m.group(1)))
+    from dpsynth.page_check import caption_defects, raw_myst_defects
+
+    assert raw_myst_defects(found["visible"]) and found["empty"] and found["unwrapped"]
+    assert any(caption_defects(c) for c in found["captions"])
+
+
 def test_hiding_parameter_cells_tags_both_cells():
     """Guard: the book extension tags the parameters and injected-parameters cells remove-cell, nothing else."""
     import json

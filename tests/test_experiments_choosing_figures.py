@@ -47,3 +47,19 @@ def test_log_ticks_are_readable():
     assert figures._log_ticks(1.4, 19.0) == [2.0, 5.0, 10.0]
     assert figures._log_ticks(8.5, 29.0) == [10.0, 15.0, 20.0]
     assert figures._log_ticks(24.0, 68.0) == [30.0, 40.0, 50.0, 60.0]
+
+
+def test_grid_figure_has_a_panel_per_situation_and_open_markers_for_unusable_cells():
+    from test_experiments_choosing_recommend import fake_grid
+
+    from dpsynth.experiments.choosing.figures import grid_figure
+
+    ds = fake_grid()
+    ds["usable"].loc[{"situation": "count", "eps": 1.0, "candidate": "PH", "replicate": 0}] = False
+    fig = grid_figure(ds)
+    panels = [ax for ax in fig.axes if ax.get_visible() and ax.axison]
+    assert [ax.get_title() for ax in panels] == list(ds["situation"].values)
+    count = panels[list(ds["situation"].values).index("count")]
+    open_markers = [ln for ln in count.lines if ln.get_markerfacecolor() == "white" and len(ln.get_xdata())]
+    assert len(open_markers) == 1 and list(open_markers[0].get_xdata()) == [1.0]
+    assert all(ax.get_xscale() == "log" for ax in panels)

@@ -1,80 +1,96 @@
-"""The choosing page's recommendation by situation and epsilon, read from shipped results."""
+"""The choosing page's decision from the head-to-head grid, and the package's copy of it (decisions.json)."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
+import pandas as pd
 import pytest
 import xarray as xr
 
-from dpsynth.experiments.choosing import recommend as R
-from dpsynth.experiments.choosing import tables as T
+from dpsynth import choice, result_files
+from dpsynth.experiments.choosing import recommend
+from dpsynth.experiments.choosing.grid import SITUATIONS
+from dpsynth.experiments.choosing.grid_params import CANDIDATE_KEYS, CANDIDATE_NAMES
+
+SITS = list(SITUATIONS)
+EPS = [1.0, 5.0]
+CANDS = [CANDIDATE_NAMES[k] for k in CANDIDATE_KEYS]
 
 
-def _study(rows, coef=None):
-    """A study over (replicate, fit) like the chapters': rows (synthesizer, eps, max_ecdf per replicate)."""
-    names = [r[0] for r in rows]
-    eps = [r[1] for r in rows]
-    ecdf = np.array([r[2] for r in rows], dtype=float).T  # replicate x fit
-    ds = xr.Dataset({"max_ecdf": (("replicate", "fit"), ecdf),
-                     "converged": (("replicate", "fit"), np.ones_like(ecdf, dtype=bool))},
-                    coords={"synthesizer": ("fit", names), "eps": ("fit", np.array(eps, dtype=float))})
-    if coef is not None:
-        ds["coef"] = (("replicate", "fit", "term"), np.asarray(coef, dtype=float))
+def fake_grid(R: int = 3) -> xr.Dataset:
+    """Every candidate usable with value = its position / 10 (Censor_ref best), then edits per test."""
+    shape = (R, len(SITS), len(EPS), len(CANDS))
+    value = np.broadcast_to(np.arange(1, len(CANDS) + 1) / 10.0, shape).copy()
+    ds = xr.Dataset(
+        {"value": (("replicate", "situation", "eps", "candidate"), value),
+         "usable": (("replicate", "situation", "eps", "candidate"), np.ones(shape, bool)),
+         "why": (("replicate", "situation", "eps", "candidate"), np.full(shape, "", dtype=object)),
+         "eps_published": (("replicate", "situation", "eps", "candidate"), np.broadcast_to(
+             np.array(EPS)[None, None, :, None], shape).copy()),
+         "seconds": (("replicate", "situation", "eps", "candidate"), np.ones(shape))},
+        coords={"replicate": range(R), "situation": SITS, "eps": EPS, "candidate": CANDS})
     return ds
 
 
-def test_the_best_dp_mechanism_by_the_situation_s_utility():
-    nan = np.nan
-    # regression: Censor_uw has the better coefficients, PH the better marginal
-    coef = np.zeros((2, 4, 2))
-    coef[:, 0] = [1.0, 2.0]           # Data
-    coef[:, 1] = [0.9, 2.0]           # Censor_uw: RMS 0.07
-    coef[:, 2] = [0.0, 0.0]           # PH: no relation kept
-    coef[:, 3] = [1.0, 2.0]           # LW (aDP): never recommended
-    ds = _study([("Data", nan, [0, 0]), ("Censor_uw", 1.0, [0.08, 0.1]), ("PH", 1.0, [0.02, 0.03]),
-                 ("LW", nan, [0.0, 0.0])], coef)
-    t = R.recommendation_table({"own_data": ds}, eps_grid=(1.0, 2.0))
-    reg = t.loc[("one variable, regression on public covariates", 1.0)]
-    assert reg["mechanism"] == "Censor_uw" and reg["guarantee"] == "DP"
-    assert reg["regression"] == pytest.approx(np.sqrt(0.01 / 2))
-    assert reg["runner-up"].startswith("PH") and reg["it loses"]
-    assert "ran ε = 1 only" in t.loc[("one variable, regression on public covariates", 2.0), "why"]
-    # a situation whose study is missing says so
-    assert t.loc[("one bounded variable, marginal only", 1.0), "why"] == "no shipped study measures this situation"
+def _cell(t, sit, eps):
+    return t[(t["situation"] == sit) & (t["eps"] == eps)].iloc[0]
 
 
-def test_marginal_situation_picks_the_smallest_distance():
-    ds = _study([("Data", np.nan, [0, 0]), ("Censor_uw", 3.0, [0.09, 0.1]), ("PH", 3.0, [0.05, 0.06]),
-                 ("Censor_w", 3.0, [0.01, 0.01])])  # Censor_w is aDP: not a candidate
-    t = R.recommendation_table({"censoring": ds}, eps_grid=(3.0,))
-    assert t.loc[("one bounded variable, marginal only", 3.0), "mechanism"] == "PH"
+def test_the_pick_is_the_best_usable_decision_candidate_with_its_stability():
+    ds = fake_grid()
+    # Censor_uw is the best on the numbers, but it is not a decision candidate (its censoring moves with the unit)
+    ds["value"].loc[{"candidate": "Censor_uw"}] = 0.01
+    # PH best in two runs of three on the regression at eps 5
+    ds["value"].loc[{"situation": "regression", "eps": 5.0, "candidate": "PH", "replicate": [0, 1]}] = 0.05
+    ds["value"].loc[{"situation": "regression", "eps": 5.0, "candidate": "PH", "replicate": 2}] = 0.15
+    t = recommend.recommendation_table(ds)
+    assert "Censor_uw" not in set(t["name"])
+    c = _cell(t, "bounded marginal", 1.0)
+    assert c["mechanism"] == "censor_ref" and c["stability"] == "3 of 3 runs" and c["runner_up"] == \
+        "Censor_ref + calibration"
+    r = _cell(t, "regression", 5.0)
+    assert r["mechanism"] == "ph" and r["needs_bounds"] and r["stability"] == "2 of 3 runs"
+    assert r["value"] == pytest.approx((0.05 + 0.05 + 0.15) / 3)
 
 
-def test_every_situation_and_eps_has_a_cell_or_a_reason():
-    t = R.recommendation_table({}, eps_grid=R.EPS_GRID)
-    assert len(t) == len(R.SITUATIONS) * len(R.EPS_GRID)
-    assert ((t["mechanism"] != "—") | (t["why"] != "")).all()
+def test_a_candidate_unusable_in_one_run_is_not_picked_and_an_empty_cell_says_why():
+    ds = fake_grid()
+    ds["usable"].loc[{"situation": "count", "eps": 1.0, "candidate": "Censor_ref", "replicate": 1}] = False
+    ds["why"].loc[{"situation": "count", "eps": 1.0, "candidate": "Censor_ref", "replicate": 1}] = "censored 80%"
+    for cand in CANDS:
+        ds["usable"].loc[{"situation": "small n", "eps": 1.0, "candidate": cand}] = False
+        ds["why"].loc[{"situation": "small n", "eps": 1.0, "candidate": cand}] = "failed its convergence checks"
+    t = recommend.recommendation_table(ds)
+    assert _cell(t, "count", 1.0)["name"] != "Censor_ref"
+    empty = _cell(t, "small n", 1.0)
+    assert pd.isna(empty["mechanism"]) and empty["name"] == "none usable"
+    assert recommend.decisions(t)["table"]["small n"]["1.0"]["mechanism"] is None
+    assert "failed its convergence checks" in empty["reason"]
+    grid = recommend.recommendation_grid(t)
+    assert grid.loc[1.0, "small n"] == "none usable" and not grid.isna().any().any()
 
 
-def test_a_changed_shipped_figure_changes_its_cell():
-    studies = T.shipped_studies(R.RECOMMENDATION_STUDIES)
-    if "own_data" not in studies:
-        pytest.skip("results/own_data.nc is not shipped")
-    before = R.recommendation_table(studies)
-    cell = ("one variable, regression on public covariates", 5.0)
-    chosen = before.loc[cell, "mechanism"]
-    assert chosen != "—"
-    ds = studies["own_data"].copy(deep=True)
-    hit = (ds["synthesizer"].values == chosen) & np.isclose(ds["eps"].values, 5.0)
-    ds["coef"][:, hit, :] += 10.0  # the recommended mechanism's regression made very wrong
-    after = R.recommendation_table({**studies, "own_data": ds})
-    assert after.loc[cell, "mechanism"] != chosen
+def test_a_calibrated_pick_is_censor_ref_with_calibrate_and_a_categorical_noise_aware_needs_no_bounds():
+    ds = fake_grid()
+    ds["value"].loc[{"situation": "regression", "candidate": "Censor_ref + calibration"}] = 0.01
+    ds["value"].loc[{"situation": "category", "candidate": "Noise-aware"}] = 0.01
+    t = recommend.recommendation_table(ds)
+    reg, cat = _cell(t, "regression", 1.0), _cell(t, "category", 1.0)
+    assert reg["mechanism"] == "censor_ref" and reg["calibrate"] and reg["needs_bounds"]
+    assert cat["mechanism"] == "noise_aware" and not cat["needs_bounds"]
+    d = recommend.decisions(t)
+    assert d["table"]["regression"]["1.0"]["calibrate"] is True and set(d["table"]) == set(SITUATIONS)
 
 
-def test_the_grid_has_a_row_per_eps_and_a_column_per_situation():
-    ds = _study([("Data", np.nan, [0, 0]), ("Censor_uw", 3.0, [0.09, 0.1]), ("PH", 3.0, [0.05, 0.06])])
-    t = R.recommendation_table({"censoring": ds}, eps_grid=(1.0, 3.0))
-    g = R.recommendation_grid(t)
-    assert list(g.index) == ["1", "3"] and list(g.columns) == list(R.SHORT_LABELS)
-    assert g.loc["3", "bounded marginal"] == "PH 0.055"
-    assert g.loc["1", "bounded marginal"] == "—"
+def test_the_package_s_decisions_are_the_shipped_grid_s():
+    """``mechanism="auto"`` reads decisions.json: it must be what the book's table computes from the shipped grid."""
+    grid = xr.open_dataset(result_files.shipped_path("choosing-grid"), engine="h5netcdf")
+    want = recommend.decisions(recommend.recommendation_table(grid))
+    got = json.loads(recommend.DECISIONS_PATH.read_text(encoding="utf-8"))
+    assert got["table"] == want["table"], "run recommend.write_decisions(shipped grid) and commit decisions.json"
+    table = choice.decision_table()
+    for sit, row in want["table"].items():
+        for e, cell in row.items():
+            assert table[sit][float(e)]["mechanism"] == cell["mechanism"]

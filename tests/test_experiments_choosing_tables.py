@@ -162,9 +162,11 @@ def test_the_package_re_exports_the_public_names():
     from dpsynth.experiments import choosing
     from dpsynth.experiments.choosing import figures
 
-    for name in choosing.__all__:
+    own = {"Params", "GridParams", "run"}  # the chapter's head-to-head grid
+    for name in set(choosing.__all__) - own:
         assert getattr(choosing, name) is getattr(tables if name in tables.__all__ else figures, name), name
-    assert set(choosing.__all__) == set(tables.__all__) | set(figures.__all__)
+    assert set(choosing.__all__) - own <= set(tables.__all__) | set(figures.__all__)
+    assert own <= set(choosing.__all__)
 
 
 def test_cw_fits_state_the_default_search_and_the_sdr_chapter_s_longer_one():

@@ -133,15 +133,44 @@ def decision_table() -> dict:
     return {s: {float(e): v for e, v in row.items()} for s, row in raw["table"].items()}
 
 
-def column_choice(kind: str, eps: float, n: float | None, *, has_covariates: bool) -> tuple[str, str]:
-    """The mechanism of one column: the decision table's pick at the nearest tabulated eps at or below ``eps``
-    (the smallest tabulated eps when ``eps`` is below it), and the reason."""
+def column_choice(kind: str, eps: float, n: float | None, *, has_covariates: bool, bounds=None) -> Choice:
+    """The mechanism of one column from the book's decision table, and the reason.
+
+    The cell is the table's at the situation (:func:`situation_of`) and the nearest tabulated eps at or
+    below ``eps`` (the smallest tabulated eps when ``eps`` is below it). A pick that needs public bounds
+    (a histogram, quantiles, a noise-aware model of a numeric column, a calibration) gets them from
+    ``bounds``; without them the choice falls back to the unit-free censored model (``censor_ref``), and
+    the reason says so. A cell where no candidate was usable falls back the same way.
+
+    Parameters
+    ----------
+    kind : {"continuous", "count", "categorical"}
+        The column's kind.
+    eps : float
+        The total eps of the release.
+    n : float or None
+        A public number of records (or None: not public).
+    has_covariates : bool
+        Whether public covariates are carried.
+    bounds : (lower, upper) or dict, optional
+        Public bounds of a numeric column, chosen without looking at the data.
+    """
     table = decision_table()
     sit = situation_of(kind, n, has_covariates=has_covariates)
     row = table[sit]
     grid = sorted(row)
-    at = max([e for e in grid if e <= eps], default=grid[0])
+    at = max([e for e in grid if e <= float(eps)], default=grid[0])
     cell = row[at]
-    reason = (f"auto: {sit}, eps = {eps:g} -> {cell['name']} (the book's decision table at eps = {at:g}: "
-              f"{cell['reason']})")
-    return str(cell["mechanism"]), reason
+    b = _bounds(bounds) if kind != "categorical" else None
+    head = f"auto: {sit}, eps = {float(eps):g}: the book's decision table at eps = {at:g} picks {cell['name']}"
+    if cell["mechanism"] is None:
+        return Choice("censor_ref", {}, None, f"{head} ({cell['reason']}); the unit-free censored model "
+                      f"(Censor_ref) instead")
+    if cell["needs_bounds"] and b is None:
+        return Choice("censor_ref", {}, None, f"{head} ({cell['reason']}), which needs public bounds of the column; "
+                      f"none were given, so the unit-free censored model (Censor_ref) instead")
+    reason = f"{head} ({cell['reason']})"
+    if cell.get("calibrate"):
+        return Choice("censor_ref", {}, dict(b), reason)
+    params = dict(b) if (cell["needs_bounds"] and b is not None) else {}
+    return Choice(str(cell["mechanism"]), params, None, reason)

@@ -17,9 +17,10 @@ import numpy as np
 import pandas as pd
 
 from ... import plots, registry
+from ...palette import PALETTE
 from ...validation import DataError
 
-__all__ = ["tradeoff_figure", "tradeoff_caption"]
+__all__ = ["tradeoff_figure", "tradeoff_caption", "grid_figure"]
 
 
 #: Marker shapes, one per synthesizer (the fill shows the guarantee: filled DP, open aDP; "x" for none).
@@ -131,11 +132,76 @@ def tradeoff_caption(table: pd.DataFrame) -> str:
         parts.append(f"{reps}{sets} for “{study}”")
     stand_in = table["study"].str.contains("SDR stand-in", regex=False).any()
     return (
-        "Privacy and utility of every synthesizer at every $\\varepsilon$ studied in the book, from the shipped "
-        "paper-scale results: median largest distance between the ECDFs of a synthetic and of the confidential "
+        "Privacy and utility of each synthesizer of the papers' studies and of the own-data chapter at every "
+        "$\\varepsilon$ they ran, from the shipped paper-scale results (the default Censor_ref is compared in the "
+        "head-to-head grid above and in its own study of the censoring chapter): median largest distance between the ECDFs of a synthetic and of the confidential "
         "data set (lower is better) against the median $\\varepsilon$ of one release with one record removed "
         "(log scale), with quartile bars in both directions. Filled markers: strict DP; open markers: aDP, whose "
         "$\\varepsilon$ is the local figure of the data set, not a guarantee; crosses: no protection. Replicates "
         "per panel: " + "; ".join(parts) + "."
         + (f" The SDR panels use the {plots.STAND_IN_NOTE}." if stand_in else "")
     )
+
+
+def grid_figure(grid):
+    """The head-to-head grid: one panel per situation, its measure (mean over runs) against the total eps
+    (log scale), one line per candidate; a filled marker where the candidate was usable in every run, an
+    open one where it was not (failed checks, censored most records, or refused in some run).
+
+    Parameters
+    ----------
+    grid : xarray.Dataset
+        The study ``choosing-grid`` (:func:`dpsynth.experiments.choosing.run`).
+    """
+    from .grid import MEASURES, SITUATIONS
+    from .grid_params import CANDIDATE_NAMES
+    from .recommend import _study, cell_summary
+
+    plots.use_style()
+    ds = _study(grid)
+    summ = cell_summary(ds)
+    sits = [str(s) for s in ds["situation"].values]
+    cands = [str(c) for c in ds["candidate"].values]
+    calibrated = CANDIDATE_NAMES["censor_ref_calibrated"]
+    style = {}
+    for i, c in enumerate(cands):
+        base = "Censor_ref" if c == calibrated else c
+        col = registry.color(base) if base in registry.names() else PALETTE["dark grey"]
+        style[c] = {"color": col, "marker": _MARKERS[i % len(_MARKERS)], "ls": "--" if c == calibrated else "-"}
+    ncol = 2
+    nrow = -(-len(sits) // ncol)
+    fig, axes = plt.subplots(nrow, ncol, figsize=(6.6, 2.3 * nrow + 0.9), squeeze=False, constrained_layout=True)
+    for k, sit in enumerate(sits):
+        ax = axes[k // ncol, k % ncol]
+        for c in cands:
+            g = summ[(summ["situation"] == sit) & (summ["candidate"] == c)].sort_values("eps")
+            g = g[np.isfinite(g["value"])]
+            if g.empty:
+                continue
+            st = style[c]
+            ax.plot(g["eps"], g["value"], color=st["color"], ls=st["ls"], lw=1.2)
+            full = g["usable"] == g["runs"]
+            ax.plot(g["eps"][full], g["value"][full], st["marker"], color=st["color"], ms=5, ls="none")
+            ax.plot(g["eps"][~full], g["value"][~full], st["marker"], color=st["color"], mfc="white", ms=5,
+                    ls="none")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.xaxis.set_major_locator(mticker.FixedLocator([float(e) for e in ds["eps"].values]))
+        ax.xaxis.set_major_formatter(mticker.FormatStrFormatter("%g"))
+        ax.xaxis.set_minor_locator(mticker.NullLocator())
+        vals = summ.loc[(summ["situation"] == sit) & np.isfinite(summ["value"]) & (summ["value"] > 0), "value"]
+        if len(vals):
+            ax.yaxis.set_major_locator(mticker.FixedLocator(_log_ticks(float(vals.min()), float(vals.max()))))
+            ax.yaxis.set_major_formatter(mticker.FormatStrFormatter("%g"))
+            ax.yaxis.set_minor_formatter(mticker.NullFormatter())
+        ax.set_title(sit, fontsize=10)
+        ax.set_ylabel(textwrap.fill(MEASURES[SITUATIONS[sit].measure], 22), fontsize=8)
+        ax.set_xlabel("total ε", fontsize=8)
+    for k in range(len(sits), nrow * ncol):
+        axes[k // ncol, k % ncol].set_axis_off()
+    handles = [mlines.Line2D([], [], color=style[c]["color"], marker=style[c]["marker"], ls=style[c]["ls"], label=c)
+               for c in cands]
+    handles.append(mlines.Line2D([], [], color="black", marker="o", mfc="white", ls="none",
+                                 label="open: not usable in every run"))
+    fig.legend(handles=handles, loc="outside lower center", ncol=3, fontsize=8, frameon=False)
+    return fig

@@ -1,290 +1,208 @@
-"""The choosing page's recommendation: for each situation and epsilon, the mechanism to use and what it costs.
+"""The choosing page's decision: from the head-to-head grid, the mechanism to use per situation and eps.
 
-:func:`recommendation_table` reads the shipped paper-scale results of every chapter (a study per
-situation, :data:`SITUATIONS`) and, at each epsilon of :data:`EPS_GRID` (one record removed), picks
-among the strictly DP mechanisms that study ran at that epsilon the one with the best utility for
-the situation: the smallest regression error where the situation needs the relation with the
-covariates, else the smallest marginal distance. A cell says so when no study ran that epsilon or
-situation. Every figure is a median over the study's replicates; the cells change when the shipped
-results change (the tests edit one and see its cell move).
+:func:`recommendation_table` reads the grid (study ``choosing-grid``, :mod:`.grid`): in each
+situation and at each eps it picks, among the **decision candidates** (:data:`DECISION_CANDIDATES`),
+the one with the best mean of the situation's measure over the runs, among those usable in every run
+(converged, at most half the records censored, not refused). Censor_uw runs in the grid too and its
+numbers are on the page, but it is not a decision candidate: its censoring depends on the unit of
+the data (the own-data chapter's unit study), so a pick of it on these files would not carry to a
+file in other units; the decision is for files the package has never seen. **Stability** is the
+number of runs in which the pick was also the best of the candidates usable in that run.
+
+The same table, written by :func:`write_decisions`, is shipped with the package as
+``dpsynth/decisions.json``, which ``mechanism="auto"`` reads (:func:`dpsynth.choice.column_choice`);
+a test holds the two equal. The whole-table row (:func:`whole_table_row`) comes from the whole-table
+chapter's study, among the package's table default and the peers MST and AIM on the peers' own
+measure; the package cannot release with a peer, so that row informs, and ``auto`` covers one column.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+import json
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import xarray as xr
 
-from ... import registry
+from .grid import APPLIES, MEASURES, SITUATIONS
+from .grid_params import CANDIDATE_NAMES, EPS_GRID
 
-__all__ = ["EPS_GRID", "SITUATIONS", "Situation", "TABLE_METHODS", "candidates", "recommendation_table",
-           "recommendation_markdown", "recommendation_grid", "SHORT_LABELS", "RECOMMENDATION_STUDIES"]
+__all__ = ["EPS_GRID", "DECISION_CANDIDATES", "NEEDS_BOUNDS", "cell_summary", "recommendation_table",
+           "recommendation_grid", "recommendation_markdown", "decisions", "write_decisions", "whole_table_row",
+           "DECISIONS_PATH"]
 
-#: The epsilons of the recommendation, one record removed.
-EPS_GRID: tuple[float, ...] = (0.5, 1.0, 2.0, 3.0, 5.0, 10.0)
+#: The candidates the decision picks from: those whose behaviour does not depend on the data's unit.
+DECISION_CANDIDATES = ("censor_ref", "censor_ref_calibrated", "noise_aware", "ph", "opendp_quantiles")
+#: Candidates that need public bounds of a numeric column (a categorical column's noise-aware model needs none).
+NEEDS_BOUNDS = ("censor_ref_calibrated", "noise_aware", "ph", "opendp_quantiles")
+#: Registry key of each candidate (the calibrated variant is ``censor_ref`` with ``calibrate=``).
+_KEY = {"censor_ref_calibrated": "censor_ref"}
+#: Where the package's copy of the decision lives.
+DECISIONS_PATH = Path(__file__).resolve().parents[2] / "decisions.json"
+_BY_NAME = {v: k for k, v in CANDIDATE_NAMES.items()}
 
 
-def _med(v) -> float:
-    a = np.asarray(v, dtype=float).ravel()
-    a = a[np.isfinite(a)]
-    return float(np.median(a)) if a.size else float("nan")
+def _study(grid) -> xr.Dataset:
+    """The Dataset of a study's results (a Dataset, or an object holding it as ``.study``)."""
+    return grid if isinstance(grid, xr.Dataset) else grid.study
 
 
-def _fit_rows(ds: xr.Dataset, study: str, *, regression: bool) -> list[dict]:
-    """Candidates of a study stored over ``fit`` (synthesizer, eps): strict-DP fits at a target eps."""
+def cell_summary(grid) -> pd.DataFrame:
+    """Per (situation, eps, candidate): the mean measure over runs, runs usable of runs, and why a run was not.
+
+    Columns: ``value`` (mean over every run that gave one), ``usable`` (``k``), ``runs`` (``R``), ``why``
+    (the most frequent reason among unusable runs, empty when every run was usable), ``eps_published``
+    (mean; the eps asked) and ``seconds`` (mean).
+    """
+    ds = _study(grid)
     rows = []
-    syn, eps = ds["synthesizer"].values, ds["eps"].values
-    data = [i for i in range(ds.sizes["fit"]) if str(syn[i]) == "Data"]
-    for i in range(ds.sizes["fit"]):
-        name, e = str(syn[i]), float(eps[i])
-        if not np.isfinite(e) or registry.guarantee(name) != "DP":
-            continue
-        f = ds.isel(fit=i)
-        row = {"study": study, "mechanism": name, "eps": e, "marginal": _med(f["max_ecdf"]),
-               "regression": float("nan"), "converged": float(np.mean(np.asarray(f["converged"].values, bool)))
-               if "converged" in f else float("nan")}
-        if regression and "coef" in ds and data:
-            ref = ds["coef"].isel(fit=data[0])
-            rms = np.sqrt(((f["coef"] - ref) ** 2).mean("term"))
-            row["regression"] = _med(rms)
-        rows.append(row)
-    return rows
+    R = int(ds.sizes.get("replicate", 1))
+    for sit in ds["situation"].values:
+        for e in ds["eps"].values:
+            for cand in ds["candidate"].values:
+                c = ds.sel({"situation": sit, "eps": e, "candidate": cand})
+                val = np.asarray(c["value"].values, dtype=float).ravel()
+                use = np.asarray(c["usable"].values, dtype=bool).ravel()
+                why = [str(w) for w in np.asarray(c["why"].values, dtype=object).ravel() if str(w)]
+                rows.append({"situation": str(sit), "eps": float(e), "candidate": str(cand),
+                             "value": float(np.nanmean(val)) if np.isfinite(val).any() else float("nan"),
+                             "usable": int(use.sum()), "runs": R,
+                             "why": max(set(why), key=why.count) if why and not use.all() else "",
+                             "eps_published": float(np.nanmean(np.asarray(c["eps_published"].values, dtype=float)))
+                             if np.isfinite(np.asarray(c["eps_published"].values, dtype=float)).any() else float("nan"),
+                             "seconds": float(np.nanmean(np.asarray(c["seconds"].values, dtype=float)))
+                             if np.isfinite(np.asarray(c["seconds"].values, dtype=float)).any() else float("nan")})
+    return pd.DataFrame(rows)
 
 
-def _variant_rows(ds: xr.Dataset, study: str) -> list[dict]:
-    """Candidates of a study stored over ``(eps, variant)``: the variants that are registry names (their defaults)."""
+def _per_run_best(ds: xr.Dataset, sit: str, e: float, names: list[str]) -> list[str | None]:
+    """The best usable decision candidate of each run (None when none was usable in that run)."""
+    out = []
+    c = ds.sel({"situation": sit, "eps": e, "candidate": names})
+    val = np.asarray(c["value"].transpose(..., "candidate").values, dtype=float).reshape(-1, len(names))
+    use = np.asarray(c["usable"].transpose(..., "candidate").values, dtype=bool).reshape(-1, len(names))
+    for v, u in zip(val, use, strict=True):
+        v = np.where(u & np.isfinite(v), v, np.inf)
+        out.append(names[int(np.argmin(v))] if np.isfinite(v).any() else None)
+    return out
+
+
+def recommendation_table(grid) -> pd.DataFrame:
+    """The decision: one row per (situation, eps) of the grid.
+
+    Columns: ``mechanism`` (registry key, or None when no decision candidate was usable in every run),
+    ``candidate`` (the grid's key, e.g. ``censor_ref_calibrated``), ``name``, ``value`` (its mean measure),
+    ``measure``, ``stability`` (``"k of R runs"``: the runs in which it was also the best), ``runner_up``
+    and its ``runner_value``, ``needs_bounds``, ``calibrate`` and ``reason`` (in words, for ``auto``).
+    """
+    ds = _study(grid)
+    summ = cell_summary(ds)
+    R = int(ds.sizes.get("replicate", 1))
     rows = []
-    for v in ds["variant"].values:
-        name = str(v)
-        try:
-            if registry.guarantee(name) != "DP":
+    for sit in [str(s) for s in ds["situation"].values]:
+        kind = SITUATIONS[sit].kind
+        keys = [k for k in DECISION_CANDIDATES if k in APPLIES[kind] and CANDIDATE_NAMES[k] in ds["candidate"].values]
+        names = [CANDIDATE_NAMES[k] for k in keys]
+        for e in [float(x) for x in ds["eps"].values]:
+            s = summ[(summ["situation"] == sit) & (summ["eps"] == e) & summ["candidate"].isin(names)]
+            ok = s[(s["usable"] == s["runs"]) & np.isfinite(s["value"])].sort_values("value")
+            measure = MEASURES[SITUATIONS[sit].measure]
+            if ok.empty:
+                whys = "; ".join(f"{r.candidate}: {r.why or 'no value'}" for r in s.itertuples())
+                rows.append({"situation": sit, "eps": e, "mechanism": None, "candidate": None, "name": "none usable",
+                             "value": float("nan"), "measure": measure, "stability": "", "runner_up": "",
+                             "runner_value": float("nan"), "needs_bounds": False, "calibrate": False,
+                             "reason": f"no candidate was usable in every run ({whys})"})
                 continue
-        except KeyError:  # a named variant of a mechanism ("Censor_ref, alpha = 1"), not its default
-            continue
-        for e in ds["eps"].values:
-            f = ds.sel(variant=v, eps=e)
-            rows.append({"study": study, "mechanism": name, "eps": float(e), "marginal": _med(f["max_ecdf"]),
-                         "regression": float("nan"),
-                         "converged": float(np.mean(np.asarray(f["converged"].values, bool)))})
-    return rows
+            best = ok.iloc[0]
+            key = _BY_NAME[best["candidate"]]
+            wins = sum(1 for w in _per_run_best(ds, sit, e, names) if w == best["candidate"])
+            runner = ok.iloc[1] if len(ok) > 1 else None
+            needs = key in NEEDS_BOUNDS and kind != "categorical"
+            vs = (f", against {runner['candidate']}'s {runner['value']:.3g}" if runner is not None else
+                  ", the only candidate usable in every run")
+            rows.append({"situation": sit, "eps": e, "mechanism": _KEY.get(key, key), "candidate": key,
+                         "name": best["candidate"], "value": float(best["value"]), "measure": measure,
+                         "stability": f"{wins} of {R} runs",
+                         "runner_up": runner["candidate"] if runner is not None else "",
+                         "runner_value": float(runner["value"]) if runner is not None else float("nan"),
+                         "needs_bounds": bool(needs), "calibrate": key == "censor_ref_calibrated",
+                         "reason": f"best {measure} on {SITUATIONS[sit].title}: {best['value']:.3g}{vs}; best in "
+                                   f"{wins} of {R} runs"})
+    return pd.DataFrame(rows)
 
 
-def _file_rows(ds: xr.Dataset, study: str, file: str, marginal: str) -> list[dict]:
-    """Candidates of the own-data chapter's real files (a newcomer's defaults: one mechanism per file)."""
-    if file not in [str(f) for f in ds["file"].values]:
-        return []
-    mech = str(ds.attrs.get("mechanism", "Censor_ref"))
-    try:
-        name = registry.spec(mech).name
-    except KeyError:
-        return []
+def whole_table_row(whole_table) -> pd.DataFrame:
+    """The whole-table situation from the whole-table chapter's study: per eps, the method with the smallest pMSE
+    ratio (main effects, the peers' own measure; mean over its tables and runs), with the stability over runs."""
+    ds = _study(whole_table)
     rows = []
-    for e in ds["eps"].values:
-        f = ds.sel(file=file, eps=e)
-        rows.append({"study": study, "mechanism": name, "eps": float(e), "marginal": _med(f[marginal]),
-                     "regression": _med(f["coef_rms_diff"]),
-                     "converged": float(np.mean(np.asarray(f["converged"].values, bool)))})
-    return rows
-
-
-#: The whole-table study's methods: guarantee and what a release loses, for those outside the registry.
-TABLE_METHODS = {
-    "Chain rule (ours)": ("DP", "the relations its conditionals do not model (a column is modelled on the covariates "
-                                "and the columns before it); ε adds the DP references' share"),
-    "Independent": ("DP", "every relation between the confidential columns"),
-    "MST": ("(ε, δ)-DP", "the numeric columns' shape within their public bins, relations beyond its selected "
-                         "marginals, and the public covariates (synthesized too)"),
-    "AIM": ("(ε, δ)-DP", "the numeric columns' shape within their public bins, and the public covariates "
-                         "(synthesized too)"),
-}
-
-
-def _table_rows(ds: xr.Dataset, study: str) -> list[dict]:
-    """Candidates of the whole-table study: every method at every eps, pooled over its tables."""
-    rows = []
-    for m in ds["method"].values:
-        if str(m) not in TABLE_METHODS:
+    for e in [float(x) for x in ds["eps"].values]:
+        v = ds["pmse_ratio"].sel({"eps": e})
+        mean = v.mean([d for d in v.dims if d != "method"]).to_series()
+        if not np.isfinite(mean).any():
             continue
-        for e in ds["eps"].values:
-            f = ds.sel({"method": m, "eps": e})
-            rows.append({"study": study, "mechanism": str(m), "eps": float(e), "marginal": _med(f["marginal"]),
-                         "regression": _med(f["coef_rmse"]),
-                         "converged": float(np.mean(np.asarray(f["converged"].values, bool)))})
-    return rows
-
-
-def _rows(name: str, ds: xr.Dataset, *, regression: bool) -> list[dict]:
-    if "variant" in ds.dims:
-        return _variant_rows(ds, name)
-    return _fit_rows(ds, name, regression=regression)
-
-
-@dataclass(frozen=True)
-class Situation:
-    """One row group of the recommendation: what the agency releases, and where the book measured it.
-
-    Attributes
-    ----------
-    label : str
-        The situation in words.
-    studies : tuple of str
-        Shipped studies (``results/<name>.nc``) that measured it, in order of preference.
-    choose_by : {"marginal", "regression"}
-        The utility the recommendation minimises.
-    rows : callable
-        ``rows(study_name, dataset) -> list of dict`` (keys ``study``, ``mechanism``, ``eps``,
-        ``marginal``, ``regression``, ``converged``): the strictly DP candidates of that study.
-    describe : dict
-        Study name -> the study in words, for the table's "measured on" column.
-    """
-
-    label: str
-    studies: tuple[str, ...]
-    choose_by: str
-    rows: Callable[[str, xr.Dataset], list]
-    describe: Mapping[str, str]
-
-
-_BETA = "Beta(0.5, 3), n = 2,000 (censoring chapter)"
-SITUATIONS: tuple[Situation, ...] = (
-    Situation("one bounded variable, marginal only", ("censoring-reference", "censoring"), "marginal",
-              lambda name, ds: _rows(name, ds, regression=False),
-              {"censoring": _BETA, "censoring-reference": _BETA + ", Censor_ref study"}),
-    Situation("one variable, regression on public covariates", ("own_data",), "regression",
-              lambda name, ds: _rows(name, ds, regression=True),
-              {"own_data": "CPS 1988 wages, n = 28,155 (own data chapter)"}),
-    Situation("a count, regression on public covariates", ("own_data-files",), "regression",
-              lambda name, ds: _file_rows(ds, name, "nmes1988", "max_ecdf"),
-              {"own_data-files": "NMES 1988 physician visits, n = 4,406, default settings (own data chapter)"}),
-    Situation("a categorical variable, regression on public covariates", ("own_data-files",), "regression",
-              lambda name, ds: _file_rows(ds, name, "fishing", "tvd"),
-              {"own_data-files": "Fishing mode, n = 1,182, default settings (own data chapter); marginal: "
-                                 "total variation distance"}),
-    Situation("a whole table (several confidential columns)", ("whole_table",), "regression",
-              lambda name, ds: _table_rows(ds, name),
-              {"whole_table": "AER HousePrices and an NMES 1988 subsample, three confidential columns each "
-                              "(whole-table chapter); regression: coefficient RMSE"}),
-)
-#: Every study the recommendation reads.
-RECOMMENDATION_STUDIES: tuple[str, ...] = tuple(dict.fromkeys(s for sit in SITUATIONS for s in sit.studies))
-
-
-def _display(name: str) -> str:
-    return name if name in TABLE_METHODS else registry.spec(name).name
-
-
-def _describe(name: str) -> tuple[str, str]:
-    """(guarantee, what a release loses) of a mechanism or a whole-table method."""
-    if name in TABLE_METHODS:
-        return TABLE_METHODS[name]
-    spec = registry.spec(name)
-    return spec.guarantee, spec.loses
-
-
-def candidates(studies: Mapping[str, xr.Dataset], situation: Situation) -> pd.DataFrame:
-    """The strictly DP candidates of a situation in the studies present (one row per mechanism and eps)."""
-    rows = [r for name in situation.studies if name in studies for r in situation.rows(name, studies[name])]
-    cols = ["study", "mechanism", "eps", "marginal", "regression", "converged"]
-    return pd.DataFrame(rows, columns=cols)
-
-
-def recommendation_table(studies: Mapping[str, xr.Dataset], eps_grid=EPS_GRID,
-                         situations: tuple[Situation, ...] = SITUATIONS) -> pd.DataFrame:
-    """For each situation and epsilon: the strictly DP mechanism to use, and its measured utility cost.
-
-    Returns
-    -------
-    pandas.DataFrame
-        Index ``(situation, ε)``; columns ``mechanism`` (display name, or "—"), ``guarantee``,
-        ``marginal`` (median max-ECDF distance), ``regression`` (median RMS difference of the
-        regression coefficients from the confidential data's, where measured), ``it loses`` (the
-        mechanism's own statement of what a release loses, from its spec), ``runner-up``
-        (the next best, with its figure), ``measured on`` (the study), and ``why`` (why no
-        mechanism is named, where none is).
-    """
-    out = []
-    for sit in situations:
-        cand = candidates(studies, sit)
-        for e in eps_grid:
-            at = cand[np.isclose(cand["eps"].astype(float), e)] if len(cand) else cand
-            row = {"situation": sit.label, "ε": float(e), "mechanism": "—", "guarantee": "", "marginal": np.nan,
-                   "regression": np.nan, "it loses": "", "runner-up": "",
-                   "measured on": "; ".join(dict.fromkeys(sit.describe[n] for n in sit.studies if n in studies)),
-                   "why": ""}
-            if not any(n in studies for n in sit.studies):
-                row["why"] = "no shipped study measures this situation"
-            elif at.empty:
-                ran = sorted({float(v) for v in cand["eps"]}) if len(cand) else []
-                row["why"] = ("the study ran ε = " + ", ".join(f"{v:g}" for v in ran) + " only") if ran else \
-                    "no strictly DP mechanism in the study"
-            else:
-                key = sit.choose_by if at[sit.choose_by].notna().any() else "marginal"
-                at = at.sort_values(key, kind="stable")
-                best = at.iloc[0]
-                guarantee, loses = _describe(best["mechanism"])
-                row.update({"mechanism": _display(best["mechanism"]), "guarantee": guarantee,
-                            "marginal": best["marginal"], "regression": best["regression"], "it loses": loses,
-                            "measured on": sit.describe[best["study"]]})
-                others = at[at["mechanism"] != best["mechanism"]]
-                if len(others):
-                    nxt = others.iloc[0]
-                    row["runner-up"] = f"{_display(nxt['mechanism'])} ({nxt[key]:.3f})"
-            out.append(row)
-    return pd.DataFrame(out).set_index(["situation", "ε"])
-
-
-def recommendation_markdown(table: pd.DataFrame) -> str:
-    """One sentence per situation on :func:`recommendation_table`, every name and number read from it.
-
-    For each situation: the mechanisms recommended across the epsilons its study ran, with their
-    utility at the smallest and the largest of them, and what the recommended mechanism loses.
-    """
-    out = []
-    for sit, rows in table.groupby(level="situation", sort=False):
-        have = rows[rows["mechanism"] != "—"]
-        if have.empty:
-            out.append(f"*{sit}*: {rows['why'].iloc[0]}.")
-            continue
-        eps = [float(e) for e in have.index.get_level_values("ε")]
-        names = list(dict.fromkeys(have["mechanism"]))
-        lo, hi = have.iloc[0], have.iloc[-1]
-        use = "regression" if np.isfinite(float(lo["regression"])) else "marginal"
-        what = "regression coefficients' RMS error" if use == "regression" else "max-ECDF distance"
-        who = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
-        span = (f"ε = {eps[0]:g}" if len(eps) == 1 else f"ε = {eps[0]:g} to {eps[-1]:g}")
-        sent = (f"*{sit}* ({span}, one record removed): {who} ({have['guarantee'].iloc[0]}); its {what} is "
-                f"{float(lo[use]):.3g} at ε = {eps[0]:g}" + (f" and {float(hi[use]):.3g} at ε = {eps[-1]:g}"
-                                                              if len(eps) > 1 else "")
-                + f". At ε = {eps[0]:g}, {lo['mechanism']} loses {lo['it loses']}.")
-        out.append(sent)
-    return "\n".join(f"* {s}" for s in out)
-
-
-#: Short column labels of :func:`recommendation_grid`, in the order of :data:`SITUATIONS`.
-SHORT_LABELS = ("bounded marginal", "regression", "count", "category", "whole table")
+        best = str(mean.idxmin())
+        per_run = v.mean("table").transpose("replicate", "method") if "replicate" in v.dims else v.mean("table")
+        arr = np.asarray(per_run.values, dtype=float).reshape(-1, v.sizes["method"])
+        methods = [str(m) for m in v["method"].values]
+        wins = sum(1 for r in arr if np.isfinite(r).any() and methods[int(np.nanargmin(r))] == best)
+        rows.append({"situation": "whole table", "eps": e, "mechanism": None, "candidate": None, "name": best,
+                     "value": float(mean[best]), "measure": "pMSE ratio (main effects)",
+                     "stability": f"{wins} of {arr.shape[0]} runs", "needs_bounds": False, "calibrate": False,
+                     "reason": "from the whole-table chapter"})
+    return pd.DataFrame(rows)
 
 
 def recommendation_grid(table: pd.DataFrame) -> pd.DataFrame:
-    """:func:`recommendation_table` as a grid that fits the page: a row per ε, a column per situation.
+    """Table 8.1: one row per eps, one column per situation, each cell ``"name (value; k of R)"``, or
+    ``"none usable"``."""
+    out = {}
+    for sit in dict.fromkeys(table["situation"]):
+        col = {}
+        for r in table[table["situation"] == sit].itertuples():
+            col[r.eps] = ("none usable" if r.name == "none usable" else
+                          f"{r.name} ({r.value:.3g}; {r.stability.replace(' runs', '')})")
+        out[sit] = col
+    grid = pd.DataFrame(out)
+    grid.index = grid.index.rename("ε")
+    return grid.sort_index()
 
-    Each cell is the recommended mechanism with its deciding figure (the regression's RMS error where
-    measured, else the marginal distance) to two significant digits, or "—" where no study ran that ε.
-    Columns carry :data:`SHORT_LABELS` for the situations of :data:`SITUATIONS`.
-    """
-    def cell(r) -> str:
-        if r["mechanism"] == "—":
-            return "—"
-        v = r["regression"] if np.isfinite(float(r["regression"])) else r["marginal"]
-        return f"{r['mechanism']} {float(v):.2g}"
 
-    g = table.apply(cell, axis=1).unstack("situation")
-    order = list(dict.fromkeys(table.index.get_level_values("situation")))
-    short = {s.label: lab for s, lab in zip(SITUATIONS, SHORT_LABELS)}
-    g = g[order].rename(columns=lambda c: short.get(c, c))
-    g.index = [f"{float(e):g}" for e in g.index]
-    g.index.name = "ε"
-    g.columns.name = None
-    return g
+def recommendation_markdown(table: pd.DataFrame) -> str:
+    """The measures behind Table 8.1 and the cells no candidate could fill, as a Markdown list."""
+    lines = []
+    for sit in dict.fromkeys(table["situation"]):
+        t = table[table["situation"] == sit]
+        lines.append(f"* **{sit}**: {t['measure'].iloc[0]} on "
+                     f"{SITUATIONS[sit].title if sit in SITUATIONS else 'the whole-table chapter tables'}.")
+        for r in t[t["name"] == "none usable"].itertuples():
+            lines.append(f"  At ε = {r.eps:g} no candidate was usable in every run: {r.reason}.")
+    return "\n".join(lines)
+
+
+def decisions(table: pd.DataFrame) -> dict:
+    """The decision as ``decisions.json`` holds it: ``{"eps_grid", "table": {situation: {eps: cell}}}`` for the
+    single-column situations (what :func:`dpsynth.choice.column_choice` reads)."""
+    out: dict = {"note": "Written by dpsynth.experiments.choosing.recommend.write_decisions from the shipped "
+                         "head-to-head grid (results/choosing-grid.nc); the book's Table 'What to use'.",
+                 "eps_grid": sorted(float(e) for e in table["eps"].unique()), "table": {}}
+    for r in table[table["situation"].isin(list(SITUATIONS))].itertuples():
+        out["table"].setdefault(r.situation, {})[repr(float(r.eps))] = {
+            "mechanism": _str_or_none(r.mechanism), "candidate": _str_or_none(r.candidate), "name": r.name,
+            "needs_bounds": bool(r.needs_bounds),
+            "calibrate": bool(r.calibrate), "reason": r.reason, "stability": r.stability}
+    return out
+
+
+def _str_or_none(v) -> str | None:
+    return v if isinstance(v, str) else None
+
+
+def write_decisions(grid, path: str | Path = DECISIONS_PATH) -> Path:
+    """Write :func:`decisions` of the grid to ``path`` (by default the package's ``decisions.json``)."""
+    path = Path(path)
+    path.write_text(json.dumps(decisions(recommendation_table(grid)), indent=1, ensure_ascii=False) + "\n",
+                    encoding="utf-8")
+    return path
