@@ -72,9 +72,9 @@ class GridParams(StudyParams):
 
     @classmethod
     def paper(cls) -> GridParams:
-        """Three runs of every candidate in every situation at every eps of the book's grid, with the release sampler
-        (1000 draws after 1000 tuning steps per chain, as a Synthesizer fits by default)."""
-        return cls(scale="paper", replicates=3, eps=EPS_GRID)
+        """Two runs of every candidate in every situation at every eps of the book's grid, with the release sampler
+        (1000 draws after 1000 tuning steps per chain, as a Synthesizer fits by default on these files)."""
+        return cls(scale="paper", replicates=2, eps=EPS_GRID)
 
     @classmethod
     def smoke(cls) -> GridParams:
