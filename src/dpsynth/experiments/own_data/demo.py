@@ -79,7 +79,8 @@ def api_code(eps: float = API_EPS) -> str:
     covs = ", ".join(f'"{c}"' for c in COVARIATES)
     return (f"from dpsynth import Synthesizer\n\n"
             f"covariates = [{covs}]\n"
-            f'synth = Synthesizer(wages, "wage", covariates=covariates, model="lognormal_regression", eps={eps:g})\n'
+            f'synth = Synthesizer(wages, "wage", covariates=covariates, model="lognormal_regression",\n'
+            f'                    mechanism="censor_ref", eps={eps:g})\n'
             f"synth.fit(seed=1)\n"
             f"synthetic = synth.sample(seed=2)              # one release, booked in the data set's ledger\n"
             f'print(synthetic.attrs["privacy_statement"])   # the public statement\n'
@@ -173,7 +174,7 @@ def cli_steps(covariates=COVARIATES, *, eps: float = CLI_EPS, budget: float = CL
     """The commands of the command-line demonstration: fit, two releases under a budget, the ledger."""
     return [
         ["fit", "wages.csv", "--target", "wage", "--covariates", *covariates, "--model", "lognormal_regression",
-         "--eps", f"{eps:g}", "--seed", "3", "--out", "wages-synth.json"],
+         "--mechanism", "censor_ref", "--eps", f"{eps:g}", "--seed", "3", "--out", "wages-synth.json"],
         ["release", "wages-synth.json", "--out", "release-1.csv", "--seed", "4", "--budget", f"{budget:g}"],
         ["release", "wages-synth.json", "--out", "release-2.csv", "--seed", "5", "--budget", f"{budget:g}"],
         ["ledger", "wages-synth.json"],
