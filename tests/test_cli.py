@@ -525,6 +525,8 @@ def test_a_categorical_target_through_fit_release_and_report(tmp_path, csv, caps
                 "ferry",
                 "--covariates",
                 "z",
+                "--mechanism",
+                "censor_ref",
                 "--eps",
                 "3",
                 "--seed",
@@ -608,6 +610,8 @@ def test_a_table_through_fit_release_and_ledger(tmp_path, csv, capsys):
                 "--covariates",
                 "z",
                 "region",
+                "--mechanism",
+                "censor_ref",
                 "--eps",
                 "12",
                 # 300 records: the DP reference needs more than the default share (the flag reaches every column)

@@ -522,7 +522,7 @@ def test_lognormal_regression_on_cps_wages_keeps_the_covariate_effect():
 
 @pytest.mark.slow
 def test_the_default_censored_mechanism_does_not_depend_on_the_unit():
-    """Acceptance: the same data in two units (x1000) with the default mechanism (Censor_ref): the same
+    """Acceptance: the same data in two units (x1000) with Censor_ref (the unit-free censored model): the same
     censored count and the same utility within Monte Carlo error."""
     from dpsynth.metrics import ecdf_distances
 
@@ -531,8 +531,8 @@ def test_the_default_censored_mechanism_does_not_depend_on_the_unit():
     out = {}
     for unit, scale in (("dollars", 1.0), ("thousandths", 1000.0)):
         df = pd.DataFrame({"wage": wage * scale})
-        s = Synthesizer(df, "wage", eps=1.0, sampler=SamplerConfig(draws=1000, tune=1000), n_release=3000)
-        assert s.mechanism == "censor_ref"  # the default
+        s = Synthesizer(df, "wage", mechanism="censor_ref", eps=1.0, sampler=SamplerConfig(draws=1000, tune=1000),
+                        n_release=3000)
         s.fit(seed=1)
         p = s.privacy
         assert p.guarantee == "DP" and p.eps == pytest.approx(1.0)  # the total: reference and draw inside it
@@ -573,7 +573,7 @@ def test_a_text_target_without_levels_says_how_to_declare_them():
 ])
 def test_the_model_comes_from_the_targets_type_never_its_values(column, levels, kind, model):
     frame = pd.DataFrame({"t": column})
-    s = Synthesizer(frame, "t", target_levels=levels, eps=1.0)
+    s = Synthesizer(frame, "t", target_levels=levels, mechanism="censor_ref", eps=1.0)
     assert s.encoding.kind == kind and s.model == model and s.mechanism == "censor_ref"
     if kind == "categorical":
         declared = list(levels) if levels is not None else (
@@ -590,10 +590,10 @@ def test_covariates_a_mechanism_ignores_are_a_warning_naming_the_loss(df):
                     mechanism_params={"lower": 0.1, "upper": 100.0})
     with pytest.warns(CovariatesIgnoredWarning, match=r"lognormal model takes no covariates.*"
                                                       r"model='lognormal_regression'"):
-        Synthesizer(df, "wage", covariates=["region", "age"], model="lognormal", eps=1.0)
+        Synthesizer(df, "wage", covariates=["region", "age"], model="lognormal", mechanism="censor_ref", eps=1.0)
     with warnings.catch_warnings():
         warnings.simplefilter("error", CovariatesIgnoredWarning)
-        Synthesizer(df, "wage", covariates=["region", "age"], eps=1.0)  # the default: the regression
+        Synthesizer(df, "wage", covariates=["region", "age"], mechanism="censor_ref", eps=1.0)  # the default model
         Synthesizer(df[["wage"]], "wage", mechanism="ph", eps=1.0, mechanism_params={"lower": 0.1, "upper": 100.0})
 
 
@@ -616,7 +616,7 @@ def test_a_count_target_is_released_as_counts(tmp_path):
     z = rng.normal(size=n)
     visits = rng.negative_binomial(3, 3 / (3 + np.exp(1.2 + 0.5 * z)))
     frame = pd.DataFrame({"visits": visits.astype(np.int64), "z": z})
-    s = Synthesizer(frame, "visits", covariates=["z"], eps=2.0, progress=False).fit(seed=3)
+    s = Synthesizer(frame, "visits", covariates=["z"], mechanism="censor_ref", eps=2.0, progress=False).fit(seed=3)
     assert s.model == "negbin" and s.privacy.converged
     out = s.sample(seed=4)
     assert out["visits"].dtype == np.int64 and (out["visits"] >= 0).all()
@@ -637,7 +637,7 @@ def test_a_categorical_target_keeps_its_levels_through_release_save_load_and_rep
     codes = np.array([rng.choice(3, p=pr) for pr in prob])
     levels = ["walk", "bus", "car", "boat"]  # 'boat' is a public level that never occurs
     frame = pd.DataFrame({"mode": pd.Categorical(np.array(levels)[codes], categories=levels), "z": z})
-    s = Synthesizer(frame, "mode", covariates=["z"], eps=3.0, progress=False).fit(seed=5)
+    s = Synthesizer(frame, "mode", covariates=["z"], mechanism="censor_ref", eps=3.0, progress=False).fit(seed=5)
     assert s.model == "multinomial" and s.privacy.converged and s.privacy.guarantee == "DP"
     out = s.sample(seed=6)
     assert isinstance(out["mode"].dtype, pd.CategoricalDtype) and list(out["mode"].cat.categories) == levels
@@ -678,7 +678,7 @@ def test_the_same_seed_gives_the_same_released_file_in_research_mode(tmp_path, m
     for k in range(2):
         monkeypatch.setenv("DPSYNTH_HOME", str(tmp_path / f"home{k}"))  # each run as a new user
         with pytest.warns(NewHomeWarning):
-            s = Synthesizer(frame, "mode", eps=2.0, mode="research", progress=False,
+            s = Synthesizer(frame, "mode", mechanism="censor_ref", eps=2.0, mode="research", progress=False,
                             sampler={"draws": 300, "tune": 300}, allow_unconverged=True).fit(seed=11)
         b = s.privacy.budget
         assert b.size > 0 and b.reference > 0  # both noises are in play
@@ -699,8 +699,8 @@ def test_a_large_file_is_fitted_on_a_random_subsample_at_the_amplified_eps():
     from dpsynth.budget import amplify
 
     df = wages(n=400, seed=5)
-    s = Synthesizer(df, "wage", covariates=["region", "age"], eps=2.0, subsample=100, progress=False,
-                    sampler={"draws": 300, "tune": 300}, allow_unconverged=True).fit(seed=1)
+    s = Synthesizer(df, "wage", covariates=["region", "age"], mechanism="censor_ref", eps=2.0, subsample=100,
+                    progress=False, sampler={"draws": 300, "tune": 300}, allow_unconverged=True).fit(seed=1)
     p = s.report_unchecked
     assert p.budget.sample_rate == pytest.approx(0.25) and p.n == 100  # the records the fit saw
     run_eps = s._run_params["eps"]  # noqa: SLF001 - the window's eps on the subsample (removal)

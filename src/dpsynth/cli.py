@@ -2,7 +2,8 @@
 
 ::
 
-    dpsynth fit DATA --target COL [--covariates A B ...] --model NAME --mechanism KEY [--eps E]
+    dpsynth fit DATA --target COL [--covariates A B ...] [--model NAME] [--mechanism auto|KEY] [--eps E]
+                [--lower L --upper U]
                 [--neighbours remove|replace] [--unit U] [--offset O] [--draws N --tune N --chains N]
                 [--sep SEP] [--seed S] [--force] --out SYNTH.json
     dpsynth release SYNTH.json --out OUT.csv|OUT.parquet [--covariates-from DATA] [--budget B]
@@ -14,7 +15,10 @@ DATA is read as CSV (any separator with ``--sep``; a byte-order mark is handled)
 extension. ``fit`` saves the synthesizer (JSON with a SHA-256, owner-readable only: it holds
 posterior draws, see its statement) and prints its public privacy statement on stdout; the
 figures computed from the data (Delta, the censored count, n) go to stderr, marked confidential,
-with the progress. ``release`` writes one synthetic data set and books it in the ledger of the
+with the progress. By default (``--mechanism auto``) the mechanism is the book's decision table's
+(:func:`dpsynth.choice.column_choice`), from the column's kind, the covariates, ``--eps`` and the
+public bounds ``--lower``/``--upper`` if given; the reason is printed (``auto: ...``) before the fit.
+``release`` writes one synthetic data set and books it in the ledger of the
 confidential data set the synthesizer was fitted on (copies of a synthesizer share it); with
 ``--budget`` a release that would bring the strict-DP spend above it is refused. ``report`` writes
 a CONFIDENTIAL page (``DIR/report.html`` and its figures) that sets a release against the
@@ -36,6 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .choice import AUTO
 from .validation import DataError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -285,23 +290,58 @@ def _as_flags(message: str, target: str) -> str:
     return message.replace("the target", f"column {target!r} (--target)")
 
 
-def _mechanism_params(a: argparse.Namespace, spec, read_frame) -> dict:
-    """The mechanism parameters given on the command line, checked against the chosen mechanism."""
+def _mechanism_params(a: argparse.Namespace, spec, read_frame, *, consumed: Sequence[str] = (),
+                      chosen: str = "") -> dict:
+    """The mechanism parameters given on the command line, checked against the chosen mechanism.
+
+    ``consumed``: flags read otherwise (--lower/--upper as the public bounds of ``auto``), left out; ``chosen``: how
+    the mechanism was chosen, for the message."""
     from .mechanisms import catalog
 
     out: dict = {}
     for name, (param, users) in catalog.cli_params().items():
         value = getattr(a, f"mp_{name}", None)
-        if value is None:
+        if value is None or name in consumed:
             continue
         flag = "--" + name.replace("_", "-")
         if name not in spec.params:
             raise CLIError(
-                f"{flag} does not apply to the {spec.key} mechanism; it is a parameter of "
-                f"{', '.join(users)}. Remove it, or choose one of those mechanisms."
+                f"{flag} does not apply to the {spec.key} mechanism{chosen}; it is a parameter of "
+                f"{', '.join(users)}. Remove it, or choose one of those mechanisms (--mechanism)."
             )
         out[name] = read_frame(value, flag) if param.table else value
     return out
+
+
+def _given_mechanism_flags(a: argparse.Namespace) -> list[str]:
+    from .mechanisms import catalog
+
+    return ["--" + n.replace("_", "-") for n in catalog.cli_params() if getattr(a, f"mp_{n}", None) is not None]
+
+
+def _auto_choice(a: argparse.Namespace, data: pd.DataFrame, covs: Sequence[str], levels):
+    """``--mechanism auto``: the decision table's choice from public facts (as ``Synthesizer(mechanism="auto")``)."""
+    from .synthesizer import auto_choice, check_bounds
+    from .target import TargetEncoding
+
+    if a.eps is None:
+        raise CLIError("--mechanism auto (the default) needs the total --eps: auto needs the total eps to read the "
+                       "book's decision table at it. Pass --eps E, or name a mechanism with --mechanism KEY.")
+    lower, upper = getattr(a, "mp_lower", None), getattr(a, "mp_upper", None)
+    if (lower is None) != (upper is None):
+        raise CLIError("--lower and --upper go together with --mechanism auto: the target's public bounds (both, "
+                       "in DATA's unit, chosen without looking at the data).")
+    try:
+        kind = TargetEncoding.from_series(data[a.target], levels=levels).kind
+        if kind == "categorical" and lower is not None:
+            raise CLIError(f"--lower/--upper are public bounds of a numeric target; column {a.target!r} (--target) is "
+                           f"categorical (its levels are its range). Remove them.")
+        bounds = check_bounds(None if lower is None else (lower, upper), kind)
+        relation = a.neighbours or ("replace" if covs else "remove")
+        choice = auto_choice(kind, a.eps, n=len(data), has_covariates=bool(covs), relation=relation, bounds=bounds)
+    except DataError as e:
+        raise CLIError(_as_flags(str(e), a.target).replace("`bounds`", "--lower/--upper")) from None
+    return choice, bounds
 
 
 def _parse_levels(items: Sequence[str] | None, targets: Sequence[str]) -> dict:
@@ -336,7 +376,18 @@ def _cmd_fit_table(a: argparse.Namespace) -> int:
                        f"through the Python API (TableSynthesizer(..., mechanism_params={{column: {{...}}}})).")
 
     # the mechanism's flags apply to every column's conditional (never silently dropped)
-    mp = _mechanism_params(a, catalog.get(a.mechanism), no_data_set)
+    if a.mechanism == AUTO:
+        given = _given_mechanism_flags(a)
+        if given:
+            raise CLIError(
+                f"{', '.join(given)}: with --targets and --mechanism auto (the default) each column's mechanism is "
+                f"chosen by the whole-table rule, so a mechanism's flags apply to none in particular. Name one "
+                f"--mechanism for every column, or give per-column settings (bounds, mechanism_params) through the "
+                f"Python API (TableSynthesizer)."
+            )
+        mp = {}
+    else:
+        mp = _mechanism_params(a, catalog.get(a.mechanism), no_data_set)
     frame = read_table(a.data, "DATA", thousands=a.thousands, sep=a.sep)
     arg_of = {**{t: "--targets" for t in targets}, **{c: "--covariates" for c in covs}}
     _check_columns(frame, [*targets, *covs], arg_of, "DATA")
@@ -378,9 +429,10 @@ def _cmd_fit_table(a: argparse.Namespace) -> int:
     except DataError as e:
         raise CLIError(_as_flags(str(e), ", ".join(targets)).replace("`targets`", "--targets")) from None
     _progress(s.budget.plan_line("privacy budget"))
+    used = ", ".join(f"{t}: {s.mechanisms[t]}" for t in targets)
     _progress(
         f"fitting {len(targets)} conditional model(s) in the order {' -> '.join(targets)} ({len(frame)} records, "
-        f"mechanism {a.mechanism}) ..."
+        f"mechanism {a.mechanism}{f' ({used})' if a.mechanism == AUTO else ''}) ..."
     )
     t0 = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
@@ -427,7 +479,8 @@ def _cmd_fit(a: argparse.Namespace) -> int:
         out = check_output_path(a.out, force=a.force, suffixes=(".json",))
     except DataError as e:
         raise CLIError(f"--out: {e}") from None
-    spec = catalog.get(a.mechanism)
+    auto = a.mechanism == AUTO
+    spec = None if auto else catalog.get(a.mechanism)
     covs = list(a.covariates or [])
     arg_of = {a.target: "--target", **{c: "--covariates" for c in covs}}
 
@@ -444,7 +497,15 @@ def _cmd_fit(a: argparse.Namespace) -> int:
     levels = None if a.target_levels is None else [str(v) for v in a.target_levels]
     data = read_frame(a.data, "DATA", whole=True)
     model = None if a.model is None else _resolve_model(a.model)
-    mp = _mechanism_params(a, spec, read_frame)
+    choice = None
+    if auto:  # resolved here, so that the mechanism's flags are checked against the mechanism chosen
+        choice, bounds = _auto_choice(a, data, covs, levels)
+        spec = catalog.get(choice.mechanism)
+        consumed = ("lower", "upper") if bounds is not None and "lower" not in spec.params else ()
+        mp = _mechanism_params(a, spec, read_frame, consumed=consumed, chosen=" (chosen by --mechanism auto)")
+        mp = {**choice.params, **mp}
+    else:
+        mp = _mechanism_params(a, spec, read_frame)
     sampler = {
         k: v
         for k, v in (
@@ -462,7 +523,7 @@ def _cmd_fit(a: argparse.Namespace) -> int:
             a.target,
             covariates=covs,
             model=model,
-            mechanism=a.mechanism,
+            mechanism=spec.key,
             eps=a.eps,
             target_levels=levels,
             model_params=_parse_model_params(a.model_param),
@@ -479,9 +540,12 @@ def _cmd_fit(a: argparse.Namespace) -> int:
             releases=a.releases,
             retries=a.retries,
             progress=not a.quiet,
+            calibrate=None if choice is None else choice.calibrate,
         )
     except DataError as e:
         raise CLIError(_as_flags(str(e), a.target)) from None
+    if choice is not None:  # the mechanism was passed resolved; the saved synthesizer records the choice
+        s.choice, s.mechanism_requested = choice, AUTO
     if spec.uses_model and isinstance(model, str):  # a check that would otherwise fail only after compiling
         x = s._x  # noqa: SLF001 - the target in the model's unit
         try:
@@ -509,8 +573,10 @@ def _cmd_fit(a: argparse.Namespace) -> int:
         if spec.uses_model
         else "no model fit"
     )
+    if choice is not None:
+        _progress(choice.reason)
     _progress(s.budget.plan_line("privacy budget"))
-    _progress(f"fitting {family} / {a.mechanism} ({len(data)} records, mechanism {a.mechanism}{eps}; {how}) ...")
+    _progress(f"fitting {family} / {s.mechanism} ({len(data)} records, mechanism {s.mechanism}{eps}; {how}) ...")
     t0 = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -772,10 +838,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     f.add_argument(
         "--mechanism",
-        default="censor_ref",
-        choices=keys,
+        default=AUTO,
+        choices=[AUTO, *keys],
         metavar="KEY",
-        help=f"registry key (default censor_ref, the unit-free censored likelihood): {', '.join(keys)}",
+        help=f"auto (default): the book's decision table, from the column's kind, the covariates, eps and "
+        f"--lower/--upper public bounds if given (with --targets: the whole-table rule per column); or a registry "
+        f"key: {', '.join(keys)}",
     )
     f.add_argument("--eps", type=float, help="the total epsilon the statement publishes for the first release, under "
                    "the relation (--neighbours); the released size, a DP reference and the draw are shares of it "

@@ -3,7 +3,8 @@
 ``Synthesizer(df, target="wage", covariates=["region"], eps=1.0).fit(seed=1).release("out.csv")``
 fits one confidential column with a shipped model family (:data:`dpsynth.models.FAMILIES`) or a
 plain PyMC model-building function (:mod:`dpsynth.models.user_function`), runs any registered
-mechanism on it by key (:mod:`dpsynth.mechanisms`), reports its privacy
+mechanism on it by key (:mod:`dpsynth.mechanisms`; by default, ``mechanism="auto"``, the one the
+book's decision table picks from public facts, :mod:`dpsynth.choice`), reports its privacy
 (:class:`~dpsynth.statement.SynthesizerPrivacy`) and releases synthetic DataFrames generated from ONE
 posterior draw each (or from the released state of a model-free mechanism).
 
@@ -33,6 +34,7 @@ from __future__ import annotations
 
 import dataclasses
 import secrets
+import sys
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
@@ -42,6 +44,7 @@ import pandas as pd
 
 from . import mechanisms
 from .budget import Budget, subsample_rate
+from .choice import AUTO, Choice, column_choice
 from .covariates import CovariateDesign
 from .mcmc_settings import RELEASE_MASS_MATRIX
 from .models import FAMILIES, ModelFamily, OffsetFamily, PyMCFunctionFamily, family_class
@@ -59,6 +62,7 @@ from .validation import (
     _is_number,
     check_bool,
     check_count,
+    check_eps,
     check_optional_finite,
     check_positive,
     check_share,
@@ -114,6 +118,105 @@ class CovariatesIgnoredWarning(UserWarning):
     """Covariates were given that the mechanism or the model does not use: their relation with the target is lost."""
 
 
+def check_bounds(bounds, kind: str) -> dict | None:
+    """Public bounds of a numeric target, ``(lower, upper)`` or ``{"lower": L, "upper": U}``, as
+    ``{"lower": L, "upper": U}`` (None: none given); a :class:`DataError` naming ``bounds`` otherwise."""
+    if bounds is None:
+        return None
+    if kind == "categorical":
+        raise DataError("`bounds` are public bounds of a numeric target; this target is categorical (its public "
+                        "levels are its range: target_levels). Leave `bounds` out.")
+    if isinstance(bounds, Mapping):
+        extra = sorted(set(bounds) - {"lower", "upper"})
+        if extra or "lower" not in bounds or "upper" not in bounds:
+            raise DataError(f"`bounds` must be (lower, upper) or {{'lower': L, 'upper': U}} (public bounds in the "
+                            f"data's unit, chosen without looking at the data); got {dict(bounds)!r}.")
+        pair = (bounds["lower"], bounds["upper"])
+    elif isinstance(bounds, (str, bytes)) or not isinstance(bounds, (Sequence, np.ndarray)) or len(bounds) != 2:
+        raise DataError(f"`bounds` must be two numbers (lower, upper): public bounds in the data's unit, chosen "
+                        f"without looking at the data; got {bounds!r}.")
+    else:
+        pair = tuple(bounds)
+    if not all(_is_number(v) and np.isfinite(float(v)) for v in pair):
+        raise DataError(f"`bounds` must be two finite numbers (lower, upper); got {bounds!r}.")
+    lo, hi = float(pair[0]), float(pair[1])
+    if not lo < hi:
+        raise DataError(f"`bounds` need lower < upper; got lower={lo:g}, upper={hi:g}.")
+    return {"lower": lo, "upper": hi}
+
+
+def auto_choice(kind: str, eps, *, n: int, has_covariates: bool, relation: str, bounds=None) -> Choice:
+    """What ``mechanism="auto"`` picks (:func:`dpsynth.choice.column_choice`), from public facts only.
+
+    ``n`` (the number of records) is read only when it is public: with one record replaced
+    (``relation="replace"``, the default when covariates are carried); with one record removed the
+    table is read as if ``n`` were unknown. ``bounds`` as checked by :func:`check_bounds`.
+    """
+    if eps is None:
+        raise DataError("mechanism='auto' needs the total `eps`: auto needs the total eps to read the book's "
+                        "decision table at it. Pass eps=..., or name a mechanism.")
+    eps = check_eps(eps, "eps")
+    public_n = int(n) if relation == "replace" else None
+    return column_choice(kind, eps, public_n, has_covariates=has_covariates, bounds=bounds)
+
+
+def _same(a, b) -> bool:
+    return _is_number(a) and _is_number(b) and float(a) == float(b)
+
+
+def _given_bounds(bounds: dict | None, given: Mapping | None, kind: str) -> dict | None:
+    """With ``auto``, public ``lower``/``upper`` given in ``mechanism_params`` count as ``bounds`` (they must agree)."""
+    given = dict(given or {})
+    pair = {k: given[k] for k in ("lower", "upper") if given.get(k) is not None}
+    if not pair or kind == "categorical":
+        return bounds
+    if bounds is None:
+        return check_bounds(pair, kind) if len(pair) == 2 else None
+    for k, v in pair.items():
+        if not _same(v, bounds[k]):
+            raise DataError(f"`mechanism_params` {k}={v!r} disagrees with `bounds` {k}={bounds[k]:g}; give the public "
+                            f"bounds once (bounds=(lower, upper)).")
+    return bounds
+
+
+def _choice_params(choice: Choice, given: Mapping | None, bounds: dict | None) -> dict:
+    """``mechanism_params`` for the mechanism ``auto`` chose: the choice's public parameters (bounds) filled in.
+
+    A value given for one of them wins and must agree; ``lower``/``upper`` that served as the bounds are dropped for a
+    chosen mechanism that takes none."""
+    spec = mechanisms.get(choice.mechanism)
+    out = dict(given or {})
+    for k, v in choice.params.items():
+        if out.get(k) is None:
+            out[k] = v
+        elif not _same(out[k], v):
+            raise DataError(f"`mechanism_params` {k}={out[k]!r} disagrees with the public bounds given ({k}={v!r}); "
+                            f"give them once (bounds=(lower, upper)).")
+    if bounds is not None:
+        for k in ("lower", "upper"):
+            if k not in spec.params:
+                out.pop(k, None)
+    return out
+
+
+def _bounds_params(spec, given: Mapping | None, bounds: dict) -> dict:
+    """``bounds`` as the ``lower``/``upper`` of a named mechanism that takes them (else a DataError saying which do)."""
+    if "lower" not in spec.params or "upper" not in spec.params:
+        takes = [s.key for s in mechanisms.specs() if s.runnable and "lower" in s.params and "upper" in s.params]
+        raise DataError(f"`bounds` are the public lower and upper bounds of the mechanisms that take them "
+                        f"({', '.join(takes)}); the {spec.key} mechanism takes none. Leave `bounds` out, use "
+                        f"calibrate={{'lower': L, 'upper': U}} to calibrate a model's values to the target's DP "
+                        f"marginal, or mechanism='auto'.")
+    out = dict(given or {})
+    for k, v in bounds.items():
+        if out.get(k) is None:
+            out[k] = v
+        elif not _same(out[k], v):
+            raise DataError(f"`mechanism_params` {k}={out[k]!r} disagrees with `bounds` {k}={v:g}; give the public "
+                            f"bounds once (bounds=(lower, upper)).")
+    return out
+
+
 class Synthesizer(SynthesizerIO):
     """Differentially private synthesis of one confidential column of a DataFrame.
 
@@ -135,13 +238,26 @@ class Synthesizer(SynthesizerIO):
         values): ``lognormal`` / ``lognormal_regression`` for a continuous target, ``negbin`` for
         counts, ``multinomial`` for a categorical one.
     mechanism : str
-        A registry key (``dpsynth.mechanisms.list_mechanisms()``).
+        A registry key (``dpsynth.mechanisms.list_mechanisms()``), or ``"auto"`` (the default): the
+        mechanism of the book's decision table (chapter "Choosing a mechanism",
+        :func:`dpsynth.choice.column_choice`), looked up from public facts only: the target's kind
+        (from its type), whether covariates are carried, ``eps``, the number of records when it is
+        public (one record replaced, the default with covariates) and ``bounds``. A pick that needs
+        public bounds falls back to the unit-free censored model (``censor_ref``) when none are
+        given. The choice and its reason are kept in :attr:`choice` (printed to standard error
+        when ``progress`` is true); ``mechanism_params`` and ``calibrate`` are for the mechanism
+        chosen (the choice fills in the bounds it needs).
     eps : float, optional
         The **total** eps of the first release under the synthesizer's relation (``neighbours``),
         required exactly when the mechanism is run at a target eps (its spec's ``takes_eps``). The
         released size, a DP reference and the draw are carved out of it (:mod:`dpsynth.budget`);
         :attr:`budget` shows the split before the fit, and every further release from another
-        draw adds the draw's share.
+        draw adds the draw's share. Required with ``mechanism="auto"`` (the table is read at it).
+    bounds : (lower, upper), optional
+        Public bounds of a numeric target in the data's unit, chosen without looking at the data
+        (a pair of numbers, or ``{"lower": L, "upper": U}``). With ``mechanism="auto"`` they let
+        the choice pick a mechanism that needs them (a histogram, a calibration); with a named
+        mechanism they are its ``lower``/``upper`` parameters (for the mechanisms that take them).
     model_params : dict, optional
         Keyword arguments of the shipped family (priors), e.g. ``{"mu_prior_sd": 5.0}``.
     mechanism_params : dict, optional
@@ -226,6 +342,14 @@ class Synthesizer(SynthesizerIO):
     >>> s = Synthesizer(df, "wage", mechanism="ph", eps=1.0, mechanism_params={"lower": 0, "upper": 20000})
     >>> round(s.budget.total, 3), round(s.budget.size, 3), round(s.budget.draw, 3)
     (1.0, 0.05, 0.95)
+
+    Attributes
+    ----------
+    choice : Choice or None
+        What ``mechanism="auto"`` chose (:class:`dpsynth.choice.Choice`: the mechanism, the bounds
+        it was given, the calibration and ``reason``), or None when a mechanism was named.
+    mechanism_requested : str
+        ``"auto"``, or the registry key named.
     """
 
     def __init__(
@@ -235,8 +359,9 @@ class Synthesizer(SynthesizerIO):
         *,
         covariates: Sequence[str] | None = None,
         model: str | Callable | None = None,
-        mechanism: str = "censor_ref",
+        mechanism: str = AUTO,
         eps: float | None = None,
+        bounds: Sequence[float] | Mapping | None = None,
         model_params: Mapping | None = None,
         mechanism_params: Mapping | None = None,
         unit: float | None = None,
@@ -272,6 +397,23 @@ class Synthesizer(SynthesizerIO):
         self.encoding = TargetEncoding.from_series(
             data[target], levels=target_levels, unit=None if unit is None else check_positive(unit, "unit")
         )
+        self._x = self.encoding.to_model(data[target])  # the target's values checked before any setting
+        bounds = check_bounds(bounds, self.encoding.kind)
+        #: What ``mechanism="auto"`` chose, with the reason (None: a mechanism was named).
+        self.choice: Choice | None = None
+        #: ``"auto"`` or the registry key named.
+        self.mechanism_requested = mechanism
+        if isinstance(mechanism, str) and mechanism == AUTO:
+            bounds = _given_bounds(bounds, mechanism_params, self.encoding.kind)
+            relation = check_neighbours(neighbours if neighbours is not None else ("replace" if covs else "remove"))
+            self.choice = auto_choice(self.encoding.kind, eps, n=len(data), has_covariates=bool(covs),
+                                      relation=relation, bounds=bounds)
+            mechanism = self.choice.mechanism
+            mechanism_params = _choice_params(self.choice, mechanism_params, bounds)
+            if calibrate is None and self.choice.calibrate is not None:
+                calibrate = dict(self.choice.calibrate)
+            if check_bool(progress, "progress"):
+                print(self.choice.reason, file=sys.stderr, flush=True)
         if model is None:
             model = self.encoding.default_model(bool(covs))
         if sampler is None:  # the release sampler, with fewer iterations on a large file
@@ -280,6 +422,12 @@ class Synthesizer(SynthesizerIO):
             sampler = {"draws": release_iterations(len(data)), "tune": release_iterations(len(data))}
         self._settings(target, covs, model, mechanism, eps, model_params, unit, offset, sampler, censor_warn_share,
                        allow_unconverged)
+        if self.choice is None:
+            self.mechanism_requested = self.spec.key
+            if bounds is not None:
+                mechanism_params = _bounds_params(self.spec, mechanism_params, bounds)
+        else:
+            self._check_chosen_params(mechanism_params)
         self.relation = check_neighbours(neighbours if neighbours is not None else ("replace" if covs else "remove"))
         self._check_kinds()
         self.n_release = None if n_release is None else positive_count(n_release, "n_release")
@@ -322,7 +470,6 @@ class Synthesizer(SynthesizerIO):
         self.dtypes = {c: str(data[c].dtype) for c in self.columns}
         self.public = data[covs].reset_index(drop=True).copy()
         self._design = self._covariate_design(design, standardize)
-        self._x = self.encoding.to_model(data[target])
         self._X = self._design.matrix(self.public)
         self._run_params = self._resolve_params(mechanism_params)
         self._warn_ignored_covariates()
@@ -336,6 +483,15 @@ class Synthesizer(SynthesizerIO):
         self.fit_log: list[str] = []
 
     # ------------------------------------------------------------------ settings and data
+    def _check_chosen_params(self, given: Mapping | None) -> None:
+        """With ``auto``, ``mechanism_params`` must be parameters of the mechanism chosen (said with the choice)."""
+        unknown = sorted(set(given or {}) - set(self.spec.params))
+        if unknown:
+            raise DataError(f"mechanism='auto' chose {self.spec.key} ({self.choice.reason}), which has no "
+                            f"parameter(s) {', '.join(map(repr, unknown))}; its parameters are: "
+                            f"{', '.join(self.spec.params) or 'none'}. Name the mechanism these parameters are for "
+                            f"(mechanism=...), or leave them out.")
+
     def _settings(self, target, covs, model, mechanism, eps, model_params, unit, offset, sampler, censor_warn_share,
                   allow_unconverged) -> None:
         from .mcmc_settings import SamplerConfig

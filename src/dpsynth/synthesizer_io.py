@@ -73,6 +73,8 @@ class SynthesizerIO:
                 "keep_draws": self.keep_draws, "releases": self.releases, "retries": self.retries,
                 "progress": self.progress, "part_of": self.part_of, "mode": self.mode, "subsample": self.subsample,
                 "calibrate": self.calibrate, "confidential_covariates": self.confidential_covariates,
+                "mechanism_requested": getattr(self, "mechanism_requested", self.mechanism),
+                "choice": None if getattr(self, "choice", None) is None else dataclasses.asdict(self.choice),
             },
             "run_params": {k: v for k, v in self._run_params.items() if _plain(v)},
             "dataset": self.dataset,
@@ -129,6 +131,7 @@ class SynthesizerIO:
     def _from_content(cls, content: dict, path, public: pd.DataFrame | None = None):
         """A synthesizer from saved contents (``public``: its covariate rows, when the contents do not hold them)."""
         from . import mechanisms
+        from .choice import Choice
         from .covariates import CovariateDesign
         from .models.user_function import import_function
         from .privacy import check_neighbours
@@ -168,6 +171,11 @@ class SynthesizerIO:
         rel = content.get("release")
         self._release_state = None if rel is None else self.spec.release_type.from_dict(rel)
         self.calibrate = st.get("calibrate")
+        # what mechanism="auto" chose (files written before it was recorded hold neither)
+        self.mechanism_requested = st.get("mechanism_requested", self.mechanism)
+        choice = st.get("choice")
+        self.choice = None if choice is None else Choice(str(choice["mechanism"]), dict(choice.get("params") or {}),
+                                                         choice.get("calibrate"), str(choice.get("reason", "")))
         self.confidential_covariates = list(st.get("confidential_covariates") or [])
         cal = content.get("calibration")
         if cal is not None:

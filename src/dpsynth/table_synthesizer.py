@@ -101,8 +101,10 @@ class TableSynthesizer(TableSynthesizerIO):
     eps_split : dict or sequence of float, optional
         Public proportions of that rest per column (normalised), instead of an equal split.
     models, mechanisms, model_params, mechanism_params, target_levels : optional
-        Per column: one value for every column, or a dict keyed by column. Defaults as for
-        :class:`dpsynth.Synthesizer` (the model from the column's type, ``censor_ref``).
+        Per column: one value for every column, or a dict keyed by column. Defaults: the model from
+        the column's type, as for :class:`dpsynth.Synthesizer`; the mechanism ``"auto"``, resolved
+        here by the whole-table rule (:func:`dpsynth.choice.table_column_choice`), so that each
+        column's :class:`dpsynth.Synthesizer` is given a named mechanism.
     neighbours : {"remove", "replace"}, optional
         Default: ``"replace"`` with covariates (their rows and n are public), ``"remove"`` without.
     n_release, size_eps, sampler, keep_draws, releases, retries, progress, standardize : optional

@@ -133,9 +133,10 @@ def tradeoff_caption(table: pd.DataFrame) -> str:
     stand_in = table["study"].str.contains("SDR stand-in", regex=False).any()
     return (
         "Privacy and utility of each synthesizer of the papers' studies and of the own-data chapter at every "
-        "$\\varepsilon$ they ran, from the shipped paper-scale results (the default Censor_ref is compared in the "
-        "head-to-head grid above and in its own study of the censoring chapter): median largest distance between the ECDFs of a synthetic and of the confidential "
-        "data set (lower is better) against the median $\\varepsilon$ of one release with one record removed "
+        "$\\varepsilon$ they ran, from the shipped paper-scale results (Censor_ref is compared in the head-to-head "
+        "grid above and in its own study of the censoring chapter): median largest distance between the ECDFs of a "
+        "synthetic and of the confidential data set "
+        "(lower is better) against the median $\\varepsilon$ of one release with one record removed "
         "(log scale), with quartile bars in both directions. Filled markers: strict DP; open markers: aDP, whose "
         "$\\varepsilon$ is the local figure of the data set, not a guarantee; crosses: no protection. Replicates "
         "per panel: " + "; ".join(parts) + "."
