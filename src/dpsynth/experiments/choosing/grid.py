@@ -178,6 +178,10 @@ def cell(df: pd.DataFrame, sit: GridSituation, key: str, eps: float, p: GridPara
         out["seconds"] = time.perf_counter() - start
         out["why"] = f"refused: {str(err).splitlines()[0][:200]}"
         return out
+    except Exception as err:  # noqa: BLE001 - a failure is recorded with its type, never dropped, never a crash
+        out["seconds"] = time.perf_counter() - start
+        out["why"] = f"failed: {type(err).__name__}: {(str(err).splitlines() or [''])[0][:200]}"
+        return out
     pr = s.privacy
     out.update(_measures(df, syn, sit))
     out["value"] = out[sit.measure]
