@@ -174,21 +174,21 @@ def cell(df: pd.DataFrame, sit: GridSituation, key: str, eps: float, p: GridPara
                             sampler=p.sampler, allow_unconverged=True, progress=False, mode="research", **kw)
             s.fit(seed=stream(seed, "fit"))
             syn = s.sample_unaccounted(seed=stream(seed, "synthetic"))
+            pr = s.privacy
+            out.update(_measures(df, syn, sit))
+            out["converged"] = bool(pr.converged)
+            out["censored_share"] = float(getattr(pr, "censored_typical", 0.0) or 0.0)
+            out["eps_published"] = float(pr.eps)
     except (DataError, RuntimeError) as err:  # a refusal is a result: the candidate is not usable here
         out["seconds"] = time.perf_counter() - start
-        out["why"] = f"refused: {str(err).splitlines()[0][:200]}"
+        out["why"] = f"refused: {(str(err).splitlines() or [''])[0][:200]}"
         return out
     except Exception as err:  # noqa: BLE001 - a failure is recorded with its type, never dropped, never a crash
         out["seconds"] = time.perf_counter() - start
         out["why"] = f"failed: {type(err).__name__}: {(str(err).splitlines() or [''])[0][:200]}"
         return out
-    pr = s.privacy
-    out.update(_measures(df, syn, sit))
     out["value"] = out[sit.measure]
     out["seconds"] = time.perf_counter() - start
-    out["converged"] = bool(pr.converged)
-    out["censored_share"] = float(getattr(pr, "censored_typical", 0.0) or 0.0)
-    out["eps_published"] = float(pr.eps)
     why = []
     if not out["converged"]:
         why.append("failed its convergence checks")
