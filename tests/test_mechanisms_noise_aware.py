@@ -399,7 +399,9 @@ def test_statement_total_is_eps_and_the_measurements_split_it(fitted):
     assert fitted._run_params["eps"] == pytest.approx(0.5)  # noqa: SLF001 - one record removed
     b1, b2 = na.noise_scales(0.5, 0.5, 2)
     assert p.extra["noise_scale_marginal"] == pytest.approx(b1) and p.extra["noise_scale_table"] == pytest.approx(b2)
-    assert p.extra["n_cells"] == 2 and p.extra["bins"] == 30 and p.model_free and p.draws_kept == 1
+    # bins from the public n (covariates carried) and the 1-way measurement's eps (na.auto_bins)
+    assert p.extra["n_cells"] == 2 and p.extra["bins"] == na.auto_bins(N, 0.25)  # the 1-way half of eps 0.5
+    assert p.model_free and p.draws_kept == 1
     assert "Noise-aware (strict DP): eps = 1 with one record replaced" in p.statement()
 
 
@@ -455,7 +457,7 @@ def test_research_mode_is_reproducible_by_seed(fitted):
 @pytest.mark.slow
 def test_synthetic_data_sets_reflect_the_posterior(fitted):
     rel = fitted._release_state  # noqa: SLF001
-    assert rel.n_draws == 200 and rel.probs.shape == (200, 2, 30)
+    assert rel.n_draws == 200 and rel.probs.shape == (200, 2, fitted.privacy.extra["bins"])
     assert rel.probs.std(axis=0).max() > 0.01  # the draws differ
     means = [np.log(fitted.sample_unaccounted(seed=k)["wage"]).mean() for k in range(12)]
     assert np.std(means) > 0.0

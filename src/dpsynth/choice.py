@@ -25,11 +25,18 @@ from importlib import resources
 
 from .validation import DataError
 
-__all__ = ["AUTO", "NARROW_COUNT", "SMALL_N", "Choice", "table_column_choice", "column_choice", "decision_table",
+__all__ = ["AUTO", "is_auto", "NARROW_COUNT", "SMALL_N", "Choice", "table_column_choice", "column_choice",
+           "decision_table",
            "situation_of", "SITUATIONS"]
 
 #: The value of ``mechanism`` (``mechanisms``) that asks for the choice.
 AUTO = "auto"
+
+
+def is_auto(mechanism) -> bool:
+    """Whether ``mechanism`` asks for the choice (:data:`AUTO`) rather than naming a mechanism."""
+    return isinstance(mechanism, str) and mechanism.strip().lower() == AUTO
+
 #: A count with at most this many integers within its public bounds is synthesized from its DP counts.
 NARROW_COUNT = 20
 #: The situations of the decision table, in its order.

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .choice import AUTO
+from .choice import AUTO, is_auto
 from .validation import DataError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -376,7 +376,7 @@ def _cmd_fit_table(a: argparse.Namespace) -> int:
                        f"through the Python API (TableSynthesizer(..., mechanism_params={{column: {{...}}}})).")
 
     # the mechanism's flags apply to every column's conditional (never silently dropped)
-    if a.mechanism == AUTO:
+    if is_auto(a.mechanism):
         given = _given_mechanism_flags(a)
         if given:
             raise CLIError(
@@ -432,7 +432,7 @@ def _cmd_fit_table(a: argparse.Namespace) -> int:
     used = ", ".join(f"{t}: {s.mechanisms[t]}" for t in targets)
     _progress(
         f"fitting {len(targets)} conditional model(s) in the order {' -> '.join(targets)} ({len(frame)} records, "
-        f"mechanism {a.mechanism}{f' ({used})' if a.mechanism == AUTO else ''}) ..."
+        f"mechanism {a.mechanism}{f' ({used})' if is_auto(a.mechanism) else ''}) ..."
     )
     t0 = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
@@ -479,7 +479,7 @@ def _cmd_fit(a: argparse.Namespace) -> int:
         out = check_output_path(a.out, force=a.force, suffixes=(".json",))
     except DataError as e:
         raise CLIError(f"--out: {e}") from None
-    auto = a.mechanism == AUTO
+    auto = is_auto(a.mechanism)
     spec = None if auto else catalog.get(a.mechanism)
     covs = list(a.covariates or [])
     arg_of = {a.target: "--target", **{c: "--covariates" for c in covs}}

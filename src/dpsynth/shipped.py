@@ -202,7 +202,7 @@ SHIPPED_STUDIES: dict[str, ShippedStudy] = {
                                    {"n_censored": 0.5, "max_ecdf": 0.5}, check_overrides={"units_eps": [10.0]}),
     # the check refits the fastest file (NMES, a count) at one eps; streams are addressed by (file, eps)
     "own_data-files": ShippedStudy("dpsynth.experiments.own_data.files:files_replicate",
-                                   {"censored_share": 0.5, "eps_remove": 0.01, "max_ecdf": 0.5, "pmse_ratio": 0.5},
+                                   {"censored_share": 0.5, "eps_stated": 0.01, "max_ecdf": 0.5, "pmse_ratio": 0.5},
                                    sd_vars=("censored_share", "max_ecdf", "pmse_ratio"),
                                    check_overrides={"files": ["nmes1988"], "files_eps": [5.0]},
                                    unseeded="Censor_ref's reference and the released size (OpenDP)"),

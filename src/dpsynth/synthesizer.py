@@ -44,7 +44,7 @@ import pandas as pd
 
 from . import mechanisms
 from .budget import Budget, subsample_rate
-from .choice import AUTO, Choice, column_choice
+from .choice import AUTO, Choice, column_choice, is_auto
 from .covariates import CovariateDesign
 from .mcmc_settings import RELEASE_MASS_MATRIX
 from .models import FAMILIES, ModelFamily, OffsetFamily, PyMCFunctionFamily, family_class
@@ -403,7 +403,7 @@ class Synthesizer(SynthesizerIO):
         self.choice: Choice | None = None
         #: ``"auto"`` or the registry key named.
         self.mechanism_requested = mechanism
-        if isinstance(mechanism, str) and mechanism == AUTO:
+        if is_auto(mechanism):
             bounds = _given_bounds(bounds, mechanism_params, self.encoding.kind)
             relation = check_neighbours(neighbours if neighbours is not None else ("replace" if covs else "remove"))
             self.choice = auto_choice(self.encoding.kind, eps, n=len(data), has_covariates=bool(covs),

@@ -36,7 +36,8 @@ from ...studies import data_fingerprint
 from ...validation import DataError
 from .grid_params import CANDIDATE_NAMES, GridParams
 
-__all__ = ["GridSituation", "SITUATIONS", "MEASURES", "APPLIES", "situation_frame", "cell", "grid_replicate"]
+__all__ = ["GridSituation", "SITUATIONS", "MEASURES", "APPLIES", "MECHANISM_KEY", "CALIBRATED",
+           "situation_frame", "cell", "grid_replicate"]
 
 #: Why a synthetic column is judged, per measure.
 MEASURES = {"marginal": "max ECDF distance of the column", "coef": "RMSE of the analyst's regression coefficients",
@@ -45,6 +46,10 @@ MEASURES = {"marginal": "max ECDF distance of the column", "coef": "RMSE of the 
 APPLIES = {"continuous": ("censor_ref", "censor_ref_calibrated", "censor_uw", "noise_aware", "ph", "opendp_quantiles"),
            "count": ("censor_ref", "censor_uw", "noise_aware", "ph", "opendp_quantiles"),
            "categorical": ("censor_ref", "censor_uw", "noise_aware")}
+#: Candidates that are a registry mechanism with a setting: their registry key.
+MECHANISM_KEY = {"censor_ref_calibrated": "censor_ref"}
+#: Candidates whose values are calibrated to the column's DP marginal on its public bounds (``calibrate=``).
+CALIBRATED = frozenset({"censor_ref_calibrated"})
 #: Candidates that read the column's public bounds.
 _BOUNDED = ("noise_aware", "ph", "opendp_quantiles")
 
@@ -163,14 +168,14 @@ def cell(df: pd.DataFrame, sit: GridSituation, key: str, eps: float, p: GridPara
     kw: dict = {}
     if key in _BOUNDED and sit.bounds is not None:
         kw["mechanism_params"] = {"lower": sit.bounds[0], "upper": sit.bounds[1]}
-    if key == "censor_ref_calibrated":
+    if key in CALIBRATED:
         kw["calibrate"] = {"lower": sit.bounds[0], "upper": sit.bounds[1]}
     start = time.perf_counter()
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # censoring and ignored covariates are recorded, not warned
             s = Synthesizer(df, sit.target, covariates=list(sit.covariates) or None,
-                            mechanism="censor_ref" if key == "censor_ref_calibrated" else key, eps=eps,
+                            mechanism=MECHANISM_KEY.get(key, key), eps=eps,
                             sampler=p.sampler, allow_unconverged=True, progress=False, mode="research", **kw)
             s.fit(seed=stream(seed, "fit"))
             syn = s.sample_unaccounted(seed=stream(seed, "synthetic"))

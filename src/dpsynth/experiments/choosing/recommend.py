@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from .grid import APPLIES, MEASURES, SITUATIONS
+from .grid import APPLIES, CALIBRATED, MEASURES, MECHANISM_KEY, SITUATIONS
 from .grid_params import CANDIDATE_NAMES, EPS_GRID
 
 __all__ = ["EPS_GRID", "DECISION_CANDIDATES", "NEEDS_BOUNDS", "cell_summary", "recommendation_table",
@@ -36,8 +36,7 @@ __all__ = ["EPS_GRID", "DECISION_CANDIDATES", "NEEDS_BOUNDS", "cell_summary", "r
 DECISION_CANDIDATES = ("censor_ref", "censor_ref_calibrated", "noise_aware", "ph", "opendp_quantiles")
 #: Candidates that need public bounds of a numeric column (a categorical column's noise-aware model needs none).
 NEEDS_BOUNDS = ("censor_ref_calibrated", "noise_aware", "ph", "opendp_quantiles")
-#: Registry key of each candidate (the calibrated variant is ``censor_ref`` with ``calibrate=``).
-_KEY = {"censor_ref_calibrated": "censor_ref"}
+_KEY = MECHANISM_KEY  # registry key of each candidate (the calibrated variant: censor_ref with calibrate=)
 #: Where the package's copy of the decision lives.
 DECISIONS_PATH = Path(__file__).resolve().parents[2] / "decisions.json"
 _BY_NAME = {v: k for k, v in CANDIDATE_NAMES.items()}
@@ -127,7 +126,7 @@ def recommendation_table(grid) -> pd.DataFrame:
                          "stability": f"{wins} of {R} runs",
                          "runner_up": runner["candidate"] if runner is not None else "",
                          "runner_value": float(runner["value"]) if runner is not None else float("nan"),
-                         "needs_bounds": bool(needs), "calibrate": key == "censor_ref_calibrated",
+                         "needs_bounds": bool(needs), "calibrate": key in CALIBRATED,
                          "reason": f"best {measure} on {SITUATIONS[sit].title}: {best['value']:.3g}{vs}; best in "
                                    f"{wins} of {R} runs"})
     return pd.DataFrame(rows)
