@@ -183,7 +183,7 @@ class TablePrivacy:
     ----------
     targets : tuple of str
         The confidential columns, in the order they are synthesized.
-    parts : tuple of SynthesizerPrivacy
+    parts : tuple of dpsynth.statement.SynthesizerPrivacy
         Each conditional's report (its budget: its reference and its draw).
     relation : str
         The neighbour relation of every eps.

@@ -399,9 +399,8 @@ class Synthesizer(SynthesizerIO):
         )
         self._x = self.encoding.to_model(data[target])  # the target's values checked before any setting
         bounds = check_bounds(bounds, self.encoding.kind)
-        #: What ``mechanism="auto"`` chose, with the reason (None: a mechanism was named).
+        # what mechanism="auto" chose, with the reason (None: a mechanism was named); "auto" or the key named
         self.choice: Choice | None = None
-        #: ``"auto"`` or the registry key named.
         self.mechanism_requested = mechanism
         if is_auto(mechanism):
             bounds = _given_bounds(bounds, mechanism_params, self.encoding.kind)
