@@ -422,8 +422,9 @@ class MechanismSpec:
                                key=self.key, release=release, shown=self.shown_name, diagnostics=tuple(diagnostics))
 
 
-#: A failed fit that censored more than this share of its records is not refitted: retries lengthen the chains,
-#: which cannot bring records back inside their windows.
+#: A failed fit that censored more than this share of its records at a typical draw is not refitted: retries
+#: lengthen the chains, which cannot bring records back inside their windows. (A record censored at *some* draw of
+#: a wide posterior is not evidence of that: a small file's fit can touch every record's window edge somewhere.)
 NO_RETRY_CENSORED = 0.9
 
 
@@ -555,11 +556,11 @@ class RunContext:
                                         seed=seed, reference=reference, init=init, reference_is_max=reference_is_max,
                                         data=data)
             last = attempt == self.retries
-            censored = fit.censored and fit.bounds.n_censored > NO_RETRY_CENSORED * fit.x.size
+            censored = fit.censored and fit.bounds.censored_draw_share > NO_RETRY_CENSORED
             if censored and not fit.diagnostics.ok and not last:  # longer chains do not bring records into windows
                 self.log.append(f"the {'/'.join(map(str, step))} fit failed its checks and censored "
-                                f"{fit.bounds.n_censored} of {fit.x.size} records: the windows, not the sampler, are "
-                                f"the problem, so it was not refitted")
+                                f"{fit.bounds.censored_draw_share:.0%} of its {fit.x.size} records at a typical draw: "
+                                f"the windows, not the sampler, are the problem, so it was not refitted")
                 last = True
             if fit.diagnostics.ok or last:
                 for w in caught:  # the warnings of the run that is kept
