@@ -541,9 +541,9 @@ CHECK_JS = r"""
                                 text: [Math.round(lo), Math.round(hi)], visible: [Math.round(vl), Math.round(vr)]});
     }
   }
-  // printed output (statements, CLI lines) must wrap: no line that needs scrolling sideways
+  // printed output (statements, CLI lines) must wrap, and code shown must fit: no line that needs scrolling sideways
   out.unwrapped = [];
-  for (const p of article.querySelectorAll(".cell_output pre, .output pre")) {
+  for (const p of article.querySelectorAll(".cell_output pre, .output pre, div.highlight pre")) {
     if (p.scrollWidth > p.clientWidth + 1) {
       out.unwrapped.push({text: p.innerText.split("\n").reduce((a, b) => b.length > a.length ? b : a, "").slice(0, 100),
                           scroll: p.scrollWidth, client: p.clientWidth});
@@ -739,6 +739,27 @@ def test_pages_show_no_raw_myst_and_no_empty_rows(page_layout):
     bad = {p: raw_myst_defects(v["visible"]) + v["empty"] for p, v in page_layout.items() if not p.endswith("api")}
     bad = {p: v for p, v in bad.items() if v}
     assert not bad, f"pages show raw MyST or empty rows: {bad}"
+
+
+@pytest.mark.slow
+def test_nothing_is_clipped_and_every_caption_is_readable(page_layout):
+    """Nothing reaches beyond the text column unless a scroll box holds it, nothing is clipped, every caption is
+    inside the visible part of its box, and printed output (statements, CLI lines) wraps."""
+    keys = ("overflow", "clipped", "hidden_captions", "unwrapped")
+    bad = {p: {k: v[k] for k in keys if v[k]} for p, v in page_layout.items()}
+    bad = {p: v for p, v in bad.items() if v}
+    assert not bad, f"clipped, overflowing or unwrapped content at 1280 px: {bad}"
+
+
+@pytest.mark.slow
+def test_captions_and_headers_show_no_internal_names(page_layout):
+    """Captions and table headers name things as a reader does: no Python literals, no parameter names."""
+    from dpsynth.page_check import caption_defects
+
+    bad = {p: [d for c in v["captions"] + v["headers"] for d in caption_defects(c)]
+           for p, v in page_layout.items() if not p.endswith("api")}
+    bad = {p: v for p, v in bad.items() if v}
+    assert not bad, f"captions or headers show internal names: {bad}"
 
 
 def test_page_form_check_catches_each_defect(server, chromium, built_book, tmp_path):

@@ -84,14 +84,34 @@ def test_provenance_table_says_where_each_result_comes_from():
     computed = xr.Dataset({"d": ("replicate", [1.0])}, attrs={"elapsed_seconds": 12.0, "from_cache": 0})
     cached = xr.Dataset({"d": ("replicate", [1.0])}, attrs={"elapsed_seconds": 5.0, "from_cache": 1})
     t = book.provenance_table({"a": shipped_ds, "b": computed, "c": cached})
-    assert t.loc["a", "source"] == "shipped: results/a.nc" and t.loc["a", "wall time"] == "10.0 min"
-    assert t.loc["a", "replicates"] == 3 and t.loc["a", "workers"] == "2"
-    assert t.loc["b", "source"] == "computed in this build" and t.loc["b", "wall time"] == "12 s"
-    assert t.loc["c", "source"].startswith("result cache")
+    assert list(t.index) == ["`a`", "`b`", "`c`"]  # study names are shown as code: names a reader types
+    assert t.loc["`a`", "source"] == "shipped: results/a.nc" and t.loc["`a`", "wall time"] == "10.0 min"
+    assert t.loc["`a`", "replicates"] == 3 and t.loc["`a`", "workers"] == "2"
+    assert t.loc["`b`", "source"] == "computed in this build" and t.loc["`b`", "wall time"] == "12 s"
+    assert t.loc["`c`", "source"].startswith("result cache")
     assert "shipped files" in book.provenance_markdown({"a": shipped_ds})
     assert "10.0 min" in book.provenance_markdown({"a": shipped_ds})
     assert "2 cores" in book.provenance_markdown({"a": shipped_ds}) and "machine" not in t.columns
     assert "computed for this build" in book.provenance_markdown({"a": shipped_ds, "b": computed})
+
+
+def test_code_spans_hold_any_name():
+    import pandas as pd
+
+    assert book.code_span("own_data-units") == "`own_data-units`"
+    assert book.code_span("a`b") == "``a`b``" and book.code_span("`x") == "`` `x ``"
+    flat = book.code_index(pd.DataFrame({"v": [1]}, index=pd.Index(["house_prices"], name="table")))
+    assert list(flat.index) == ["`house_prices`"] and flat.index.name == "table"
+    multi = book.code_index(pd.DataFrame({"v": [1, 2]}, index=pd.MultiIndex.from_tuples(
+        [("islr_wage", 1.0), ("islr_wage", 2.0)], names=["table", "ε"])))
+    assert list(multi.index) == [("`islr_wage`", 1.0), ("`islr_wage`", 2.0)]
+    markdown = book.table_markdown(flat, "tbl-x", "A caption.")
+    assert "| `house_prices` | 1 |" in markdown
+
+
+def test_machine_text_writes_the_architecture_as_prose_does():
+    assert book.machine_text("Linux x86_64, 2 cores, Python 3.11.7") == "Linux x86-64, 2 cores, Python 3.11.7"
+    assert book.machine_text("Darwin arm64, 8 cores") == "Darwin arm64, 8 cores"
 
 
 def test_large_values_in_a_general_format_keep_their_digits():

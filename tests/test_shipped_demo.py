@@ -61,3 +61,16 @@ def test_the_own_data_demonstrations_are_shipped_for_the_paper_scale():
     assert codes == [0, 0, 2, 0], codes
     assert "refused" in cli.output["steps"][2]["shown"]
     assert "/tmp" not in demo.cli_markdown(cli)
+
+
+def test_the_own_data_demonstrations_fit_the_text_column():
+    """What the page shows of the demonstrations (code, printed lines, commands) is at most WIDTH characters a
+    line, the width the book's text column holds in its code font, so no line is cut or wrapped mid-word."""
+    from dpsynth.experiments.own_data import Params, demo
+
+    p = Params.preset("paper")
+    shown = [demo.api_code(), demo.api_text(demo.api_demo(p, mode="use")),
+             demo.cli_markdown(demo.cli_demo(p, mode="use"))]
+    long = [line for text in shown for line in text.splitlines() if len(line) > demo.WIDTH]
+    assert not long, long
+    assert demo.wrap_output("x " * 100, width=20).count("\n") >= 9

@@ -43,12 +43,13 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from .result_files import machine_description
+from .result_files import machine_description, machine_text
 
 __all__ = ["COLUMN_PX", "MIN_TEXT_PX", "LAB_ENV", "show_figure", "show_table", "figure_markdown", "table_markdown",
            "lab_mode", "lab_number", "lab_ref", "lab_figure_markdown", "lab_table_markdown", "chapter_number",
            "GluedText",
            "glue_values", "glue_numbers", "glued", "smallest_text_px", "environment", "provenance_table",
+           "code_span", "code_index", "machine_text",
            "provenance_markdown"]
 
 #: Width of the book's text column in a 1280-pixel window (sphinx-book-theme, sidebar open).
@@ -76,6 +77,27 @@ def _fence(char: str, content: str) -> str:
     """A fence of ``char`` longer than any run of it in ``content`` (at least three), so nothing inside closes it."""
     runs = re.findall(re.escape(char) + "+", content)
     return char * max(3, 1 + max((len(r) for r in runs), default=0))
+
+
+def code_span(text) -> str:
+    """``text`` as a Markdown code span: a name the reader types (a study, a chapter's notebook, a data loader).
+
+    A table shows such names as code, not as prose with underscores.
+    """
+    text = str(text)
+    ticks = "`" * (1 + max((len(r) for r in re.findall("`+", text)), default=0))
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{ticks}{pad}{text}{pad}{ticks}"
+
+
+def code_index(df: pd.DataFrame, level: int = 0) -> pd.DataFrame:
+    """``df`` with the values of index level ``level`` shown as code spans (:func:`code_span`)."""
+    out = df.copy()
+    if isinstance(out.index, pd.MultiIndex):
+        out.index = out.index.set_levels(out.index.levels[level].map(code_span), level=level)
+    else:
+        out.index = out.index.map(code_span)
+    return out
 
 
 def figure_markdown(label: str, caption: str) -> str:
@@ -484,13 +506,14 @@ def provenance_table(studies) -> pd.DataFrame:
             "load average at end": str(a.get("load_average_at_end", "-")),
             "dpsynth": f"{a.get('dpsynth_version', '')}" + (f" ({commit[:10]})" if commit else ""),
         }
-    return pd.DataFrame.from_dict(rows, orient="index").rename_axis("study")
+    return code_index(pd.DataFrame.from_dict(rows, orient="index").rename_axis("study"))
 
 
 def provenance_markdown(studies) -> str:
     """One sentence on where a page's results come from and their total computing time."""
     total = sum(float(ds.attrs.get("elapsed_seconds", float("nan"))) for ds in studies.values())
-    machines = "; ".join(sorted({str(ds.attrs.get("machine", machine_description())) for ds in studies.values()}))
+    machines = "; ".join(sorted({machine_text(ds.attrs.get("machine", machine_description()))
+                                 for ds in studies.values()}))
     shipped = [n for n, ds in studies.items() if ds.attrs.get("from_shipped")]
     if shipped and len(shipped) == len(studies):
         return (f"Every result on this page was read from the shipped files (nothing was recomputed to build it). "

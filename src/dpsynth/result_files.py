@@ -19,6 +19,7 @@ import datetime as _dt
 import json
 import os
 import platform
+import re
 import subprocess
 from collections.abc import Mapping
 from pathlib import Path
@@ -31,7 +32,7 @@ from .paths import atomic_write, project_root
 from .validation import DataError
 
 __all__ = ["MODES", "ENV", "ShippedResultsError", "results_mode", "results_dir", "shipped_path", "provenance",
-           "write", "machine_description", "load"]
+           "write", "machine_description", "machine_text", "load"]
 
 #: Modes of :func:`dpsynth.studies.run_study`'s ``results`` argument.
 MODES = ("off", "use", "write")
@@ -77,6 +78,12 @@ def _git_commit() -> str:
 def machine_description() -> str:
     """``"<system> <machine>, <cores> cores, Python <version>"`` of this process."""
     return f"{platform.system()} {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
+
+
+def machine_text(description: str) -> str:
+    """A machine's description (:func:`machine_description`) as prose writes it: an architecture such as ``x86_64``
+    as x86-64."""
+    return re.sub(r"(?<=[0-9A-Za-z])_(?=[0-9A-Za-z])", "-", str(description))
 
 
 def provenance(params: Mapping, *, replicates: int, seed: int, elapsed_seconds: float, workers) -> dict:

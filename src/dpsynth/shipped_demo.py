@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .paths import atomic_write
-from .result_files import ShippedResultsError, provenance, results_dir, results_mode
+from .result_files import ShippedResultsError, machine_text, provenance, results_dir, results_mode
 
 __all__ = ["Demo", "run_or_load", "demo_path"]
 
@@ -52,8 +52,8 @@ class Demo:
         """``"when this page was built"`` or ``"when the shipped results were computed (<date>, ...)"``."""
         if self.live:
             return "when this page was built"
-        return (f"when the shipped results were computed ({self.created[:10]}, {self.machine}; `make results` "
-                f"runs them again, and `make book SCALE=quick` runs them live)")
+        return (f"when the shipped results were computed ({self.created[:10]}, {machine_text(self.machine)}; "
+                f"`make results` runs them again, and `make book SCALE=quick` runs them live)")
 
 
 def demo_path(name: str, folder: str | Path | None = None) -> Path:

@@ -39,8 +39,8 @@ API_EPS = 5.0
 #: The total eps of the command-line fit, and the budget its releases are held to (room for one release).
 CLI_EPS = 2.0
 CLI_BUDGET = 3.0
-#: Characters per line of what the page prints.
-WIDTH = 96
+#: Characters per line of what the page prints: what the book's text column holds in its code font at 1280 px.
+WIDTH = 72
 
 
 @contextlib.contextmanager
@@ -75,16 +75,19 @@ def _params(p: OwnDataParams, **extra) -> dict:
 
 
 def api_code(eps: float = API_EPS) -> str:
-    """The Python demonstration as the page shows it and as it runs (``wages``: the records, in dollars)."""
-    covs = ", ".join(f'"{c}"' for c in COVARIATES)
+    """The Python demonstration as the page shows it and as it runs (``wages``: the records, in dollars); no line
+    is longer than :data:`WIDTH`."""
+    covs = textwrap.fill(", ".join(f'"{c}"' for c in COVARIATES), WIDTH - 1, initial_indent=" " * 14,
+                         subsequent_indent=" " * 14).lstrip()
     return (f"from dpsynth import Synthesizer\n\n"
             f"covariates = [{covs}]\n"
-            f'synth = Synthesizer(wages, "wage", covariates=covariates, model="lognormal_regression",\n'
+            f'synth = Synthesizer(wages, "wage", covariates=covariates,\n'
+            f'                    model="lognormal_regression",\n'
             f'                    mechanism="censor_ref", eps={eps:g})\n'
             f"synth.fit(seed=1)\n"
-            f"synthetic = synth.sample(seed=2)              # one release, booked in the data set's ledger\n"
-            f'print(synthetic.attrs["privacy_statement"])   # the public statement\n'
-            f"print(synth.privacy.diagnostics())            # for the data holder only\n")
+            f"synthetic = synth.sample(seed=2)  # one release, booked in the ledger\n"
+            f'print(synthetic.attrs["privacy_statement"])  # the public statement\n'
+            f"print(synth.privacy.diagnostics())  # for the data holder only\n")
 
 
 def wrap_output(text: str, width: int = WIDTH) -> str:

@@ -97,9 +97,9 @@ def decomposition_table(results) -> pd.DataFrame:
             sub = ds.sel(n_obs=nn, synthesizer=f"B{t}")
             rows.append({
                 "range": t, "n": int(nn),
-                "Δ_B": float(sub["delta"].median()),
-                "Δ_B'": float(ds["delta"].sel(n_obs=nn, synthesizer=f"B'{t}").median()),
-                "Δ_LW": float(ds["delta"].sel(n_obs=nn, synthesizer="LW").median()),
+                "$\\Delta_B$": float(sub["delta"].median()),
+                "$\\Delta_{B'}$": float(ds["delta"].sel(n_obs=nn, synthesizer=f"B'{t}").median()),
+                "$\\Delta_{LW}$": float(ds["delta"].sel(n_obs=nn, synthesizer="LW").median()),
                 "max −log P": float(sub["max_neg_log_prob"].median()),
                 "attained at weight 0": f"{int((sub['weight_at_max'] == 0).sum())}/{R}",
                 "unweighted max|f − log P|": float(ds["delta_trunc_unweighted"].sel(n_obs=nn, range=t).median()),
@@ -185,20 +185,20 @@ def verdict_numbers_table(verdicts) -> pd.DataFrame:
     if "lw_below_unweighted" in n:
         c = n["lw_below_unweighted"]
         fig["lw_below_unweighted"] = [("replicate-and-n cases", f"{c['cases']}"),
-                                      ("Δ_LW < Δ_Unweighted", f"{c['lower']}")]
+                                      ("$\\Delta_{LW} < \\Delta_{Unweighted}$", f"{c['lower']}")]
     for key in ("averaged_within_lw", "literal_b_within_lw", "whole_term_within_lw"):
         if key in n:
             fig[key] = [("replicate-and-n cases, all ranges", f"{n[key]['cases']}"),
-                        ("Δ ≤ Δ_LW", f"{n[key]['within']}")]
+                        ("$\\Delta \\le \\Delta_{LW}$", f"{n[key]['within']}")]
     if "literal_b_exceeds_by_range_term" in n:
         c = n["literal_b_exceeds_by_range_term"]
         fig["literal_b_exceeds_by_range_term"] = [
-            ("replicate-and-n cases, all ranges", f"{c['cases']}"), ("Δ_B > Δ_LW", f"{c['exceed']}"),
-            ("of them, −log P ≥ Δ_LW", f"{c['exceed_by_range_term']}")]
+            ("replicate-and-n cases, all ranges", f"{c['cases']}"), ("$\\Delta_B > \\Delta_{LW}$", f"{c['exceed']}"),
+            ("of them, $-\\log P \\ge \\Delta_{LW}$", f"{c['exceed_by_range_term']}")]
     if "literal_b_attained_by_zero_weight" in n:
         c = n["literal_b_attained_by_zero_weight"]
         fig["literal_b_attained_by_zero_weight"] = [
-            ("Δ_B > Δ_LW", f"{c['exceed']}"), ("of them, at weight 0", f"{c['exceed_at_zero_weight']}"),
+            ("$\\Delta_B > \\Delta_{LW}$", f"{c['exceed']}"), ("of them, at weight 0", f"{c['exceed_at_zero_weight']}"),
             ("all cases at weight 0", f"{c['attained_at_zero_weight']} of {c['cases']}")]
     if "mean_lambda_narrow" in n.get("narrower_range_buys_more", {}):
         c = n["narrower_range_buys_more"]

@@ -216,7 +216,7 @@ def contraction_table(res) -> pd.DataFrame:
                         "max − min": d.max() - d.min(),
                         "IQR": q75 - q25,
                         # Poisson and NB terms are <= 0: a window of width Delta
-                        "max ε_x (remove)": eps_from_delta(d.max(), "remove", one_signed=True),
+                        "max $\\varepsilon_x$ (remove)": eps_from_delta(d.max(), "remove", one_signed=True),
                     }
                 )
     return pd.DataFrame(rows).set_index(["data", "synthesizer", "n"])

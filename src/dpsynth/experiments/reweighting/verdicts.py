@@ -490,7 +490,8 @@ def verdicts(res) -> list[Verdict]:
             "Lipschitz weights lower the local bound below the unweighted posterior's.",
             bool(all(b < a for a, b in lw_main.values()) and lw_contr),
             "; ".join(
-                f"{DM_LABEL[dm]}: Δ {a:.3g} ({lab('Unweighted')}) → {b:.3g} ({lab('LW')}, ε_x = {b:.3g} with "
+                f"{DM_LABEL[dm]}: Δ {a:.3g} ({lab('Unweighted')}) → {b:.3g} ({lab('LW')}, "
+                f"$\\varepsilon_x$ = {b:.3g} with "
                 f"{neighbours_phrase('remove')})"
                 for dm, (a, b) in lw_main.items()
             )
