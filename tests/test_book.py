@@ -690,12 +690,9 @@ RAW_TEXT = {
 
 def raw_text_defects(text: str) -> list[str]:
     """The kinds of :data:`RAW_TEXT` that ``text`` shows, each with the first match in its context."""
-    found = []
-    for kind, pattern in RAW_TEXT.items():
-        m = re.search(pattern, text)
-        if m:
-            found.append(f"{kind}: ...{text[max(0, m.start() - 40):m.end() + 20]!r}...")
-    return found
+    from dpsynth.page_check import pattern_defects
+
+    return pattern_defects(text, RAW_TEXT, after=20)
 
 
 def test_raw_text_check_catches_each_defect():
@@ -762,32 +759,46 @@ def test_captions_and_headers_show_no_internal_names(page_layout):
     assert not bad, f"captions or headers show internal names: {bad}"
 
 
-def test_page_form_check_catches_each_defect(server, chromium, built_book, tmp_path):
-    """Guard: raw MyST in the text, an empty row, a caption with a literal and an unwrapped output line are
-    reported by the browser check."""
+def _check_probe(server, chromium, built_book, tmp_path, body: str) -> dict:
+    """What the page check (:data:`CHECK_JS`) finds on a page whose 600-px article holds ``body``."""
     import html as htmlmod
     import json
 
     _, html_dir, _ = built_book
     (html_dir / "_dpsynth_check.js").write_text(CHECK_JS, encoding="utf-8")
-    long_line = "x" * 400
-    (html_dir / "_form.html").write_text(
+    (html_dir / "_probe.html").write_text(
         "<!doctype html><html><body><main><article class='bd-article' style='width:600px'>"
-        "<p>```{table} Every measure :name: tbl-x</p>"
-        "<table id='t1'><caption>Fits converged: Unweighted True</caption><thead><tr><th>a</th></tr></thead>"
-        "<tbody><tr><td>1</td></tr><tr><td></td></tr></tbody></table>"
-        f"<div class='cell_output'><pre style='white-space: pre; overflow-x: auto'>{long_line}</pre></div>"
-        "</article></main><script src='_dpsynth_check.js'></script></body></html>", encoding="utf-8")
+        f"{body}</article></main><script src='_dpsynth_check.js'></script></body></html>", encoding="utf-8")
     proc = subprocess.run([chromium, *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'p'}", "--dump-dom",
-                           f"{server}/_form.html"], capture_output=True, text=True, timeout=120, check=False)
-    (html_dir / "_form.html").unlink()
+                           f"{server}/_probe.html"], capture_output=True, text=True, timeout=120, check=False)
+    (html_dir / "_probe.html").unlink()
     m = re.search(r'<pre id="dpsynth-check"[^>]*>(.*?)</pre>', proc.stdout, flags=re.S)
     assert m, proc.stderr[-2000:]
-    found = json.loads(htmlmod.unescape(m.group(1)))
+    return json.loads(htmlmod.unescape(m.group(1)))
+
+
+def test_page_form_check_catches_each_defect(server, chromium, built_book, tmp_path):
+    """Guard: raw MyST in the text, an empty row, a caption with a literal, an identifier in a header, an unwrapped
+    output line, a code line past the column and a caption out of its scroll box's view are reported by the browser
+    check."""
+
+    long_line = "x" * 400
+    wide = "".join(f"<td>column-{i}-with-long-content</td>" for i in range(40))
+    found = _check_probe(server, chromium, built_book, tmp_path, (
+        "<p>```{table} Every measure :name: tbl-x</p>"
+        "<table id='t1'><caption>Fits converged: Unweighted True</caption><thead><tr><th>a</th></tr></thead>"
+        "<tbody><tr><td>house_prices</td></tr><tr><td></td></tr></tbody></table>"
+        f"<div class='cell_output'><pre style='white-space: pre; overflow-x: auto'>{long_line}</pre></div>"
+        f"<div class='highlight'><pre style='white-space: pre; overflow-x: auto'>code = {long_line}</pre></div>"
+        "<div style='overflow-x: auto'><table><caption>A caption as wide as its table, most of it out of view "
+        f"until the reader scrolls: {'words ' * 60}</caption><tr>{wide}</tr></table></div>"))
     from dpsynth.page_check import caption_defects, raw_myst_defects
 
-    assert raw_myst_defects(found["visible"]) and found["empty"] and found["unwrapped"]
+    assert raw_myst_defects(found["visible"]) and found["empty"]
+    assert len(found["unwrapped"]) == 2  # the printed line and the code line
+    assert found["hidden_captions"] and "as wide as its table" in found["hidden_captions"][0]["caption"]
     assert any(caption_defects(c) for c in found["captions"])
+    assert any("house_prices" in d for c in found["headers"] for d in caption_defects(c))
 
 
 def test_hiding_parameter_cells_tags_both_cells():
@@ -811,22 +822,10 @@ def test_hiding_parameter_cells_tags_both_cells():
 
 def test_layout_check_catches_an_overflowing_table(server, chromium, built_book, tmp_path):
     """Guard: a page with a table wider than the column must be reported."""
-    import json
 
-    _, html_dir, _ = built_book
-    (html_dir / "_dpsynth_check.js").write_text(CHECK_JS, encoding="utf-8")
     cells = "".join(f"<td>column-{i}-with-long-content</td>" for i in range(40))
-    (html_dir / "_wide.html").write_text(
-        "<!doctype html><html><body><main><article class='bd-article' style='width:600px'>"
-        f"<table><tr>{cells}</tr></table></article></main>"
-        "<script src='_dpsynth_check.js'></script></body></html>", encoding="utf-8")
-    proc = subprocess.run([chromium, *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'p'}", "--dump-dom",
-                           f"{server}/_wide.html"], capture_output=True, text=True, timeout=120, check=False)
-    (html_dir / "_wide.html").unlink()
-    import html as htmlmod
-
-    m = re.search(r'<pre id="dpsynth-check"[^>]*>(.*?)</pre>', proc.stdout, flags=re.S)
-    assert m and json.loads(htmlmod.unescape(m.group(1)))["tables"], "an overflowing table was not reported"
+    found = _check_probe(server, chromium, built_book, tmp_path, f"<table><tr>{cells}</tr></table>")
+    assert found["tables"], "an overflowing table was not reported"
 
 
 # --------------------------------------------------------------------------

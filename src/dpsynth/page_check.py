@@ -42,6 +42,7 @@ from typing import Any
 
 __all__ = ["SMALL_INTEGER", "Quoted", "numbers_in", "verdict_evidence", "table_texts", "table_numbers",
            "declared_numbers", "page_declared", "unheld_numbers", "read_notebook", "RAW_MYST", "raw_myst_defects",
+           "pattern_defects",
            "caption_defects", "PLUMBING_MODULES", "STUDY_API", "HIDDEN_TAGS", "plumbing_names", "plumbing_reasons",
            "plumbing_cells"]
 
@@ -278,11 +279,17 @@ def raw_myst_defects(text: str) -> list[str]:
     maths taken out: MyST in it was printed instead of being parsed (e.g. a table directive whose
     fence Markdown could not read).
     """
+    return pattern_defects(text, RAW_MYST)
+
+
+def pattern_defects(text: str, patterns: dict[str, str], after: int = 40) -> list[str]:
+    """Each kind of ``patterns`` (kind -> regular expression) found in ``text``, with its first match in context
+    (40 characters before it, ``after`` after it)."""
     found = []
-    for kind, pattern in RAW_MYST.items():
+    for kind, pattern in patterns.items():
         m = re.search(pattern, text)
         if m:
-            found.append(f"{kind}: ...{text[max(0, m.start() - 40):m.end() + 40]!r}...")
+            found.append(f"{kind}: ...{text[max(0, m.start() - 40):m.end() + after]!r}...")
     return found
 
 
