@@ -102,7 +102,8 @@ def figures_table(figures: list[dict]) -> list[str]:
         names: list[str] = []
         groups: dict[str, dict[str, str]] = {}
         for f in figures:
-            label = f["name"] + (f" ({f['unit']})" if f.get("unit") else "")
+            unit = f" ({f['unit']})" if f.get("unit") else ""
+            label = f["name"] if f["name"].endswith(unit) else f["name"] + unit  # "fit (s)" is not "fit (s) (s)"
             if label not in names:
                 names.append(label)
             groups.setdefault(f.get("group", ""), {})[label] = _fmt_value(f["value"])

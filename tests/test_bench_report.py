@@ -133,3 +133,9 @@ def test_failed_benchmark_writes_no_record(tmp_path):
     with pytest.raises(RuntimeError), _record.Record("bench_fail.py", "Fails", out_dir=tmp_path, settle_seconds=0):
         raise RuntimeError("boom")
     assert not (tmp_path / "bench_fail.json").exists()
+
+
+def test_a_grouped_figure_names_its_unit_once():
+    lines = report.figures_table([{"name": "fit (s)", "value": 1.5, "unit": "s", "group": "a"},
+                                  {"name": "memory", "value": 2.0, "unit": "GiB", "group": "a"}])
+    assert lines[0] == "| | fit (s) | memory (GiB) |"
