@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -130,3 +131,30 @@ def test_the_shipped_route_record_covers_every_section_of_the_tutorial():
     assert times["seconds"].sum() > 0
     env, _ = teaching.env_build_times()
     assert set(env.index) == {"venv", "lab-env"} and (env["seconds"] > 0).all()
+
+
+#: Terms of the tutorial a reader who knows regression has not met: each is defined (set in bold) where it first
+#: appears in the page's text.
+TUTORIAL_TERMS = ("synthesizer", "neighbours", "odds bound", "record term", "clamp", "censors", "Lipschitz",
+                  "by-record bound", "local", "aDP", "LW", "Censor_uw", "Censor_w", "Censor_w-pub", "R-hat", "ESS",
+                  "divergence", "violin", "ledger", "Censor_ref")
+
+
+def test_the_tutorial_defines_each_term_where_it_first_appears():
+    """Every term of :data:`TUTORIAL_TERMS` first appears in the tutorial's prose inside its bold definition."""
+    import re
+
+    import nbformat
+
+    nb = nbformat.read(Path(__file__).resolve().parents[1] / "notebooks" / "tutorial.ipynb", as_version=4)
+    text = "\n".join(line for c in nb.cells if c.cell_type == "markdown" for line in c.source.splitlines()
+                     if not line.startswith(("#", ":::", "```", "(")))  # prose: no headings, fences or labels
+    undefined = []
+    for term in TUTORIAL_TERMS:
+        first = re.search(rf"(?<![\w-]){re.escape(term)}(?![\w-])", text)
+        assert first, f"{term!r} is not in the tutorial"
+        before, after = text[:first.start()], text[first.end():]
+        in_bold = before.count("**") % 2 == 1 and "**" in after
+        if not in_bold:
+            undefined.append(f"{term}: ...{text[max(0, first.start() - 60):first.end() + 30]!r}")
+    assert not undefined, undefined
