@@ -529,9 +529,16 @@ CHECK_JS = r"""
   out.hidden_captions = [];
   for (const c of article.querySelectorAll("caption, figcaption")) {
     const box = insideScroller(c) || scroller(c);
-    const range = document.createRange();
-    range.selectNodeContents(c);
-    const rects = [...range.getClientRects()].filter(q => q.width > 0);
+    // the caption's words and maths, not its permalink (a "#" shown on hover, which may sit past the last word)
+    const rects = [];
+    const walker = document.createTreeWalker(c, NodeFilter.SHOW_TEXT);
+    for (let t = walker.nextNode(); t; t = walker.nextNode()) {
+      if (t.parentElement.closest(".headerlink, mjx-container")) continue;
+      const range = document.createRange();
+      range.selectNodeContents(t);
+      rects.push(...[...range.getClientRects()].filter(q => q.width > 0));
+    }
+    for (const m of c.querySelectorAll("mjx-container")) rects.push(m.getBoundingClientRect());
     if (!rects.length) continue;
     const lo = Math.min(...rects.map(q => q.left)), hi = Math.max(...rects.map(q => q.right));
     const b = box ? box.getBoundingClientRect() : {left: left, right: right};
