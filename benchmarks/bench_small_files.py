@@ -78,6 +78,7 @@ def release_one(name: str, df, n: int, eps: float, seed: int) -> dict:
     sub = df.sample(n=n, random_state=np.random.default_rng(seed).integers(2**31)).reset_index(drop=True)
     out = {"file": name, "n": n, "eps": eps, "seed": seed, "usable": False, "error": None}
     t0 = time.perf_counter()
+    before = os.environ.get("DPSYNTH_HOME")
     with warnings.catch_warnings(record=True) as caught, tempfile.TemporaryDirectory() as home:
         warnings.simplefilter("always")
         os.environ["DPSYNTH_HOME"] = home
@@ -95,8 +96,11 @@ def release_one(name: str, df, n: int, eps: float, seed: int) -> dict:
             out["ks"] = round(ks_distance(sub[f.target].to_numpy(float), released[f.target].to_numpy(float)), 4)
         except Exception as e:  # noqa: BLE001 - recorded: a refusal or an error is an unusable release
             out["error"] = f"{type(e).__name__}: {str(e)[:300]}"
-        finally:
-            os.environ.pop("DPSYNTH_HOME", None)
+        finally:  # the caller's home back
+            if before is None:
+                os.environ.pop("DPSYNTH_HOME", None)
+            else:
+                os.environ["DPSYNTH_HOME"] = before
     out["seconds"] = round(time.perf_counter() - t0, 2)
     out["warnings"] = sorted({str(w.message)[:120] for w in caught if not issubclass(w.category, FutureWarning)})
     return out

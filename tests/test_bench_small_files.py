@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
 from pathlib import Path
 
@@ -58,3 +59,4 @@ def test_one_default_release_of_a_small_subsample(tmp_path, monkeypatch):
     r = bench.release_one("medpar", df, 100, 1.0, 1)
     assert r["usable"], r
     assert r["eps_published"] == 1.0 and 0.0 <= r["ks"] <= 1.0
+    assert os.environ["DPSYNTH_HOME"] == str(tmp_path)  # the caller's home is given back
