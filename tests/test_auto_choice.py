@@ -88,6 +88,7 @@ def test_auto_is_the_decision_table_at_every_situation_and_eps(situation, eps, k
     cell = row[max([e for e in row if e <= eps], default=min(row))]
     if not with_bounds and cell["needs_bounds"] and cell["mechanism"] is not None:
         assert s.mechanism == "censor_ref" and s.calibrate is None and "bounds" in s.choice.reason
+        assert "--lower and --upper" in s.choice.reason  # the knob that gets the table's pick, in both interfaces
 
 
 def test_between_tabulated_eps_the_cell_at_or_below_is_read():

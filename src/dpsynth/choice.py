@@ -175,7 +175,8 @@ def column_choice(kind: str, eps: float, n: float | None, *, has_covariates: boo
                       f"(Censor_ref) instead")
     if cell["needs_bounds"] and b is None:
         return Choice("censor_ref", {}, None, f"{head} ({cell['reason']}), which needs public bounds of the column; "
-                      f"none were given, so the unit-free censored model (Censor_ref) instead")
+                      f"none were given, so the unit-free censored model (Censor_ref) instead (public bounds: "
+                      f"bounds=(lower, upper) in Python, --lower and --upper on the command line)")
     reason = f"{head} ({cell['reason']})"
     if cell.get("calibrate"):
         return Choice("censor_ref", {}, dict(b), reason)
