@@ -249,3 +249,10 @@ def test_auto_chooses_by_kind_and_public_bounds_and_cells_follow_the_earlier_rel
     out = t.sample_unaccounted(seed=2)
     assert out["income"].between(0.1, 80.0).all() and out["visits"].between(0, 15).all()
     assert t.privacy.eps == pytest.approx(6.0)
+
+
+def test_undeclared_levels_are_asked_for_in_the_tables_own_argument():
+    """A text column's levels are asked for as the table declares them: a dict keyed by the column."""
+    df = pd.DataFrame({"sex": ["F", "M"] * 20, "wage": np.linspace(1.0, 40.0, 40)})
+    with pytest.raises(DataError, match=r"levels are not declared.*target_levels=\{'sex': \[\.\.\.\]\}"):
+        _TableSynthesizer(df, ["sex", "wage"], eps=1.0, progress=False)

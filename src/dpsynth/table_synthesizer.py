@@ -180,7 +180,8 @@ class TableSynthesizer(TableSynthesizerIO):
                                 f"(public bounds, chosen without looking at the data).")
         self.calibrate = _per_column(calibrate, targets, "calibrate")
         self.bounds = _per_column(bounds, targets, "bounds")
-        self.encodings = {t: TargetEncoding.from_series(data[t], levels=self.target_levels[t]) for t in targets}
+        self.encodings = {t: TargetEncoding.from_series(data[t], levels=self.target_levels[t],
+                                                        declare=f"target_levels={{{t!r}: [...]}}") for t in targets}
         #: Why each column got its mechanism, where ``auto`` chose it (:func:`dpsynth.choice.table_column_choice`).
         self.choices = self._choose()
         self._check_mechanisms()

@@ -70,10 +70,15 @@ class TargetEncoding:
     unit: float | None = None
 
     @classmethod
-    def from_series(cls, s: pd.Series, *, levels: Sequence | None = None, unit: float | None = None
-                    ) -> TargetEncoding:
-        """The encoding of column ``s``, from its type (and the declared ``levels`` of a categorical one)."""
+    def from_series(cls, s: pd.Series, *, levels: Sequence | None = None, unit: float | None = None,
+                    declare: str | None = None) -> TargetEncoding:
+        """The encoding of column ``s``, from its type (and the declared ``levels`` of a categorical one).
+
+        ``declare`` is how the caller's user declares the levels, for the error that asks for them
+        (default ``target_levels=[...]``, a single target's argument).
+        """
         name = str(s.name)
+        declare = declare or "target_levels=[...]"
         if pd.api.types.is_datetime64_any_dtype(s) or pd.api.types.is_timedelta64_dtype(s) or \
                 pd.api.types.is_complex_dtype(s):
             raise DataError(f"target column {name!r} has dtype {s.dtype}, which no shipped model synthesizes; convert "
@@ -92,12 +97,12 @@ class TargetEncoding:
                 raise DataError(
                     f"target column {name!r} must be numeric; it holds numbers written as text (e.g. {example!r}, "
                     f"dtype {s.dtype}): remove thousands separators and convert it with pd.to_numeric (on the command "
-                    f"line --thousands ','), or, if it is categorical, declare its levels with target_levels=[...].")
+                    f"line --thousands ','), or, if it is categorical, declare its levels with {declare}.")
             if declared is None:
                 raise DataError(
                     f"target column {name!r} is categorical (dtype {s.dtype}) but its levels are not declared: the "
                     f"levels that occur in the confidential data are themselves a figure of it. Declare the public "
-                    f"levels with target_levels=[...] (on the command line --target-levels), or give the column a "
+                    f"levels with {declare} (on the command line --target-levels), or give the column a "
                     f"pandas Categorical dtype with its categories.")
             if len(declared) < 2 or len(set(map(str, declared))) != len(declared):
                 raise DataError(f"the levels of target column {name!r} must be at least two distinct values; got "
