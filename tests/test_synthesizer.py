@@ -728,3 +728,13 @@ def test_eps_pays_for_the_releases_asked_for_before_the_fit():
                      mechanism_params={"lower": 0.0, "upper": 5000.0}).fit(seed=1)
     assert ph.privacy.budget.releases == 1 and ph.privacy.budget.draw == pytest.approx(3.8)
     assert "cost nothing more" in ph.privacy.statement()
+
+
+def test_a_value_outside_the_models_support_is_named_by_its_column():
+    """A zero in a column the default models as positive: the error names the column, its model and both fixes."""
+    df = pd.DataFrame({"w": np.r_[0.0, np.linspace(1.0, 50.0, 99)], "a": np.arange(100.0)})
+    s = Synthesizer(df, "w", covariates=["a"], eps=1.0, mechanism="censor_ref", progress=False)
+    with pytest.raises(DataError, match=r"target column 'w' \(model lognormal_regression\): it has 1 values below "
+                                        r".*Transform or remove those records\. Or choose a model") as err:
+        s.fit(seed=1)
+    assert "\n" not in str(err.value)

@@ -709,7 +709,15 @@ class Synthesizer(SynthesizerIO):
 
             fam = self.family()
             x0 = self._x if self._x is not None else np.full(self._X.shape[0], fam.placeholder)
-            self._cm = compiled_model(fam, x0, self._model_covariates(self._X))
+            try:
+                self._cm = compiled_model(fam, x0, self._model_covariates(self._X))
+            except DataError as e:  # the family's support, said of the user's column and with the user's knobs
+                if not str(e).startswith("`x` "):
+                    raise
+                label = self.model if isinstance(self.model, str) else "your model function"
+                raise DataError(f"target column {self.target!r} (model {label}): it{str(e)[3:]} Or choose a model "
+                                f"for its values: `model` (a table's `models`, keyed by column; "
+                                f"dpsynth.models.FAMILIES lists them).") from None
         return self._cm
 
     # ------------------------------------------------------------------ fit
