@@ -109,7 +109,9 @@ def table_column_choice(kind: str, bounds=None) -> Choice:
     what = "continuous" if kind == "continuous" else f"a count over more than {NARROW_COUNT} values"
     if b is None:
         return Choice("censor_ref", {}, None, f"{what}: the unit-free censored regression on every earlier column "
-                      "(no public bounds were given, so its marginal is the model's)")
+                      "(no public bounds were given, so its marginal is the model's, and on a small file one posterior "
+                      "draw can put it far off: give bounds={column: (lower, upper)}, chosen without looking at the "
+                      "data, to map it onto a DP marginal)")
     return Choice("censor_ref", {}, dict(b), f"{what}: the unit-free censored regression on every earlier column, "
                   "its values mapped by rank onto the column's DP marginal on the public bounds")
 
