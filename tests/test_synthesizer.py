@@ -734,7 +734,7 @@ def test_a_value_outside_the_models_support_is_named_by_its_column():
     """A zero in a column the default models as positive: the error names the column, its model and both fixes."""
     df = pd.DataFrame({"w": np.r_[0.0, np.linspace(1.0, 50.0, 99)], "a": np.arange(100.0)})
     s = Synthesizer(df, "w", covariates=["a"], eps=1.0, mechanism="censor_ref", progress=False)
-    with pytest.raises(DataError, match=r"target column 'w' \(model lognormal_regression\): it has 1 values below "
+    with pytest.raises(DataError, match=r"target column 'w' \(model lognormal_regression\): `x` has 1 values below "
                                         r".*Transform or remove those records\. Or choose a model") as err:
         s.fit(seed=1)
     assert "\n" not in str(err.value)

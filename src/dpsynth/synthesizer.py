@@ -711,13 +711,11 @@ class Synthesizer(SynthesizerIO):
             x0 = self._x if self._x is not None else np.full(self._X.shape[0], fam.placeholder)
             try:
                 self._cm = compiled_model(fam, x0, self._model_covariates(self._X))
-            except DataError as e:  # the family's support, said of the user's column and with the user's knobs
-                if not str(e).startswith("`x` "):
-                    raise
+            except DataError as e:  # the family's check of the values, said of the user's column with its knobs
                 label = self.model if isinstance(self.model, str) else "your model function"
-                raise DataError(f"target column {self.target!r} (model {label}): it{str(e)[3:]} Or choose a model "
-                                f"for its values: `model` (a table's `models`, keyed by column; "
-                                f"dpsynth.models.FAMILIES lists them).") from None
+                raise DataError(f"target column {self.target!r} (model {label}): {e} Or choose a model for its "
+                                f"values: `model` (a table's `models`, keyed by column; dpsynth.models.FAMILIES "
+                                f"lists them).") from None
         return self._cm
 
     # ------------------------------------------------------------------ fit
