@@ -6,7 +6,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpsynth.experiments.choosing.grid import APPLIES, SITUATIONS, _measures, cell, grid_replicate, situation_frame
+from dpsynth.experiments.choosing.grid import (
+    APPLIES,
+    SITUATIONS,
+    _measures,
+    _non_finite,
+    cell,
+    grid_replicate,
+    situation_frame,
+)
 from dpsynth.experiments.choosing.grid_params import CANDIDATE_KEYS, CANDIDATE_NAMES, EPS_GRID, GridParams
 from dpsynth.validation import DataError
 
@@ -52,6 +60,21 @@ def test_a_candidate_that_does_not_apply_is_recorded_with_the_reason():
     out = cell(situation_frame("category", p), SITUATIONS["category"], "ph", 1.0, p, np.random.SeedSequence(1))
     assert not out["usable"] and out["why"] == "not applicable to a categorical column"
     assert "ph" not in APPLIES["categorical"] and "censor_ref_calibrated" not in APPLIES["count"]
+
+
+def test_opendp_q_releases_a_count_on_its_public_bounds_from_zero():
+    # a count's public lower bound is 0: the default spacing is linear, not a refusal of log-spacing
+    p = GridParams.smoke()
+    out = cell(situation_frame("count", p), SITUATIONS["count"], "opendp_quantiles", 1.0, p,
+               np.random.SeedSequence(2))
+    assert SITUATIONS["count"].bounds[0] == 0
+    assert out["usable"] and out["why"] == "" and 0 <= out["value"] <= 1, out["why"]
+
+
+def test_non_finite_synthetic_values_are_counted_not_measured():
+    assert _non_finite(pd.Series([1.0, np.inf, -np.inf, np.nan, 2.0])) == 3
+    assert _non_finite(pd.Series([1, 2, 3])) == 0
+    assert _non_finite(pd.Series(pd.Categorical(["a", "b"]))) == 0
 
 
 @pytest.mark.slow

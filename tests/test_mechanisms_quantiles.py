@@ -320,8 +320,8 @@ def test_sample_with_tied_quantiles_puts_mass_at_the_tie():
         (dict(lower=10.0, upper=10.0), "upper > lower"),
         (dict(lower=12.0, upper=10.0), "upper > lower"),
         (dict(lower=float("-inf")), "finite"),
-        (dict(lower=0.0, x=[1.0]), "`lower` must be > 0 for scale='log'"),
-        (dict(lower=-1.0, x=[1.0]), "`lower` must be > 0 for scale='log'"),
+        (dict(lower=0.0, x=[1.0], scale="log"), "`lower` must be > 0 for scale='log'"),
+        (dict(lower=-1.0, x=[1.0], scale="log"), "`lower` must be > 0 for scale='log'"),
         (dict(lower="1"), "`lower` must be a number"),
         (dict(probs=(0.5, 0.2)), "strictly increasing"),
         (dict(probs=(0.2, 0.2)), "strictly increasing"),
@@ -343,7 +343,7 @@ def test_sample_with_tied_quantiles_puts_mass_at_the_tie():
         (dict(x=["2", "3"]), "numeric"),
         (dict(n_candidates=1), "`n_candidates` must be an integer in"),
         (dict(n_candidates=10.0), "`n_candidates` must be an integer in"),
-        (dict(scale="sqrt"), "`scale` must be 'log' or 'linear'"),
+        (dict(scale="sqrt"), "`scale` must be 'log', 'linear' or 'auto'"),
     ],
 )
 def test_bad_inputs_name_the_argument(kwargs, match):
@@ -351,6 +351,17 @@ def test_bad_inputs_name_the_argument(kwargs, match):
     x, eps = args.pop("x"), args.pop("eps")
     with pytest.raises(DataError, match=match):
         dp_quantiles(x, eps, **args)
+
+
+def test_the_default_spacing_reads_the_public_lower_bound_only():
+    from dpsynth.mechanisms.quantiles import resolve_scale
+
+    assert resolve_scale("auto", 1.0) == "log" and resolve_scale("auto", 0.0) == "linear"
+    assert resolve_scale("auto", -3.0) == "linear" and resolve_scale("log", 0.0) == "log"
+    # a count's public bounds [0, 49]: evenly spaced candidates, where "log" is refused
+    r = dp_quantiles([0.0, 3.0, 7.0, 49.0], 1.0, lower=0.0, upper=49.0, probs=(0.5,), n_candidates=50)
+    assert r.scale == "linear" and 0.0 <= r.values[0] <= 49.0
+    assert dp_quantiles([2.0, 3.0], 1.0, lower=1.0, upper=10.0, probs=(0.5,), n_candidates=10).scale == "log"
 
 
 def test_values_at_the_bounds_are_accepted_not_clipped():

@@ -304,7 +304,7 @@ PAPER_SCALE_GOAL_MIN = 30.0
 WHY_SLOW = {
     "own_data": "every mechanism on all 28,155 CPS records: three MCMC fits for Censor_w, a DP reference and "
                 "retries for Censor_ref, at several values of ε, plus three more real files and three units",
-    "whole_table": "three real tables at six values of ε, two runs: ours fits each table twice (one table, and m "
+    "whole_table": "three real tables at six values of ε, in every run: ours fits each table twice (one table, and m "
                    "tables for the intervals), the censored chain once, beside MST and AIM in their own environment",
     "censoring": "100 replicates of eight synthesizers at five values of ε, as the censoring paper ran them",
     "reweighting": "100 data sets per sample size for the contraction study, as the re-weighting paper ran them",

@@ -10,7 +10,8 @@ Privacy accounting, all of it done by OpenDP:
 
 * The candidates are ``n_candidates`` points between the public bounds ``lower`` and ``upper``,
   log-spaced (``scale="log"``) or evenly spaced (``scale="linear"``); they are chosen without
-  looking at the data.
+  looking at the data. The default ``scale="auto"`` reads the public bounds only: log-spaced when
+  ``lower > 0``, evenly spaced otherwise (a count, whose public lower bound is 0).
 * The ``k`` quantile measurements are composed with OpenDP's composition combinator
   (``opendp.combinators.make_composition``, sequential composition: the privacy losses add up).
   ``eps`` is split equally: each quantile's noise scale is ``t`` times the scale at which its own
@@ -60,6 +61,8 @@ __all__ = [
     "candidate_grid",
     "DEFAULT_PROBS",
     "SCALES",
+    "AUTO_SCALE",
+    "resolve_scale",
     "MAX_CANDIDATES",
     "MIN_EPS",
     "PROB_DENOMINATOR",
@@ -73,6 +76,8 @@ __all__ = [
 DEFAULT_PROBS: tuple[float, ...] = (0.01, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99)
 #: Spacings of the candidate grid (and of the inverse-CDF interpolation).
 SCALES = ("log", "linear")
+#: The default spacing: ``"log"`` when the public lower bound is > 0, ``"linear"`` otherwise (:func:`resolve_scale`).
+AUTO_SCALE = "auto"
 #: Largest candidate grid accepted.
 MAX_CANDIDATES = 100_000
 #: Smallest privacy budget accepted (below it the noise scale is astronomically large).
@@ -292,9 +297,21 @@ def _check_bounds(lower: Any, upper: Any, scale: str) -> tuple[float, float]:
 
 
 def _check_scale(scale: Any) -> str:
-    if not isinstance(scale, str) or scale not in SCALES:
-        raise DataError(f"`scale` must be 'log' or 'linear'; got {scale!r}.")
+    if not isinstance(scale, str) or scale not in (*SCALES, AUTO_SCALE):
+        raise DataError(f"`scale` must be 'log', 'linear' or 'auto' (log when the public lower bound is > 0, "
+                        f"linear otherwise); got {scale!r}.")
     return scale
+
+
+def resolve_scale(scale: Any, lower: Any) -> str:
+    """The spacing ``scale`` names: ``"auto"`` is ``"log"`` when the public ``lower`` bound is > 0, else ``"linear"``.
+
+    It reads the public bound only, never the data.
+    """
+    sc = _check_scale(scale)
+    if sc != AUTO_SCALE:
+        return sc
+    return "log" if _is_number(lower) and float(lower) > 0 else "linear"
 
 
 def _check_n_candidates(n_candidates: Any) -> int:
@@ -345,7 +362,7 @@ def candidate_grid(lower: float, upper: float, n_candidates: int, scale: str = "
     numpy.ndarray
         Strictly increasing candidates.
     """
-    sc = _check_scale(scale)
+    sc = resolve_scale(scale, lower)
     lo, hi = _check_bounds(lower, upper, sc)
     m = _check_n_candidates(n_candidates)
     grid = np.geomspace(lo, hi, m) if sc == "log" else np.linspace(lo, hi, m)
@@ -401,7 +418,7 @@ def dp_quantiles(
     upper: float,
     probs: Sequence[float] = DEFAULT_PROBS,
     n_candidates: int = 1000,
-    scale: str = "log",
+    scale: str = AUTO_SCALE,
     cells: Any = None,
     labels: Any = None,
 ) -> QuantileRelease:
@@ -424,8 +441,9 @@ def dp_quantiles(
         Quantile levels, strictly increasing in (0, 1), multiples of 0.0001 (see module docs).
     n_candidates : int
         Size of the public candidate grid each quantile is chosen from.
-    scale : {"log", "linear"}
-        Spacing of the candidates and of the sampler's interpolation.
+    scale : {"auto", "log", "linear"}
+        Spacing of the candidates and of the sampler's interpolation; ``"auto"`` (default) is ``"log"``
+        when ``lower > 0`` and ``"linear"`` otherwise (:func:`resolve_scale`).
     cells : array_like, optional
         Public cell labels, one per record (from public covariates only, e.g. part-time x region).
         The quantiles are then released separately in each cell with the full ``eps`` each
@@ -450,7 +468,7 @@ def dp_quantiles(
             f"`eps` must be >= MIN_EPS={MIN_EPS:g}; got {eps!r}, whose noise scale is astronomically large. Use a "
             f"larger eps."
         )
-    sc = _check_scale(scale)
+    sc = resolve_scale(scale, lower)
     lo, hi = _check_bounds(lower, upper, sc)
     m = _check_n_candidates(n_candidates)
     p = _check_probs(probs)
@@ -579,7 +597,8 @@ def _categorical(public) -> tuple:
 def _declared(params: dict, one_signed: bool, extra: dict | None = None) -> tuple[float, float]:
     """OpenDP's privacy map of the composed quantile measurement, from the public settings alone."""
     meas, _ = _calibrated(_check_probs(params["probs"]), float(params["lower"]), float(params["upper"]),
-                          int(params["n_candidates"]), params["scale"], float(params["eps"]))
+                          int(params["n_candidates"]), resolve_scale(params["scale"], params["lower"]),
+                          float(params["eps"]))
     e1 = float(meas.map(1))
     return e1, max(float(meas.map(2)), 2.0 * e1)  # with cells, a replaced record may move cell
 
@@ -617,8 +636,8 @@ MECHANISM = MechanismSpec(
                        cli="floats"),
         "n_candidates": Param(1000, lambda v, nm: _check_n_candidates(v), "size of the public candidate grid",
                               cli="int"),
-        "scale": Param("log", lambda v, nm: _check_scale(v), "spacing of the candidates: 'log' or 'linear'",
-                       cli="str"),
+        "scale": Param(AUTO_SCALE, lambda v, nm: _check_scale(v), "spacing of the candidates: 'log', 'linear' or "
+                       "'auto' (log when the public lower bound is > 0, linear otherwise)", cli="str"),
         "cells": Param(None, optional(check_names), "public covariates whose levels define the cells (quantiles "
                        "per cell, parallel composition; default: every categorical covariate)", cli="strs"),
         "confidential_cells": Param(None, optional(check_names), "covariates whose values are confidential (a "

@@ -155,6 +155,13 @@ def _measures(original: pd.DataFrame, synthetic: pd.DataFrame, sit: GridSituatio
     return out
 
 
+def _non_finite(values: pd.Series) -> int:
+    """How many of a numeric synthetic column's values are not finite (0 for a categorical one)."""
+    if isinstance(values.dtype, pd.CategoricalDtype) or not pd.api.types.is_numeric_dtype(values):
+        return 0
+    return int((~np.isfinite(values.to_numpy(dtype=float))).sum())
+
+
 def cell(df: pd.DataFrame, sit: GridSituation, key: str, eps: float, p: GridParams, seed) -> dict:
     """One candidate's release in one situation at one total eps: its measures, usability and the reason."""
     from ...synthesizer import Synthesizer
@@ -180,7 +187,9 @@ def cell(df: pd.DataFrame, sit: GridSituation, key: str, eps: float, p: GridPara
             s.fit(seed=stream(seed, "fit"))
             syn = s.sample_unaccounted(seed=stream(seed, "synthetic"))
             pr = s.privacy
-            out.update(_measures(df, syn, sit))
+            overflowed = _non_finite(syn[sit.target])
+            if not overflowed:
+                out.update(_measures(df, syn, sit))
             out["converged"] = bool(pr.converged)
             out["censored_share"] = float(getattr(pr, "censored_typical", 0.0) or 0.0)
             out["eps_published"] = float(pr.eps)
@@ -199,7 +208,10 @@ def cell(df: pd.DataFrame, sit: GridSituation, key: str, eps: float, p: GridPara
         why.append("failed its convergence checks")
     if out["censored_share"] > 0.5:
         why.append(f"censored {out['censored_share']:.0%} of the records")
-    if not np.isfinite(out["value"]):
+    if overflowed:  # the release protocol refuses such a file (dpsynth.release_protocol)
+        why.append(f"{overflowed} synthetic values were not finite (a draw far in the tails overflowed), so its "
+                   f"release would be refused")
+    elif not np.isfinite(out["value"]):
         why.append("its synthetic data gave no value of the measure")
     out["usable"] = not why
     out["why"] = "; ".join(why)
