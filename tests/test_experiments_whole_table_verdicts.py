@@ -69,3 +69,22 @@ def test_cell_values_and_text_numbers():
     assert n["chain_gain"] == pytest.approx(BASE["marginal_numeric"][OURS] / BASE["marginal_numeric"][CHAIN])
     only = text_numbers(fake_results(methods=(OURS, CHAIN)))
     assert set(only["top"]) == set(n["top"]) and only["top"]["mst"]["coef"] != only["top"]["mst"]["coef"]  # NaN
+
+
+def test_pmse_misses_counts_the_missed_cells_and_what_their_marginals_did():
+    from dpsynth.experiments.whole_table.verdicts import pmse_misses
+
+    none = pmse_misses(fake_results())
+    assert none["judged"] == 6 and none["missed"] == 0 and none["worst_table"] == ""
+    # ours 5x the better peer everywhere: every judged cell missed; numeric marginals better, categories worse
+    m = pmse_misses(fake_results(base=_with("pmse_ratio", **{OURS: 12.5})))
+    assert m["judged"] == 6 and m["missed"] == 6
+    assert m["numeric_worse"] == 0 and m["categorical_worse"] == 6
+    assert m["ours_numeric"] < m["peer_numeric"] and m["ours_categorical"] > m["peer_categorical"]
+    assert m["worst_ratio"] == pytest.approx(12.5 / 2.5) and m["worst_table"] in ("house_prices", "nmes1988")
+    # only ε = 1 is judged against 1.5 times the peer: ours at 1.4 times misses the ε = 3, 5 cells only
+    m = pmse_misses(fake_results(base=_with("pmse_ratio", **{OURS: 3.5})))
+    assert m["missed"] == 4 and m["worst_eps"] in (3.0, 5.0)
+    assert pmse_misses(fake_results(methods=(OURS, CHAIN)))["judged"] == 0
+    got = text_numbers(fake_results())["miss"]
+    assert got["judged"] == 6 and got["missed"] == 0 and set(got) == set(none)

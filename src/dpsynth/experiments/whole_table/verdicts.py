@@ -14,7 +14,7 @@ from ...verdicts import Verdict
 from .params import METHOD_NAMES
 from .tables import CHAIN, OURS, PEERS, TARGETS, mean_frame, study_of, targets_table
 
-__all__ = ["OURS", "CHAIN", "PEERS", "cell_values", "text_numbers", "verdicts"]
+__all__ = ["OURS", "CHAIN", "PEERS", "cell_values", "pmse_misses", "text_numbers", "verdicts"]
 
 
 def cell_values(results, var: str) -> pd.DataFrame:
@@ -32,6 +32,48 @@ def _met(cells: str) -> tuple[int, int]:
     return int(a), int(b)
 
 
+def pmse_misses(results) -> dict:
+    """Where ours missed a main-effects pMSE target (:data:`.tables.TARGETS` ``pmse_mid``, ``pmse_low``), what its
+    marginals did in those cells.
+
+    Returns ``judged`` and ``missed`` (table x eps cells), and over the missed cells: ``numeric_worse`` and
+    ``categorical_worse`` (cells where ours' numeric or categorical marginal distance exceeded the better peer's),
+    the means ``ours_numeric``, ``peer_numeric``, ``ours_categorical``, ``peer_categorical`` (NaN without a
+    missed cell), and ``worst_ratio`` with its ``worst_table`` and ``worst_eps`` (ours' pMSE ratio over the better
+    peer's in the worst missed cell). Zeros when the peers or the epsilons were not run.
+    """
+    nan = float("nan")
+    out = {"judged": 0, "missed": 0, "numeric_worse": 0, "categorical_worse": 0, "ours_numeric": nan,
+           "peer_numeric": nan, "ours_categorical": nan, "peer_categorical": nan, "worst_ratio": nan,
+           "worst_table": "", "worst_eps": nan}
+    f = mean_frame(results)
+    if OURS not in set(f["method"]) or not set(PEERS) <= set(f["method"]):
+        return out
+    piv = {v: cell_values(results, v) for v in ("pmse_ratio", "marginal_numeric", "marginal_categorical")}
+    missed = []
+    for key in ("pmse_mid", "pmse_low"):
+        _var, _what, _crit, factor, epss = TARGETS[key]
+        for (table, e), row in piv["pmse_ratio"].iterrows():
+            if float(e) not in epss:
+                continue
+            out["judged"] += 1
+            peer = float(row[list(PEERS)].min())
+            if not float(row[OURS]) <= factor * peer:
+                missed.append((table, float(e), float(row[OURS]) / peer))
+    out["missed"] = len(missed)
+    if not missed:
+        return out
+    idx = [(t, e) for t, e, _ in missed]
+    for kind in ("numeric", "categorical"):
+        tab = piv[f"marginal_{kind}"].loc[idx]
+        ours, peer = tab[OURS].to_numpy(dtype=float), tab[list(PEERS)].min(axis=1).to_numpy(dtype=float)
+        out[f"{kind}_worse"] = int(np.sum(ours > peer))
+        out[f"ours_{kind}"], out[f"peer_{kind}"] = _nanmean(ours), _nanmean(peer)
+    table, e, ratio = max(missed, key=lambda m: m[2])
+    out.update(worst_ratio=ratio, worst_table=str(table), worst_eps=e)
+    return out
+
+
 def text_numbers(results) -> dict:
     """Every number the chapter's Markdown quotes, under keys present at every scale.
 
@@ -41,7 +83,7 @@ def text_numbers(results) -> dict:
     at the largest eps of
     ``marginal_numeric``, ``marginal_categorical``, ``pmse`` (ratio), ``pmse_int``, ``coef`` (RMSE),
     ``coverage`` and ``seconds`` (NaN for a method not run); ``chain_gain``: ours' numeric marginal
-    over the censored chain's, mean over every cell (NaN without the chain).
+    over the censored chain's, mean over every cell (NaN without the chain); ``miss``: :func:`pmse_misses`.
     """
     ds = study_of(results)
     f = mean_frame(results)
@@ -63,6 +105,7 @@ def text_numbers(results) -> dict:
     out["model_runs"] = int(model.size)
     tab = cell_values(results, "marginal_numeric")
     out["chain_gain"] = float((tab[OURS] / tab[CHAIN]).mean()) if {OURS, CHAIN} <= set(tab.columns) else float("nan")
+    out["miss"] = pmse_misses(results)
     return out
 
 
