@@ -169,3 +169,12 @@ def test_every_spec_shows_the_name_the_registry_shows():
     for s in catalog.specs():
         if not s.pattern:  # a pattern's results are named by their parameters, e.g. "A[0.4,1.8]"
             assert s.shown_name == registry.display_name(s.key), s.key
+
+
+def test_the_names_of_a_guarantee_come_from_the_registry_in_its_order():
+    dp = registry.with_guarantee("DP")
+    assert "Censor_ref" in dp and "Noise-aware" in dp and "LW" not in dp and "Unweighted" not in dp
+    assert dp == [n for n in registry.names() if registry.guarantee(n) == "DP"]
+    assert registry.listed("DP").endswith(f" and {dp[-1]}") and registry.listed("none") == "Unweighted"
+    with pytest.raises(DataError, match="`guarantee`"):
+        registry.with_guarantee("strict")

@@ -41,7 +41,7 @@ from .palette import PALETTE
 from .validation import DataError
 
 __all__ = ["ReferenceEntry", "DATA", "entries", "spec", "key_of", "guarantee", "label", "color", "order", "names",
-           "display_name", "aliases", "NAME_COORDS", "with_display_names", "PALETTE"]
+           "display_name", "aliases", "NAME_COORDS", "with_display_names", "PALETTE", "with_guarantee", "listed"]
 
 #: Coordinates of a result data set whose values are synthesizer names (:func:`with_display_names`).
 NAME_COORDS = ("synthesizer", "ds_synthesizer", "mechanism")
@@ -167,6 +167,20 @@ def with_display_names(ds):
         kind = object if ds[c].dtype == object else None
         changes[c] = (ds[c].dims, np.array(shown, dtype=kind).reshape(ds[c].shape))
     return ds.assign_coords(changes) if changes else ds
+
+
+def with_guarantee(guarantee: str) -> list[str]:
+    """Display names of the entries (:func:`names`) whose guarantee is ``guarantee`` (``"none"``, ``"aDP"`` or
+    ``"DP"``), in the registry's order."""
+    if guarantee not in ("none", "aDP", "DP"):
+        raise DataError(f"`guarantee` must be 'none', 'aDP' or 'DP'; got {guarantee!r}.")
+    return [n for n in names() if spec(n).guarantee == guarantee]
+
+
+def listed(guarantee: str) -> str:
+    """:func:`with_guarantee` as prose: ``"A, B and C"``."""
+    got = with_guarantee(guarantee)
+    return got[0] if len(got) == 1 else ", ".join(got[:-1]) + " and " + got[-1]
 
 
 def label(name: str) -> str:
