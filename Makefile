@@ -9,7 +9,7 @@
 #   make lab-env | lab-lock   only create .venv-lab | re-resolve lab/requirements-lab.lock
 #   make book                 the book from the shipped paper-scale results (results/*.nc; no MCMC)
 #   make book SCALE=quick     recompute every study at quick scale (minutes), then build the book
-#   make results              recompute the paper scale and rewrite results/*.nc (about 65 min on 2 idle cores: the Reproducing page)
+#   make results              recompute the paper scale and rewrite results/*.nc (hours on 2 cores: the Reproducing page gives the measured time)
 #   make test                 lint (ruff) and the whole test suite (pytest)
 #   make test PYTHON=python3.13   the same on another supported Python, in its own .venv-3.13
 #   make test-lowest          the tests with every dependency at the lowest version pyproject.toml allows

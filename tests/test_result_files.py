@@ -47,3 +47,25 @@ def test_write_then_load_checks_params_replicates_and_seed(tmp_path):
         result_files.load("bad", params, replicates=2, seed=7, path=tmp_path / "bad.nc")
     with pytest.raises(result_files.ShippedResultsError, match="no shipped result gone.nc"):
         result_files.load("gone", params, replicates=2, seed=7, path=tmp_path / "gone.nc")
+
+
+def test_a_study_extended_by_later_replicates_states_both_parts(tmp_path):
+    from dpsynth import book
+
+    params = {"n": 10, "draws": 5, "chains": 2}
+    first = xr.Dataset({"delta": (("replicate", "eps"), [[1.0, 2.0], [3.0, 4.0]])},
+                       coords={"replicate": [0, 1], "eps": [1.0, 5.0]})
+    first.attrs.update(result_files.provenance(params, replicates=2, seed=7, elapsed_seconds=600.0, workers=2),
+                       git_commit="1e85318abb9382e653efa68397d6ee395d220bd0", created="2026-11-26T19:05:50+00:00")
+    later = [xr.Dataset({"delta": ("eps", [5.0, 6.0])}, coords={"eps": [1.0, 5.0]}) for _ in range(3)]
+    ds, attrs = result_files.merge_parts(first, later, params=params, seed=7, later_elapsed=900.0, workers=2,
+                                         note="Between them only the retry rule changed.")
+    assert list(ds["replicate"].values) == [0, 1, 2, 3, 4] and float(ds["delta"].sel(replicate=4, eps=5.0)) == 6.0
+    assert attrs["replicates"] == 5 and attrs["elapsed_seconds"] == 1500.0
+    parts = json.loads(attrs["parts"])
+    assert [p["runs"] for p in parts] == ["1–2", "3–5"] and parts[0]["git_commit"].startswith("1e85318")
+    path = result_files.write(ds, tmp_path / "s.nc", attrs)
+    got = result_files.load("s", params, replicates=5, seed=7, path=path)
+    said = book.provenance_markdown({"s": got})
+    assert "computed in 2 parts: runs 1–2 at commit `1e85318abb` on 2026-11-26 (10.0 min" in said
+    assert "runs 3–5" in said and said.endswith("Between them only the retry rule changed.")

@@ -509,6 +509,18 @@ def provenance_table(studies) -> pd.DataFrame:
     return code_index(pd.DataFrame.from_dict(rows, orient="index").rename_axis("study"))
 
 
+def _parts_sentence(name: str, attrs) -> str:
+    """How a shipped study computed in parts (:func:`dpsynth.result_files.merge_parts`) was made, as a sentence."""
+    import json
+
+    parts = json.loads(attrs["parts"])
+    said = "; ".join(f"runs {p['runs']} at commit `{str(p['git_commit'])[:10]}` on {str(p['created'])[:10]} "
+                     f"({_minutes(float(p['elapsed_seconds']))}, load average at end {p['load_average_at_end']})"
+                     for p in parts)
+    why = attrs.get("parts_note", "")
+    return f"{code_span(name)} was computed in {len(parts)} parts: {said}." + (f" {why}" if why else "")
+
+
 def provenance_markdown(studies) -> str:
     """One sentence on where a page's results come from and their total computing time."""
     total = sum(float(ds.attrs.get("elapsed_seconds", float("nan"))) for ds in studies.values())
@@ -516,9 +528,10 @@ def provenance_markdown(studies) -> str:
                                  for ds in studies.values()}))
     shipped = [n for n, ds in studies.items() if ds.attrs.get("from_shipped")]
     if shipped and len(shipped) == len(studies):
+        parts = " ".join(_parts_sentence(n, ds.attrs) for n, ds in studies.items() if ds.attrs.get("parts"))
         return (f"Every result on this page was read from the shipped files (nothing was recomputed to build it). "
                 f"Computing them took {_minutes(total)} of wall time in all, on {machines}, with the load listed; "
-                f"`make results` recomputes them.")
+                f"`make results` recomputes them." + (f" {parts}" if parts else ""))
     return (f"The results on this page were computed for this build or loaded from the result cache; computing them "
             f"took {_minutes(total)} of wall time in all, on {machines}.")
 

@@ -32,7 +32,7 @@ from .paths import atomic_write, project_root
 from .validation import DataError
 
 __all__ = ["MODES", "ENV", "ShippedResultsError", "results_mode", "results_dir", "shipped_path", "provenance",
-           "write", "machine_description", "machine_text", "load"]
+           "write", "merge_parts", "machine_description", "machine_text", "load"]
 
 #: Modes of :func:`dpsynth.studies.run_study`'s ``results`` argument.
 MODES = ("off", "use", "write")
@@ -106,6 +106,35 @@ def provenance(params: Mapping, *, replicates: int, seed: int, elapsed_seconds: 
         "machine": machine_description(),
         "load_average_at_end": ", ".join(f"{v:.2f}" for v in load),
     }
+
+
+def merge_parts(first: xr.Dataset, later: list[xr.Dataset], *, params: Mapping, seed: int, later_elapsed: float,
+                workers, note: str) -> tuple[xr.Dataset, dict]:
+    """A shipped study extended by further replicates computed later, and its provenance.
+
+    ``first`` is a shipped file's Dataset (replicates ``0 .. R-1`` along ``replicate``, with its provenance);
+    ``later`` are the replicates ``R, R+1, ...`` (each :func:`dpsynth.studies.run_study`'s replicate output, from
+    the same seeded streams: replicate ``r`` depends on ``(seed, r)`` only). The provenance is this process's
+    (:func:`provenance`, the later part's code) with ``elapsed_seconds`` the sum of both parts, and ``parts``
+    (JSON: per part its runs, commit, date, wall time and load) and ``parts_note`` (``note``: what differs
+    between the parts' code), which the book's provenance sentence states.
+    """
+    import json
+
+    r0 = int(first.sizes["replicate"])
+    more = [d.expand_dims(replicate=[r0 + k]) for k, d in enumerate(later)]
+    ds = xr.concat([first, *more], dim="replicate")
+    a = first.attrs
+    total = r0 + len(later)
+    attrs = provenance(params, replicates=total, seed=seed,
+                       elapsed_seconds=float(a["elapsed_seconds"]) + float(later_elapsed), workers=workers)
+    now = dict(attrs)
+    parts = [{"runs": f"1–{r0}", "git_commit": a["git_commit"], "created": a["created"],
+              "elapsed_seconds": float(a["elapsed_seconds"]), "load_average_at_end": a["load_average_at_end"]},
+             {"runs": f"{r0 + 1}–{total}", "git_commit": now["git_commit"], "created": now["created"],
+              "elapsed_seconds": float(later_elapsed), "load_average_at_end": now["load_average_at_end"]}]
+    attrs.update(parts=json.dumps(parts), parts_note=str(note))
+    return ds, attrs
 
 
 def write(ds: xr.Dataset, path: Path, attrs: Mapping) -> Path:
