@@ -25,7 +25,7 @@ import pandas as pd
 
 from .validation import DataError
 
-__all__ = ["CovariateDesign", "is_categorical", "TRANSFORMS"]
+__all__ = ["CovariateDesign", "is_categorical", "public_rows", "TRANSFORMS"]
 
 #: Public transforms of a numeric column, applied before its centring and scaling.
 TRANSFORMS = {
@@ -34,6 +34,31 @@ TRANSFORMS = {
     "log1p": np.log1p,
     "logit": lambda v: np.log(v) - np.log1p(-v),
 }
+
+
+def public_rows(data, covariates: Sequence[str]) -> pd.DataFrame:
+    """The public covariates of the synthetic records a release will have, one row each, checked.
+
+    Parameters
+    ----------
+    data : pandas.DataFrame
+        The public rows (other columns are ignored).
+    covariates : sequence of str
+        The covariates the synthesizer was fitted with (none: an empty frame with ``len(data)`` rows).
+
+    Raises
+    ------
+    DataError
+        If ``data`` is not a DataFrame, lacks a covariate or has no rows.
+    """
+    if not isinstance(data, pd.DataFrame):
+        raise DataError(f"`data` must be a DataFrame of the public covariates; got {type(data).__name__}.")
+    missing = [c for c in covariates if c not in data.columns]
+    if missing:
+        raise DataError(f"`data` lacks the covariate column(s) {missing}; its columns are {list(data.columns)}.")
+    if len(data) == 0:
+        raise DataError("`data` has no rows: a release has one synthetic record per row of public covariates.")
+    return data[list(covariates)].reset_index(drop=True) if covariates else pd.DataFrame(index=range(len(data)))
 
 
 def is_categorical(s: pd.Series) -> bool:

@@ -45,7 +45,7 @@ import pandas as pd
 from . import mechanisms
 from .budget import Budget, subsample_rate
 from .choice import AUTO, Choice, column_choice, is_auto
-from .covariates import CovariateDesign
+from .covariates import CovariateDesign, public_rows
 from .mcmc_settings import RELEASE_MASS_MATRIX
 from .models import FAMILIES, ModelFamily, OffsetFamily, PyMCFunctionFamily, family_class
 from .privacy import check_neighbours
@@ -960,16 +960,7 @@ class Synthesizer(SynthesizerIO):
         return out
 
     def _public_frame(self, data) -> pd.DataFrame:
-        if not isinstance(data, pd.DataFrame):
-            raise DataError(f"`data` must be a DataFrame of the public covariates; got {type(data).__name__}.")
-        missing = [c for c in self.covariates if c not in data.columns]
-        if missing:
-            raise DataError(f"`data` lacks the covariate column(s) {missing}; its columns are {list(data.columns)}.")
-        if len(data) == 0:
-            raise DataError("`data` has no rows: a release has one synthetic record per row of public covariates.")
-        frame = data[self.covariates].reset_index(drop=True)
-        if not self.covariates:
-            frame = pd.DataFrame(index=range(len(data)))
+        frame = public_rows(data, self.covariates)
         self.design(frame)  # an unseen level fails here, before the ledger is touched
         return frame
 

@@ -56,7 +56,7 @@ import pandas as pd
 
 from .budget import Budget, TableBudget, split_shares
 from .choice import AUTO, table_column_choice
-from .covariates import CovariateDesign
+from .covariates import CovariateDesign, public_rows
 from .privacy import check_neighbours
 from .release_protocol import bar, release, show_progress
 from .release_size import ReleaseSize, dp_count
@@ -469,16 +469,7 @@ class TableSynthesizer(TableSynthesizerIO):
 
     # ------------------------------------------------------------------ synthetic tables
     def _public_frame(self, data) -> pd.DataFrame:
-        if not isinstance(data, pd.DataFrame):
-            raise DataError(f"`data` must be a DataFrame of the public covariates; got {type(data).__name__}.")
-        missing = [c for c in self.covariates if c not in data.columns]
-        if missing:
-            raise DataError(f"`data` lacks the covariate column(s) {missing}; its columns are {list(data.columns)}.")
-        if len(data) == 0:
-            raise DataError("`data` has no rows: a release has one synthetic record per row of public covariates.")
-        frame = (
-            data[self.covariates].reset_index(drop=True) if self.covariates else pd.DataFrame(index=range(len(data)))
-        )
+        frame = public_rows(data, self.covariates)
         self._public_design.matrix(frame)  # an unseen level fails here, before the ledger is touched
         return frame
 
