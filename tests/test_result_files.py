@@ -69,3 +69,26 @@ def test_a_study_extended_by_later_replicates_states_both_parts(tmp_path):
     said = book.provenance_markdown({"s": got})
     assert "computed in 2 parts: runs 1–2 at commit `1e85318abb` on 2026-11-26 (10.0 min" in said
     assert "runs 3–5" in said and said.endswith("Between them only the retry rule changed.")
+
+
+def test_a_study_with_cells_recomputed_later_states_both_parts(tmp_path):
+    from dpsynth import book
+
+    params = {"n": 10}
+    first = xr.Dataset({"value": (("replicate", "cell"), [[1.0, 2.0], [3.0, 4.0]]),
+                        "why": (("replicate", "cell"), [["", "refused: bad setting"], ["", "refused: bad setting"]])},
+                       coords={"replicate": [0, 1], "cell": ["a", "b"]})
+    first.attrs.update(result_files.provenance(params, replicates=2, seed=7, elapsed_seconds=600.0, workers=2))
+    new = [({"replicate": r, "cell": "b"}, xr.Dataset({"value": 9.0 + r, "why": ""})) for r in (0, 1)]
+    ds, attrs = result_files.replace_cells(first, new, params=params, seed=7, later_elapsed=30.0, workers=1,
+                                           what="runs 1–2, cell b recomputed", note="Cell b was misconfigured.")
+    assert ds["value"].values.tolist() == [[1.0, 9.0], [3.0, 10.0]] and set(ds["why"].values.ravel()) == {""}
+    assert first["value"].values.tolist() == [[1.0, 2.0], [3.0, 4.0]]  # the original is left as it was
+    assert attrs["replicates"] == 2 and attrs["elapsed_seconds"] == 630.0
+    path = result_files.write(ds, tmp_path / "s.nc", attrs)
+    said = book.provenance_markdown({"s": result_files.load("s", params, replicates=2, seed=7, path=path)})
+    assert "computed in 2 parts: runs 1–2, every cell at commit" in said
+    assert "runs 1–2, cell b recomputed at commit" in said and said.endswith("Cell b was misconfigured.")
+    with pytest.raises(KeyError, match="variable 'other'"):
+        result_files.replace_cells(first, [({"replicate": 0, "cell": "a"}, xr.Dataset({"other": 1.0}))],
+                                   params=params, seed=7, later_elapsed=1.0, workers=1, what="x", note="y")

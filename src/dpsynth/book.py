@@ -510,11 +510,14 @@ def provenance_table(studies) -> pd.DataFrame:
 
 
 def _parts_sentence(name: str, attrs) -> str:
-    """How a shipped study computed in parts (:func:`dpsynth.result_files.merge_parts`) was made, as a sentence."""
+    """How a shipped study computed in parts was made, as a sentence: its ``parts`` attribute (JSON, one item per
+    part: ``runs`` or a description ``what``, ``git_commit``, ``created``, ``elapsed_seconds``,
+    ``load_average_at_end``; :func:`dpsynth.result_files.merge_parts`) and ``parts_note``."""
     import json
 
     parts = json.loads(attrs["parts"])
-    said = "; ".join(f"runs {p['runs']} at commit `{str(p['git_commit'])[:10]}` on {str(p['created'])[:10]} "
+    said = "; ".join(f"{p.get('what') or 'runs ' + str(p['runs'])} at commit `{str(p['git_commit'])[:10]}` on "
+                     f"{str(p['created'])[:10]} "
                      f"({_minutes(float(p['elapsed_seconds']))}, load average at end {p['load_average_at_end']})"
                      for p in parts)
     why = attrs.get("parts_note", "")

@@ -32,7 +32,7 @@ from .paths import atomic_write, project_root
 from .validation import DataError
 
 __all__ = ["MODES", "ENV", "ShippedResultsError", "results_mode", "results_dir", "shipped_path", "provenance",
-           "write", "merge_parts", "machine_description", "machine_text", "load"]
+           "write", "merge_parts", "replace_cells", "machine_description", "machine_text", "load"]
 
 #: Modes of :func:`dpsynth.studies.run_study`'s ``results`` argument.
 MODES = ("off", "use", "write")
@@ -108,6 +108,23 @@ def provenance(params: Mapping, *, replicates: int, seed: int, elapsed_seconds: 
     }
 
 
+def _two_parts(first_attrs: Mapping, first: dict, later: dict, *, params: Mapping, replicates: int, seed: int,
+               later_elapsed: float, workers, note: str) -> dict:
+    """Provenance of a study made in two parts: this process's (the later part's code), the summed wall time, and
+    ``parts`` (JSON: each part's ``runs`` or ``what``, commit, date, wall time, load) and ``parts_note``."""
+    import json
+
+    a = first_attrs
+    attrs = provenance(params, replicates=replicates, seed=seed,
+                       elapsed_seconds=float(a["elapsed_seconds"]) + float(later_elapsed), workers=workers)
+    parts = [{**first, "git_commit": a["git_commit"], "created": a["created"],
+              "elapsed_seconds": float(a["elapsed_seconds"]), "load_average_at_end": a["load_average_at_end"]},
+             {**later, "git_commit": attrs["git_commit"], "created": attrs["created"],
+              "elapsed_seconds": float(later_elapsed), "load_average_at_end": attrs["load_average_at_end"]}]
+    attrs.update(parts=json.dumps(parts), parts_note=str(note))
+    return attrs
+
+
 def merge_parts(first: xr.Dataset, later: list[xr.Dataset], *, params: Mapping, seed: int, later_elapsed: float,
                 workers, note: str) -> tuple[xr.Dataset, dict]:
     """A shipped study extended by further replicates computed later, and its provenance.
@@ -119,21 +136,34 @@ def merge_parts(first: xr.Dataset, later: list[xr.Dataset], *, params: Mapping, 
     (JSON: per part its runs, commit, date, wall time and load) and ``parts_note`` (``note``: what differs
     between the parts' code), which the book's provenance sentence states.
     """
-    import json
-
     r0 = int(first.sizes["replicate"])
     more = [d.expand_dims(replicate=[r0 + k]) for k, d in enumerate(later)]
     ds = xr.concat([first, *more], dim="replicate")
-    a = first.attrs
     total = r0 + len(later)
-    attrs = provenance(params, replicates=total, seed=seed,
-                       elapsed_seconds=float(a["elapsed_seconds"]) + float(later_elapsed), workers=workers)
-    now = dict(attrs)
-    parts = [{"runs": f"1–{r0}", "git_commit": a["git_commit"], "created": a["created"],
-              "elapsed_seconds": float(a["elapsed_seconds"]), "load_average_at_end": a["load_average_at_end"]},
-             {"runs": f"{r0 + 1}–{total}", "git_commit": now["git_commit"], "created": now["created"],
-              "elapsed_seconds": float(later_elapsed), "load_average_at_end": now["load_average_at_end"]}]
-    attrs.update(parts=json.dumps(parts), parts_note=str(note))
+    attrs = _two_parts(first.attrs, {"runs": f"1–{r0}"}, {"runs": f"{r0 + 1}–{total}"}, params=params,
+                       replicates=total, seed=seed, later_elapsed=later_elapsed, workers=workers, note=note)
+    return ds, attrs
+
+
+def replace_cells(first: xr.Dataset, cells: list[tuple[dict, xr.Dataset]], *, params: Mapping, seed: int,
+                  later_elapsed: float, workers, what: str, note: str) -> tuple[xr.Dataset, dict]:
+    """A shipped study with some cells recomputed later, and its provenance.
+
+    ``cells`` pairs a cell's coordinates (e.g. ``{"replicate": 0, "situation": "count", "eps": 1.0,
+    "candidate": "OpenDP-Q"}``) with its recomputed variables (a Dataset without those dimensions, from the same
+    seeded stream as the study's own run of that cell). Every variable of the cell is replaced. ``what``
+    describes the recomputed cells for the book's provenance sentence; ``note`` why they were recomputed.
+    """
+    ds = first.copy(deep=True)
+    for where, new in cells:
+        for v in new.data_vars:
+            if v not in ds:
+                raise KeyError(f"the recomputed cell has a variable {v!r} that the study does not")
+            ds[v].loc[where] = new[v].values
+    replicates = int(first.sizes.get("replicate", 1))
+    attrs = _two_parts(first.attrs, {"runs": f"1–{replicates}", "what": f"runs 1–{replicates}, every cell"},
+                       {"runs": f"1–{replicates}", "what": what}, params=params, replicates=replicates, seed=seed,
+                       later_elapsed=later_elapsed, workers=workers, note=note)
     return ds, attrs
 
 

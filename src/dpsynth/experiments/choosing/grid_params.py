@@ -74,7 +74,7 @@ class GridParams(StudyParams):
     def paper(cls) -> GridParams:
         """Two runs of every candidate in every situation at every eps of the book's grid, with the release sampler
         (1000 draws after 1000 tuning steps per chain, as a Synthesizer fits by default on these files)."""
-        return cls(scale="paper", replicates=4, eps=EPS_GRID)
+        return cls(scale="paper", replicates=2, eps=EPS_GRID)
 
     @classmethod
     def smoke(cls) -> GridParams:
