@@ -88,3 +88,15 @@ def test_pmse_misses_counts_the_missed_cells_and_what_their_marginals_did():
     assert pmse_misses(fake_results(methods=(OURS, CHAIN)))["judged"] == 0
     got = text_numbers(fake_results())["miss"]
     assert got["judged"] == 6 and got["missed"] == 0 and set(got) == set(none)
+
+
+def test_coverage_misses_counts_the_cells_below_the_target_and_their_width():
+    from dpsynth.experiments.whole_table.verdicts import coverage_misses
+
+    none = coverage_misses(fake_results())
+    assert none["judged"] == 6 and none["missed"] == 0 and none["width"] != none["width"]  # NaN
+    m = coverage_misses(fake_results(base=_with("coverage", **{OURS: 0.8})))
+    assert m["missed"] == 6 and m["missed_low"] == 2 and m["eps_low"] == 1.0
+    assert m["coverage"] == pytest.approx(0.8) and m["width"] == pytest.approx(BASE["width_ratio"][OURS])
+    assert coverage_misses(fake_results(methods=(CHAIN, MST)))["judged"] == 0
+    assert text_numbers(fake_results())["cover"]["judged"] == 6

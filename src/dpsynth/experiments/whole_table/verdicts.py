@@ -14,7 +14,7 @@ from ...verdicts import Verdict
 from .params import METHOD_NAMES
 from .tables import CHAIN, OURS, PEERS, TARGETS, mean_frame, study_of, targets_table
 
-__all__ = ["OURS", "CHAIN", "PEERS", "cell_values", "pmse_misses", "text_numbers", "verdicts"]
+__all__ = ["OURS", "CHAIN", "PEERS", "cell_values", "coverage_misses", "pmse_misses", "text_numbers", "verdicts"]
 
 
 def cell_values(results, var: str) -> pd.DataFrame:
@@ -74,6 +74,29 @@ def pmse_misses(results) -> dict:
     return out
 
 
+def coverage_misses(results, eps=(1.0, 3.0, 5.0), target: float = 0.9) -> dict:
+    """Where ours' intervals covered the confidential estimate for fewer than ``target`` of the coefficients (means
+    over runs, per table and eps in ``eps``): how many cells, how many at the smallest eps, and how wide the
+    intervals were there.
+
+    Returns ``judged``, ``missed``, ``missed_low`` (at ``min(eps)``), ``eps_low``, and over the missed cells
+    ``coverage`` (mean) and ``width`` (the mean of the median ratio of the interval's width to the confidential
+    interval's; NaN without a missed cell).
+    """
+    nan = float("nan")
+    out = {"judged": 0, "missed": 0, "missed_low": 0, "eps_low": float(min(eps)), "coverage": nan, "width": nan}
+    f = mean_frame(results)
+    g = f[(f["method"] == OURS) & f["eps"].isin([float(e) for e in eps])]
+    g = g[np.isfinite(g["coverage"].to_numpy(dtype=float))]
+    if g.empty:
+        return out
+    miss = g[g["coverage"] < target]
+    out.update(judged=len(g), missed=len(miss), missed_low=int((miss["eps"] == float(min(eps))).sum()))
+    if len(miss):
+        out.update(coverage=float(miss["coverage"].mean()), width=_nanmean(miss["width_ratio"].to_numpy(dtype=float)))
+    return out
+
+
 def text_numbers(results) -> dict:
     """Every number the chapter's Markdown quotes, under keys present at every scale.
 
@@ -83,7 +106,8 @@ def text_numbers(results) -> dict:
     at the largest eps of
     ``marginal_numeric``, ``marginal_categorical``, ``pmse`` (ratio), ``pmse_int``, ``coef`` (RMSE),
     ``coverage`` and ``seconds`` (NaN for a method not run); ``chain_gain``: ours' numeric marginal
-    over the censored chain's, mean over every cell (NaN without the chain); ``miss``: :func:`pmse_misses`.
+    over the censored chain's, mean over every cell (NaN without the chain); ``miss``: :func:`pmse_misses`;
+    ``cover``: :func:`coverage_misses`.
     """
     ds = study_of(results)
     f = mean_frame(results)
@@ -106,6 +130,7 @@ def text_numbers(results) -> dict:
     tab = cell_values(results, "marginal_numeric")
     out["chain_gain"] = float((tab[OURS] / tab[CHAIN]).mean()) if {OURS, CHAIN} <= set(tab.columns) else float("nan")
     out["miss"] = pmse_misses(results)
+    out["cover"] = coverage_misses(results)
     return out
 
 
