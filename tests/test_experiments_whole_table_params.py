@@ -12,7 +12,7 @@ from dpsynth.validation import DataError
 def test_presets_are_valid_and_ordered():
     smoke, quick, paper = Params.smoke(), Params.quick(), Params.paper()
     assert paper.tables == TABLE_KEYS and paper.eps == EPS_GRID and paper.methods == METHOD_KEYS
-    assert paper.replicates >= 2 and {1.0, 3.0, 5.0} <= set(paper.eps) and paper.implicates == 5
+    assert paper.replicates >= 5 and {1.0, 3.0, 5.0} <= set(paper.eps) and paper.implicates == 5
     assert len(quick.eps) == 1 and quick.replicates == 1
     assert smoke.n and smoke.draws < quick.draws
     assert {"scale", "replicates", "seed"}.isdisjoint(paper.study_dict())

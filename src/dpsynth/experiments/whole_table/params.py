@@ -89,7 +89,7 @@ class WholeTableParams(StudyParams):
     def paper(cls) -> WholeTableParams:
         """Two runs of every method on the three tables at every eps of the book's grid, with the release sampler
         (1000 draws after 1000 tuning steps per chain, as a TableSynthesizer fits by default)."""
-        return cls(scale="paper", replicates=4, tables=TABLE_KEYS, eps=EPS_GRID, draws=1000, tune=1000)
+        return cls(scale="paper", replicates=5, tables=TABLE_KEYS, eps=EPS_GRID, draws=1000, tune=1000)
 
     @classmethod
     def smoke(cls) -> WholeTableParams:
