@@ -10,7 +10,7 @@ from dpsynth.experiments.choosing.grid import (
     APPLIES,
     SITUATIONS,
     _measures,
-    _non_finite,
+    _unusable,
     cell,
     grid_replicate,
     situation_frame,
@@ -71,10 +71,11 @@ def test_opendp_q_releases_a_count_on_its_public_bounds_from_zero():
     assert out["usable"] and out["why"] == "" and 0 <= out["value"] <= 1, out["why"]
 
 
-def test_non_finite_synthetic_values_are_counted_not_measured():
-    assert _non_finite(pd.Series([1.0, np.inf, -np.inf, np.nan, 2.0])) == 3
-    assert _non_finite(pd.Series([1, 2, 3])) == 0
-    assert _non_finite(pd.Series(pd.Categorical(["a", "b"]))) == 0
+def test_non_finite_synthetic_values_are_refused_as_the_release_protocol_refuses_them():
+    assert _unusable(pd.Series([1.0, np.inf, -np.inf, np.nan, 2.0])) == [
+        "3 synthetic value(s) are not finite (a draw far in the tails overflowed)"]
+    assert _unusable(pd.Series([1, 2, 3])) == []
+    assert _unusable(pd.Series(pd.Categorical(["a", "b"]))) == []
 
 
 @pytest.mark.slow

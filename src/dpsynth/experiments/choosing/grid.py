@@ -31,6 +31,7 @@ import xarray as xr
 
 from ... import metrics, table_metrics
 from ...public_data import islr_wage, nmes1988_table
+from ...release_protocol import unusable_values
 from ...seeds import stream
 from ...studies import data_fingerprint
 from ...validation import DataError
@@ -155,11 +156,12 @@ def _measures(original: pd.DataFrame, synthetic: pd.DataFrame, sit: GridSituatio
     return out
 
 
-def _non_finite(values: pd.Series) -> int:
-    """How many of a numeric synthetic column's values are not finite (0 for a categorical one)."""
+def _unusable(values: pd.Series) -> list[str]:
+    """Why the release protocol would refuse a numeric synthetic column, by its values alone
+    (:func:`dpsynth.release_protocol.unusable_values`: here its non-finite ones); empty for a categorical one."""
     if isinstance(values.dtype, pd.CategoricalDtype) or not pd.api.types.is_numeric_dtype(values):
-        return 0
-    return int((~np.isfinite(values.to_numpy(dtype=float))).sum())
+        return []
+    return unusable_values(values.to_numpy(dtype=float))
 
 
 def cell(df: pd.DataFrame, sit: GridSituation, key: str, eps: float, p: GridParams, seed) -> dict:
@@ -187,8 +189,8 @@ def cell(df: pd.DataFrame, sit: GridSituation, key: str, eps: float, p: GridPara
             s.fit(seed=stream(seed, "fit"))
             syn = s.sample_unaccounted(seed=stream(seed, "synthetic"))
             pr = s.privacy
-            overflowed = _non_finite(syn[sit.target])
-            if not overflowed:
+            refused = _unusable(syn[sit.target])
+            if not refused:
                 out.update(_measures(df, syn, sit))
             out["converged"] = bool(pr.converged)
             out["censored_share"] = float(getattr(pr, "censored_typical", 0.0) or 0.0)
@@ -208,9 +210,8 @@ def cell(df: pd.DataFrame, sit: GridSituation, key: str, eps: float, p: GridPara
         why.append("failed its convergence checks")
     if out["censored_share"] > 0.5:
         why.append(f"censored {out['censored_share']:.0%} of the records")
-    if overflowed:  # the release protocol refuses such a file (dpsynth.release_protocol)
-        why.append(f"{overflowed} synthetic values were not finite (a draw far in the tails overflowed), so its "
-                   f"release would be refused")
+    if refused:  # the release protocol refuses such a file
+        why.append(f"{'; '.join(refused)}, so its release would be refused")
     elif not np.isfinite(out["value"]):
         why.append("its synthetic data gave no value of the measure")
     out["usable"] = not why
