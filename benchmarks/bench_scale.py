@@ -6,7 +6,7 @@ mechanism="censor_ref")`` with default settings otherwise, ``fit`` and one booke
 size in a process of its own, whose peak resident memory is read from ``getrusage`` at its end.
 With one record replaced (covariates carried) and more than 200,000 records, the default fit sees a
 random subsample of 100,000 records without replacement and spends the amplified eps on it
-(:mod:`dpsynth.budget`); the record bounds are reduced a block of records at a time, so no ``S x
+(:mod:`dpsynth.release.budget`); the record bounds are reduced a block of records at a time, so no ``S x
 n`` matrix is held. Targets (issue 28): one million records in at most 60 s and 4 GB.
 
 Run with ``make bench`` (or ``python benchmarks/bench_scale.py``); writes

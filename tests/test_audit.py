@@ -321,7 +321,7 @@ def test_ph_release_is_within_its_eps_with_one_record_removed(key, ratio_of_eps)
 @pytest.mark.parametrize("eps", EPS)
 def test_censor_uw_whole_release_within_what_the_ledger_books(uw_audits, eps):
     """The draw's audited ratio plus the released size's: at most eps + eps_size, a first release's spend."""
-    from dpsynth.release_size import DEFAULT_SIZE_EPS
+    from dpsynth.release.size import DEFAULT_SIZE_EPS
 
     res, audits = uw_audits[eps]
     whole = audit.audit_release(audits["remove"]["max_all"], DEFAULT_SIZE_EPS, N)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dpsynth.budget import DEFAULT_SIZE_EPS, REFERENCE_SHARE, SIZE_SHARE, Budget, TableBudget, split_shares
+from dpsynth.release.budget import DEFAULT_SIZE_EPS, REFERENCE_SHARE, SIZE_SHARE, Budget, TableBudget, split_shares
 from dpsynth.validation import DataError
 
 
@@ -77,7 +77,7 @@ def test_a_tables_split_is_proportional_and_complete():
 
 
 def test_amplification_by_subsampling_and_its_inverse():
-    from dpsynth.budget import SUBSAMPLE_ABOVE, SUBSAMPLE_SIZE, amplify, deamplify, subsample_rate
+    from dpsynth.release.budget import SUBSAMPLE_ABOVE, SUBSAMPLE_SIZE, amplify, deamplify, subsample_rate
 
     assert amplify(2.0, 1.0) == pytest.approx(2.0) and amplify(2.0, 0.1) < 2.0
     assert amplify(deamplify(1.0, 0.1), 0.1) == pytest.approx(1.0)

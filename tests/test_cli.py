@@ -14,7 +14,7 @@ import pytest
 
 from dpsynth import Synthesizer
 from dpsynth.cli import main
-from dpsynth.ledger import Ledger
+from dpsynth.release.ledger import Ledger
 
 SRC = str(Path(__file__).resolve().parents[1] / "src")
 # the sampler settings of tests/test_synthesizer.py (CFG, PRIORS): convergence does not hinge on the seed

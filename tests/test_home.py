@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from dpsynth.home import (
+from dpsynth.release.home import (
     KEY_FILE,
     KeyMismatchError,
     NewHomeWarning,

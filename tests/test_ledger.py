@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpsynth.ledger import HEADS_FILE, BudgetExceeded, Ledger, LedgerError, RelationMismatch, dataset_id
+from dpsynth.release.ledger import HEADS_FILE, BudgetExceeded, Ledger, LedgerError, RelationMismatch, dataset_id
 from dpsynth.validation import DataError
 
 
@@ -173,8 +173,8 @@ def test_the_homes_head_file_cannot_be_removed_with_every_ledger(tmp_path, monke
     """In a home (not a test folder), a missing head file was removed: it is written with the key."""
     import shutil
 
-    from dpsynth.home import secret_key
-    from dpsynth.ledger import ledger_folder
+    from dpsynth.release.home import secret_key
+    from dpsynth.release.ledger import ledger_folder
 
     monkeypatch.setenv("DPSYNTH_HOME", str(tmp_path / "home"))
     with pytest.warns(UserWarning, match="new home"):

@@ -61,7 +61,7 @@ def _block(lang: str, contains: str = "") -> str:
 @pytest.fixture
 def new_user(tmp_path, monkeypatch):
     """A new user's folder and home."""
-    from dpsynth.home import NewHomeWarning, secret_key
+    from dpsynth.release.home import NewHomeWarning, secret_key
 
     monkeypatch.setenv("DPSYNTH_HOME", str(tmp_path / "home"))
     with pytest.warns(NewHomeWarning):

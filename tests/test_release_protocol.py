@@ -11,9 +11,9 @@ import pytest
 
 from dpsynth import Synthesizer, TableSynthesizer, cli
 from dpsynth.distinguishing import empirical_eps
-from dpsynth.ledger import Ledger
 from dpsynth.public_data import islr_wage
-from dpsynth.release_protocol import UnusableReleaseError, pick_draws
+from dpsynth.release.ledger import Ledger
+from dpsynth.release.protocol import UnusableReleaseError, pick_draws
 from dpsynth.synthesizer import CensoringWarning
 
 #: Public covariates of the real wage file (ISLR's Wage): the release carries them, so n is public.
@@ -24,11 +24,11 @@ SMALL = {"draws": 500, "tune": 500}
 @pytest.fixture
 def fresh_home(tmp_path, monkeypatch):
     """A new user's home: the same real file released in another test's home does not count here."""
-    from dpsynth.home import NewHomeWarning
+    from dpsynth.release.home import NewHomeWarning
 
     monkeypatch.setenv("DPSYNTH_HOME", str(tmp_path / "home"))
     with pytest.warns(NewHomeWarning):
-        from dpsynth.home import secret_key
+        from dpsynth.release.home import secret_key
 
         secret_key()
 
@@ -63,7 +63,7 @@ def test_the_eps_asked_is_the_eps_published_on_a_real_wage_file(tmp_path, fresh_
     assert book.total() == pytest.approx(1.0) and out.attrs["spend"] == pytest.approx(1.0)
     assert "eps = 1 with one record replaced" in book.summary()
     # the second release pays only its draw (the reference was released once), and a budget of 1 refuses it
-    from dpsynth.ledger import BudgetExceeded
+    from dpsynth.release.ledger import BudgetExceeded
 
     with pytest.raises(BudgetExceeded, match=f"adds {p.budget.draw:.4g}, total"):
         loaded.release(tmp_path / "r2.csv", seed=3, budget=1.0)

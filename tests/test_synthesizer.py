@@ -22,8 +22,8 @@ from synthesizer_models import (
 
 from dpsynth import Synthesizer
 from dpsynth.fitting import ConvergenceWarning, SamplerConfig
-from dpsynth.ledger import BudgetExceeded, Ledger
 from dpsynth.models import ModelSimulator
+from dpsynth.release.ledger import BudgetExceeded, Ledger
 from dpsynth.synthesizer import (
     CensoringWarning,
     ChecksumError,
@@ -300,7 +300,7 @@ def test_an_edited_and_rehashed_file_is_refused(censor_uw, tmp_path, edit):
 @pytest.mark.slow
 def test_a_file_from_another_home_is_refused_naming_the_fix(censor_uw, tmp_path, monkeypatch):
     """Acceptance: a saved file names its key; released from a home with another key, it is refused in one line."""
-    from dpsynth.home import KeyMismatchError, NewHomeWarning, import_home, key_id
+    from dpsynth.release.home import KeyMismatchError, NewHomeWarning, import_home, key_id
 
     path = censor_uw.save(tmp_path / "syn.json")
     written = json.loads(path.read_text())["key_id"]
@@ -669,7 +669,7 @@ def test_the_same_seed_gives_the_same_released_file_in_research_mode(tmp_path, m
     """Acceptance (issue 28): the same data, seed and settings give a byte-identical released file in research mode,
     every DP noise included (a categorical target's level counts, the released size's count); the statement says
     which mode made the file."""
-    from dpsynth.home import NewHomeWarning
+    from dpsynth.release.home import NewHomeWarning
 
     rng = np.random.default_rng(3)
     frame = pd.DataFrame({"mode": pd.Categorical(rng.choice(["a", "b", "c"], 150, p=[0.6, 0.3, 0.1]),
@@ -696,7 +696,7 @@ def test_the_same_seed_gives_the_same_released_file_in_research_mode(tmp_path, m
 def test_a_large_file_is_fitted_on_a_random_subsample_at_the_amplified_eps():
     """With n public (one record replaced), a fit may see a random subsample without replacement: a mechanism that is
     e-DP on it is log(1 + q (e^e - 1))-DP on the file, so the draw's share is spent amplified."""
-    from dpsynth.budget import amplify
+    from dpsynth.release.budget import amplify
 
     df = wages(n=400, seed=5)
     s = Synthesizer(df, "wage", covariates=["region", "age"], mechanism="censor_ref", eps=2.0, subsample=100,

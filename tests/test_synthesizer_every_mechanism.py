@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from dpsynth import Synthesizer, cli, mechanisms, registry
-from dpsynth.ledger import Ledger
+from dpsynth.release.ledger import Ledger
 
 N = 150
 SAMPLER = {"draws": 300, "tune": 300}

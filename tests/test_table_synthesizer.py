@@ -10,7 +10,7 @@ import pytest
 
 from dpsynth import Synthesizer
 from dpsynth import TableSynthesizer as _TableSynthesizer
-from dpsynth.ledger import Ledger
+from dpsynth.release.ledger import Ledger
 from dpsynth.synthesizer_files import ChecksumError, digest
 from dpsynth.validation import DataError
 

@@ -462,11 +462,11 @@ def size_log_ratio(eps_size: float | None, n: int, *, window: float = 60.0) -> f
     ``eps_size=None`` is a release of exactly ``n`` rows: the two neighbours give sizes ``n`` and
     ``n - 1`` with probability one, so the ratio is infinite. Otherwise the size is OpenDP's count
     with discrete Laplace noise of the scale ``t`` it calibrates to ``eps_size``
-    (:func:`dpsynth.release_size.count_scale`), ``P(n + z) ∝ exp(-|z| / t)``, kept at 1 or more;
+    (:func:`dpsynth.release.size.count_scale`), ``P(n + z) ∝ exp(-|z| / t)``, kept at 1 or more;
     the ratio is computed exactly over every output within ``window * t`` of ``n`` (the
     normalising constants of the two are equal, the lumped outputs ``<= 1`` are summed).
     """
-    from .release_size import count_scale
+    from .release.size import count_scale
 
     if eps_size is None:
         return float("inf")

@@ -615,7 +615,7 @@ def _load(path: str | Path, arg: str = "SYNTH"):
 
 
 def _cmd_release(a: argparse.Namespace) -> int:
-    from .ledger import Ledger
+    from .release.ledger import Ledger
     from .synthesizer_files import check_output_path
 
     try:
@@ -648,7 +648,7 @@ def _cmd_release(a: argparse.Namespace) -> int:
 
 
 def _cmd_ledger(a: argparse.Namespace) -> int:
-    from .ledger import Ledger
+    from .release.ledger import Ledger
 
     s = _load(a.synth)
     book = Ledger(s.dataset)
@@ -741,8 +741,8 @@ def _cmd_report(a: argparse.Namespace) -> int:
 
 
 def _cmd_home(a: argparse.Namespace) -> int:
-    from .home import has_key, import_home, key_id
     from .paths import dpsynth_home
+    from .release.home import has_key, import_home, key_id
 
     if a.action == "import":
         if a.source is None:

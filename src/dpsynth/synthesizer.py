@@ -5,21 +5,21 @@ fits one confidential column with a shipped model family (:data:`dpsynth.models.
 plain PyMC model-building function (:mod:`dpsynth.models.user_function`), runs any registered
 mechanism on it by key (:mod:`dpsynth.mechanisms`; by default, ``mechanism="auto"``, the one the
 book's decision table picks from public facts, :mod:`dpsynth.choice`), reports its privacy
-(:class:`~dpsynth.statement.SynthesizerPrivacy`) and releases synthetic DataFrames generated from ONE
+(:class:`~dpsynth.release.statement.SynthesizerPrivacy`) and releases synthetic DataFrames generated from ONE
 posterior draw each (or from the released state of a model-free mechanism).
 
 ``eps`` is the total that the statement publishes for the first release, under one neighbour
 relation decided before the fit (named, or ``"replace"`` when public covariates are carried, whose
 rows make ``n`` public); the released size, a DP reference and the draw are shares carved out of it
-by the public rule of :mod:`dpsynth.budget`, and each further release from another draw adds the
+by the public rule of :mod:`dpsynth.release.budget`, and each further release from another draw adds the
 draw's share.
 
 Every synthetic data set handed out goes through the one release protocol
-(:mod:`dpsynth.release_protocol`): :meth:`Synthesizer.sample` and :meth:`Synthesizer.release` book
-it in the ledger of the confidential data set (:mod:`dpsynth.ledger`) before returning or writing
+(:mod:`dpsynth.release.protocol`): :meth:`Synthesizer.sample` and :meth:`Synthesizer.release` book
+it in the ledger of the confidential data set (:mod:`dpsynth.release.ledger`) before returning or writing
 it; only :meth:`Synthesizer.sample_unaccounted`, on a synthesizer fitted in this process, does not,
 for research, as its name says. Saving and loading (:mod:`dpsynth.synthesizer_io`) authenticate the
-whole file under the home's key (:mod:`dpsynth.home`).
+whole file under the home's key (:mod:`dpsynth.release.home`).
 
 Figures computed from the data (Delta, the censored count, n, convergence) are shown to the data
 holder only (:meth:`SynthesizerPrivacy.diagnostics`, warnings marked confidential), never written
@@ -43,16 +43,16 @@ import numpy as np
 import pandas as pd
 
 from . import mechanisms
-from .budget import Budget, subsample_rate
 from .choice import AUTO, Choice, column_choice, is_auto
 from .covariates import CovariateDesign, public_rows
 from .mcmc_settings import RELEASE_MASS_MATRIX
 from .models import FAMILIES, ModelFamily, OffsetFamily, PyMCFunctionFamily, family_class
 from .privacy import check_neighbours
-from .release_protocol import UnusableReleaseError, bar, release, show_progress, unusable_values
-from .release_size import ReleaseSize, dp_count
+from .release.budget import Budget, subsample_rate
+from .release.protocol import UnusableReleaseError, bar, release, show_progress, unusable_values
+from .release.size import ReleaseSize, dp_count
+from .release.statement import CONFIDENTIAL, SynthesizerPrivacy
 from .seeds import SeedLike, generator, stream
-from .statement import CONFIDENTIAL, SynthesizerPrivacy
 from .synthesizer_checks import check_kinds, ignored_covariates
 from .synthesizer_files import ChecksumError, confidential_path, jsonable
 from .synthesizer_io import SynthesizerIO
@@ -250,7 +250,7 @@ class Synthesizer(SynthesizerIO):
     eps : float, optional
         The **total** eps of the first release under the synthesizer's relation (``neighbours``),
         required exactly when the mechanism is run at a target eps (its spec's ``takes_eps``). The
-        released size, a DP reference and the draw are carved out of it (:mod:`dpsynth.budget`);
+        released size, a DP reference and the draw are carved out of it (:mod:`dpsynth.release.budget`);
         :attr:`budget` shows the split before the fit, and every further release from another
         draw adds the draw's share. Required with ``mechanism="auto"`` (the table is read at it).
     bounds : (lower, upper), optional
@@ -307,9 +307,9 @@ class Synthesizer(SynthesizerIO):
         A fixed encoding of the covariates instead of one recorded from ``data``.
     subsample : int or bool, optional
         The records a strictly DP model-based fit sees on a large file: by default (``None``), when
-        ``n`` is public (one record replaced) and above :data:`dpsynth.budget.SUBSAMPLE_ABOVE`, a random
-        subsample of :data:`dpsynth.budget.SUBSAMPLE_SIZE` records drawn without replacement, the
-        mechanism spending the amplified eps on it (:mod:`dpsynth.budget`); an integer: that many
+        ``n`` is public (one record replaced) and above :data:`dpsynth.release.budget.SUBSAMPLE_ABOVE`, a random
+        subsample of :data:`dpsynth.release.budget.SUBSAMPLE_SIZE` records drawn without replacement, the
+        mechanism spending the amplified eps on it (:mod:`dpsynth.release.budget`); an integer: that many
         records; ``False``: every record.
     mode : {"release", "research"}
         Where the noise of a DP release made with the fit comes from (a released size's count, a
@@ -320,7 +320,7 @@ class Synthesizer(SynthesizerIO):
         Calibrate the synthetic values of a numeric target to its DP marginal: ``{"lower": L, "upper":
         U}`` (public bounds in the data's unit, never from the data) and optionally ``"bins"``,
         ``"scale"`` (as for ``mechanism="noise_aware"``) and ``"share"`` (of ``eps``, default
-        :data:`dpsynth.budget.MARGINAL_SHARE`). The fit also releases the target's noise-aware
+        :data:`dpsynth.release.budget.MARGINAL_SHARE`). The fit also releases the target's noise-aware
         histogram on those bins (its share charged once per fit), and each synthetic set's values
         are replaced, rank for rank, by values drawn from that marginal: the model's relations to
         the covariates are kept (by rank), the marginal is the data's up to the DP noise.
@@ -385,7 +385,7 @@ class Synthesizer(SynthesizerIO):
         confidential_covariates: Sequence[str] | None = None,
         calibrate: Mapping | None = None,
     ) -> None:
-        from .ledger import dataset_id
+        from .release.ledger import dataset_id
 
         if isinstance(target, (list, tuple)):
             raise DataError(
@@ -603,7 +603,7 @@ class Synthesizer(SynthesizerIO):
         strict = self.spec.takes_eps and self.spec.guarantee == "DP" and self.spec.uses_model
         q = subsample_rate(self._public_n() if self.relation == "replace" else None,
                            self.subsample) if strict else 1.0
-        #: The total and its shares, under the relation, fixed before the fit (:mod:`dpsynth.budget`).
+        #: The total and its shares, under the relation, fixed before the fit (:mod:`dpsynth.release.budget`).
         self.budget = Budget.plan(self.eps if self.spec.takes_eps else None, self.relation, dp_size=self._dp_size(),
                                   dp_reference=dp_ref, size_eps=self.size_eps,
                                   reference_eps=converted.get("reference_eps") if dp_ref else None, sample_rate=q,
@@ -1015,7 +1015,7 @@ class Synthesizer(SynthesizerIO):
                 budget: float | None = None, force: bool = False, allow_unusable: bool = False) -> pd.DataFrame:
         """Release one synthetic data set: book it in the data set's ledger and write it (CSV or Parquet).
 
-        The one release protocol (:func:`dpsynth.release_protocol.release`): one posterior draw not
+        The one release protocol (:func:`dpsynth.release.protocol.release`): one posterior draw not
         released before while one is left, the charges not paid before (a reference and a size once
         per fit, a draw once), the budget, the usability checks on the synthetic values, the file
         written atomically and booked.
@@ -1030,7 +1030,7 @@ class Synthesizer(SynthesizerIO):
             A public frame of covariates for the synthetic records (its rows set the size, declared public).
         budget : float, optional
             A strict-DP release that would bring the ledger's total above it is refused
-            (:class:`dpsynth.ledger.BudgetExceeded`).
+            (:class:`dpsynth.release.ledger.BudgetExceeded`).
         allow_unusable : bool
             Release values that fail the usability checks; the statement and the ledger record it.
 
@@ -1041,7 +1041,7 @@ class Synthesizer(SynthesizerIO):
         """
         return release(self, path_out, seed=seed, data=data, budget=budget, force=force, allow_unusable=allow_unusable)
 
-    # the release protocol's interface (dpsynth.release_protocol.Releaser)
+    # the release protocol's interface (dpsynth.release.protocol.Releaser)
     def _draw_slots(self) -> dict[str, tuple[str, int]]:
         return {self.target: (f"{self.fit_id}:{self.target}", self.n_draws)}
 

@@ -2,8 +2,8 @@
 
 * A saved synthesizer is one JSON document (no pickle): ``{"format", "version", "key_id", "mac",
   "content"}``, where ``mac`` is the HMAC-SHA256 of the canonical JSON of ``content`` under the
-  key of the home it was written in (:mod:`dpsynth.home`), and ``key_id`` names that key.
-  :func:`read_saved` refuses a file written under another key (:class:`~dpsynth.home.KeyMismatchError`,
+  key of the home it was written in (:mod:`dpsynth.release.home`), and ``key_id`` names that key.
+  :func:`read_saved` refuses a file written under another key (:class:`~dpsynth.release.home.KeyMismatchError`,
   naming the fix) and a file whose contents do not match their MAC (:class:`ChecksumError`): an
   edit of anything in it, draws, settings or report, even with a checksum recomputed, is refused.
 * A release writes one synthetic data set atomically (CSV or Parquet by extension), the data
@@ -68,14 +68,14 @@ def _atomic_write_text(path: Path, text: str, *, mode: int = 0o644) -> None:
 
 
 def _mac(content: dict) -> str:
-    from .home import mac
+    from .release.home import mac
 
     return mac("dpsynth-saved-synthesizer", canonical(content))
 
 
 def write_saved(path: str | os.PathLike, content: dict) -> Path:
     """Write ``content`` as a saved synthesizer (with its MAC under this home's key), atomically, owner-only (0o600)."""
-    from .home import key_id
+    from .release.home import key_id
 
     path = Path(path)
     doc = {"format": FORMAT, "version": FORMAT_VERSION, "key_id": key_id(), "mac": _mac(content), "content": content}
@@ -96,7 +96,7 @@ def read_saved(path: str | os.PathLike) -> dict:
         If its contents do not match their MAC: it was edited (whatever checksum was recomputed) or
         is corrupted.
     """
-    from .home import check_key_id
+    from .release.home import check_key_id
 
     path = Path(path)
     try:

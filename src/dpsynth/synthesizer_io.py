@@ -2,7 +2,7 @@
 :class:`~dpsynth.TableSynthesizer` (the latter's in :mod:`dpsynth.table_synthesizer_io`).
 
 A saved synthesizer is one JSON document (no pickle) authenticated under the home's key
-(:mod:`dpsynth.synthesizer_files`, :mod:`dpsynth.home`): its kept posterior draws (or a model-free
+(:mod:`dpsynth.synthesizer_files`, :mod:`dpsynth.release.home`): its kept posterior draws (or a model-free
 mechanism's release), the model (family name and parameters, or the model function's
 ``module:qualname``), the settings, the budget, the public covariates, the data set's id (which ledger
 its releases are booked in) and the privacy report. Any edit is refused on load; a file written in
@@ -135,8 +135,8 @@ class SynthesizerIO:
         from .covariates import CovariateDesign
         from .models.user_function import import_function
         from .privacy import check_neighbours
-        from .release_size import ReleaseSize
-        from .statement import SynthesizerPrivacy
+        from .release.size import ReleaseSize
+        from .release.statement import SynthesizerPrivacy
         from .target import TargetEncoding
 
         st, spec = content["settings"], content["model"]

@@ -13,13 +13,13 @@ their DP counts in cells of the earlier columns by the noise-aware model
 censored regression on every earlier column, calibrated to its DP marginal where public ``bounds``
 are given. A table delegates to its conditionals
 (as SDV's multi-table synthesizer delegates to its single-table ones); they book into the table's
-ledger, through the same release protocol (:mod:`dpsynth.release_protocol`).
+ledger, through the same release protocol (:mod:`dpsynth.release.protocol`).
 
 Privacy. Each conditional's record term depends on that record's own values (its target, the
 public covariates and its earlier confidential columns) and on public quantities only, so each
 conditional is as private as it would be alone (the introduction's "window" proposition), and the
 table is their sequential (adaptive) composition. ``eps`` is the table's **total** under its
-relation (:mod:`dpsynth.budget`): a DP released size's share once, the rest split over the
+relation (:mod:`dpsynth.release.budget`): a DP released size's share once, the rest split over the
 conditionals that are run at a target eps (equally, or in the public proportions ``eps_split``),
 each carving its own reference and draw out of its part. aDP parts are listed apart, never summed.
 An earlier confidential column enters the later models through public encodings only: its public
@@ -54,14 +54,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .budget import Budget, TableBudget, split_shares
 from .choice import AUTO, table_column_choice
 from .covariates import CovariateDesign, public_rows
 from .privacy import check_neighbours
-from .release_protocol import bar, release, show_progress
-from .release_size import ReleaseSize, dp_count
+from .release.budget import Budget, TableBudget, split_shares
+from .release.protocol import bar, release, show_progress
+from .release.size import ReleaseSize, dp_count
+from .release.statement import GUARANTEE_RANK, TablePrivacy
 from .seeds import SeedLike, generator, stream
-from .statement import GUARANTEE_RANK, TablePrivacy
 from .synthesizer import Synthesizer, UnconvergedError
 from .table_synthesizer_io import TableSynthesizerIO
 from .target import TargetEncoding
@@ -149,7 +149,7 @@ class TableSynthesizer(TableSynthesizerIO):
         calibrate: Mapping[str, Mapping] | None = None,
         bounds: Mapping[str, Sequence | Mapping] | None = None,
     ) -> None:
-        from .ledger import dataset_id
+        from .release.ledger import dataset_id
         from .validation import check_table_columns
 
         if isinstance(targets, str) or not isinstance(targets, Sequence) or not targets:
@@ -219,7 +219,7 @@ class TableSynthesizer(TableSynthesizerIO):
         self._public_design = CovariateDesign.from_frame(self.public, covs, standardize=standardize)
         self.dataset = dataset_id(data, [*targets, *covs])
         self._data = data[self.columns].reset_index(drop=True).copy()
-        #: The table's total and its shares, under its relation, fixed before the fit (:mod:`dpsynth.budget`).
+        #: The table's total and its shares, under its relation, fixed before the fit (:mod:`dpsynth.release.budget`).
         self.budget = self._plan()
         self.parts: dict[str, Synthesizer] = {}
         self._size: ReleaseSize | None = None
@@ -298,7 +298,7 @@ class TableSynthesizer(TableSynthesizerIO):
             size = Budget.plan(None, self.relation, dp_size=self._dp_size(), dp_reference=False,
                                size_eps=self.size_eps).size
             return TableBudget(self.relation, None, size, {})
-        from .budget import SIZE_SHARE
+        from .release.budget import SIZE_SHARE
 
         size = 0.0
         if self._dp_size():
@@ -536,13 +536,13 @@ class TableSynthesizer(TableSynthesizerIO):
                 budget: float | None = None, force: bool = False, allow_unusable: bool = False) -> pd.DataFrame:
         """Release one synthetic table: book it in the data set's ledger and write it (CSV or Parquet).
 
-        The one release protocol (:func:`dpsynth.release_protocol.release`): one posterior draw of
+        The one release protocol (:func:`dpsynth.release.protocol.release`): one posterior draw of
         each conditional (one not released before while one is left), the later columns generated on
         the synthetic earlier ones; the statement gives the total and the split.
         """
         return release(self, path_out, seed=seed, data=data, budget=budget, force=force, allow_unusable=allow_unusable)
 
-    # the release protocol's interface (dpsynth.release_protocol.Releaser)
+    # the release protocol's interface (dpsynth.release.protocol.Releaser)
     def _draw_slots(self) -> dict[str, tuple[str, int]]:
         return {t: next(iter(self.parts[t]._draw_slots().values())) for t in self.targets}  # noqa: SLF001
 

@@ -62,9 +62,9 @@ class TableSynthesizerIO:
     @classmethod
     def load(cls, path: str | os.PathLike):
         """Read a saved table synthesizer; each part is checked as :meth:`dpsynth.Synthesizer.load` checks one."""
-        from .budget import TableBudget
         from .covariates import CovariateDesign
-        from .release_size import ReleaseSize
+        from .release.budget import TableBudget
+        from .release.size import ReleaseSize
         from .synthesizer_files import read_saved
 
         path = Path(path)

@@ -281,10 +281,11 @@ class MechanismSpec:
         ``(removed, replaced)`` eps of one release per unit of the mechanism's ``eps`` parameter: ``(1, 2)`` for
         every mechanism here that is run at a target eps (a window of width eps; a histogram or quantile
         calibrated under removal), ``(0.5, 1)`` for one calibrated under replacement. The
-        :class:`~dpsynth.budget.Budget` divides a draw's share by it (:meth:`~dpsynth.budget.Budget.mechanism_eps`).
+        :class:`~dpsynth.release.budget.Budget` divides a draw's share by it
+        (:meth:`~dpsynth.release.budget.Budget.mechanism_eps`).
     releases_reference : callable or None
         ``releases_reference(given_params, family) -> bool``: whether the run releases a reference from the
-        data (charged once per fit out of the total eps, :mod:`dpsynth.budget`); None: never.
+        data (charged once per fit out of the total eps, :mod:`dpsynth.release.budget`); None: never.
     censoring_advice : str
         What to change when a fit censors most records: the knob that applies to this mechanism.
     """

@@ -903,7 +903,7 @@ def _cell_sizes(ctx: RunContext, cells: np.ndarray, counts: NoisyCounts, n_cells
 def _posterior(ctx: RunContext, model: NoiseAwareModel, data: dict):
     """Sample, refitting with twice the draws and tuning steps (at most ``ctx.retries`` times) while the checks fail."""
     from ..mcmc_settings import ConvergenceWarning
-    from ..statement import CONFIDENTIAL
+    from ..release.statement import CONFIDENTIAL
 
     cfg = ctx.sampler
     for attempt in range(ctx.retries + 1):

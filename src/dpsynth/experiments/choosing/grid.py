@@ -31,7 +31,7 @@ import xarray as xr
 
 from ... import metrics, table_metrics
 from ...public_data import islr_wage, nmes1988_table
-from ...release_protocol import unusable_values
+from ...release.protocol import unusable_values
 from ...seeds import stream
 from ...studies import data_fingerprint
 from ...validation import DataError
@@ -158,7 +158,7 @@ def _measures(original: pd.DataFrame, synthetic: pd.DataFrame, sit: GridSituatio
 
 def _unusable(values: pd.Series) -> list[str]:
     """Why the release protocol would refuse a numeric synthetic column, by its values alone
-    (:func:`dpsynth.release_protocol.unusable_values`: here its non-finite ones); empty for a categorical one."""
+    (:func:`dpsynth.release.protocol.unusable_values`: here its non-finite ones); empty for a categorical one."""
     if isinstance(values.dtype, pd.CategoricalDtype) or not pd.api.types.is_numeric_dtype(values):
         return []
     return unusable_values(values.to_numpy(dtype=float))

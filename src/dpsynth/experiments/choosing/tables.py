@@ -399,7 +399,7 @@ COST_SITUATIONS: dict[str, dict] = {
 def costs_table(eps: float = 1.0, keep_draws: int = 10) -> pd.DataFrame:
     """What one release publishes per situation at a total ``eps``, by the package's public budget rule.
 
-    Computed by :meth:`dpsynth.budget.Budget.plan` from each situation's public facts
+    Computed by :meth:`dpsynth.release.budget.Budget.plan` from each situation's public facts
     (:data:`COST_SITUATIONS`), as a :class:`dpsynth.Synthesizer` plans them before its fit.
 
     Returns
@@ -413,8 +413,8 @@ def costs_table(eps: float = 1.0, keep_draws: int = 10) -> pd.DataFrame:
         saved synthesizer keeping ``keep_draws`` draws is worth (all the releases its draws could
         make); and what each further release adds.
     """
-    from ...budget import Budget
     from ...privacy import neighbours_phrase
+    from ...release.budget import Budget
 
     rows = {}
     for name, facts in COST_SITUATIONS.items():

@@ -48,8 +48,8 @@ def _fresh_home():
     """A new, empty dpsynth folder (ledgers) for the demonstration, as a new user has: no release made
     elsewhere with the same records is in its ledger. Its key is made here, so that the demonstration does
     not print the new-home notice a user sees once. Processes started meanwhile inherit it."""
-    from ...home import NewHomeWarning, secret_key
     from ...paths import HOME_ENV
+    from ...release.home import NewHomeWarning, secret_key
 
     before = os.environ.get(HOME_ENV)
     os.environ[HOME_ENV] = tempfile.mkdtemp(prefix="dpsynth-demo-home-")

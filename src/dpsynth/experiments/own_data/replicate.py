@@ -17,7 +17,7 @@ registry at the study's eps, which is each mechanism's own epsilon for one relea
 draw, or a model-free release) with one record removed; the "one record replaced" figure is stored
 beside it. The synthetic data sets have the file's size, as a study's do: no size is released, so
 no share of eps goes to one (a :class:`dpsynth.Synthesizer` carves the shares of a release out of
-its total, :mod:`dpsynth.budget`). The fit's wall time and convergence diagnostics are kept; a
+its total, :mod:`dpsynth.release.budget`). The fit's wall time and convergence diagnostics are kept; a
 failed convergence check is recorded, never dropped.
 
 :func:`units_replicate` (study ``own_data-units``) shows that a continuous density carries its

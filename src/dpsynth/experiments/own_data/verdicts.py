@@ -71,14 +71,14 @@ def rule_numbers() -> dict:
     Returns
     -------
     dict
-        The shares of a total eps (:mod:`dpsynth.budget`): ``size_share`` (a DP released size),
+        The shares of a total eps (:mod:`dpsynth.release.budget`): ``size_share`` (a DP released size),
         ``reference_share`` (a reference released from the data), ``marginal_share`` (``calibrate=``);
         Censor_ref's tolerance ``tolerance`` (K) and the lognormal's public reference scale
         ``reference_sd`` (s0).
     """
-    from ...budget import MARGINAL_SHARE, REFERENCE_SHARE, SIZE_SHARE
     from ...mechanisms.censored_reference import TOLERANCE
     from ...models.lognormal import REFERENCE_SD
+    from ...release.budget import MARGINAL_SHARE, REFERENCE_SHARE, SIZE_SHARE
 
     return {"size_share": SIZE_SHARE, "reference_share": REFERENCE_SHARE, "marginal_share": MARGINAL_SHARE,
             "tolerance": TOLERANCE, "reference_sd": REFERENCE_SD}
@@ -90,7 +90,7 @@ def unit_example_numbers(params, *, eps0: float = 0.1, eps: float = 5.0) -> dict
     Runs :func:`dpsynth.mechanisms.quantiles.dp_quantiles` at ``eps0`` (one record removed) on the
     CPS wages in dollars between the study's public bounds (OpenDP's noise: a new draw on every run),
     and splits a total ``eps`` with one record removed (no covariates) by the public rule
-    (:meth:`dpsynth.budget.Budget.plan`) with and without that median released.
+    (:meth:`dpsynth.release.budget.Budget.plan`) with and without that median released.
 
     Returns
     -------
@@ -99,9 +99,9 @@ def unit_example_numbers(params, *, eps0: float = 0.1, eps: float = 5.0) -> dict
         share), ``draw`` (the draw's share with the median released) and ``draw_public`` (with a public
         unit), and the windows' bounds ``bound`` and ``bound_public`` (M, half the draw's share).
     """
-    from ...budget import Budget
     from ...mechanisms.quantiles import dp_quantiles
     from ...public_data import cps1988
+    from ...release.budget import Budget
 
     x = cps1988("dollars")["wage"].to_numpy(dtype=float)
     med = dp_quantiles(x, eps0, lower=float(params.lower), upper=float(params.upper), probs=(0.5,))

@@ -1,7 +1,7 @@
 """What a fitted synthesizer reports: the public privacy statement and the confidential diagnostics.
 
 :class:`SynthesizerPrivacy` (one column) and :class:`TablePrivacy` (a whole table) hold the
-guarantee, the budget (:mod:`dpsynth.budget`: the total and its shares under one neighbour
+guarantee, the budget (:mod:`dpsynth.release.budget`: the total and its shares under one neighbour
 relation) and the figures computed from the data. Only :meth:`statement` and :meth:`worth` are
 public: they name no figure of the data. :meth:`diagnostics` (Delta, records censored, n,
 convergence) is marked confidential: it is for the data holder, never for publication.
@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..privacy import neighbours_phrase
 from .budget import Budget, TableBudget
-from .privacy import neighbours_phrase
 
 __all__ = ["SynthesizerPrivacy", "TablePrivacy", "GUARANTEE_RANK", "KINDS", "CONFIDENTIAL"]
 
@@ -183,7 +183,7 @@ class TablePrivacy:
     ----------
     targets : tuple of str
         The confidential columns, in the order they are synthesized.
-    parts : tuple of dpsynth.statement.SynthesizerPrivacy
+    parts : tuple of dpsynth.release.statement.SynthesizerPrivacy
         Each conditional's report (its budget: its reference and its draw).
     relation : str
         The neighbour relation of every eps.

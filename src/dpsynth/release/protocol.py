@@ -4,9 +4,9 @@
 through :func:`release`. In one step under the ledger's lock it
 
 1. checks the synthesizer's neighbour relation against its data set's ledger (one data set, one
-   relation, :mod:`dpsynth.ledger`);
+   relation, :mod:`dpsynth.release.ledger`);
 2. picks one posterior draw of each part, one not released before while one is left;
-3. lists the release's charges (:meth:`dpsynth.budget.Budget.charges`: the released size, the
+3. lists the release's charges (:meth:`dpsynth.release.budget.Budget.charges`: the released size, the
    reference, the draw, each keyed by the fit it belongs to) and keeps those not booked before: a
    reference or a size is paid once per fit, a draw once;
 4. checks the budget against the ledger's strict-DP total plus this release's new charges;
@@ -31,10 +31,10 @@ from typing import Protocol
 import numpy as np
 import pandas as pd
 
+from ..seeds import SeedLike, generator, stream
+from ..validation import DataError, check_bool
 from .ledger import Ledger
-from .release_size import ReleaseSize
-from .seeds import SeedLike, generator, stream
-from .validation import DataError, check_bool
+from .size import ReleaseSize
 
 __all__ = ["release", "Releaser", "UnusableReleaseError", "pick_draws", "show_progress", "bar"]
 
@@ -124,7 +124,7 @@ def release(owner: Releaser, path_out: str | os.PathLike | None, *, seed: SeedLi
     pandas.DataFrame
         The released data; ``attrs["privacy_statement"]`` says what it covers.
     """
-    from .synthesizer_files import check_output_path, write_frame
+    from ..synthesizer_files import check_output_path, write_frame
 
     p = owner.privacy  # raises for an unconverged fit unless allow_unconverged
     out = None if path_out is None else check_output_path(path_out, force=check_bool(force, "force"))

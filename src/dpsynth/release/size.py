@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .validation import DataError, check_eps
+from ..validation import DataError, check_eps
 
 __all__ = ["ReleaseSize", "dp_count", "count_scale", "HOWS", "DEFAULT_SIZE_EPS"]
 
@@ -95,7 +95,7 @@ def dp_count(x, eps: float, *, mode: str = "release", seed=None) -> ReleaseSize:
     if mode == "release":
         n = int(meas([float(v) for v in xs]))
     elif mode == "research":
-        from .seeds import generator
+        from ..seeds import generator
 
         rng = generator(seed)
         q = np.exp(-1.0 / scale)  # discrete Laplace: the difference of two geometric variables

@@ -2,7 +2,7 @@
 
 Where a release is booked does not depend on a file name. A saved synthesizer carries the *data
 set id* of the confidential data it was fitted on (:func:`dataset_id`: an HMAC of the data under
-this home's secret key, :mod:`dpsynth.home`, so the id reveals nothing about the data), and every
+this home's secret key, :mod:`dpsynth.release.home`, so the id reveals nothing about the data), and every
 synthesizer of the same data set, copies, renamed files and the parts of a whole table included,
 books into the same ledger, ``<dpsynth home>/ledgers/<id>.jsonl``.
 
@@ -27,7 +27,7 @@ home, ``ledgers/HEADS.json``, holds every ledger's last line number and MAC unde
 so a ledger cut short (its head rewritten to match, or not), emptied, or deleted stops every later
 release with a one-line :class:`LedgerError` naming the line and the fix, and so does a head file
 edited or removed. (Whoever holds the key can forge a chain, and restoring an old copy of the whole
-home rolls it back: the threat model of :mod:`dpsynth.home`.)
+home rolls it back: the threat model of :mod:`dpsynth.release.home`.)
 
 :meth:`Ledger.total` is the sequential-composition spend of the strict-DP releases. aDP draws
 hold for the confidential data set at hand only; they are listed apart (:meth:`Ledger.adp_records`)
@@ -49,10 +49,10 @@ from pathlib import Path
 
 import numpy as np
 
+from ..privacy import GUARANTEES, check_neighbours, neighbours_phrase
+from ..validation import DataError
 from .home import HEADS_FILE, key_id, ledger_folder, mac, write_heads
 from .home import canon as _canon
-from .privacy import GUARANTEES, check_neighbours, neighbours_phrase
-from .validation import DataError
 
 __all__ = ["Ledger", "BudgetExceeded", "LedgerError", "LEDGER_FIELDS", "dataset_id", "ledger_folder",
            "HEADS_FILE", "RelationMismatch"]

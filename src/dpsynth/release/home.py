@@ -3,10 +3,10 @@
 The home (:func:`dpsynth.paths.dpsynth_home`) holds one secret key, ``secret.key`` (32 random bytes,
 owner-only), and the release ledgers. The key does three jobs:
 
-* it names the confidential data sets (:func:`dpsynth.ledger.dataset_id` is an HMAC of the data under
+* it names the confidential data sets (:func:`dpsynth.release.ledger.dataset_id` is an HMAC of the data under
   the key, so an id reveals nothing about the data);
 * it chains the lines of every ledger and authenticates the home's ledger heads
-  (:mod:`dpsynth.ledger`), so a line edited, removed or cut off stops every later release;
+  (:mod:`dpsynth.release.ledger`), so a line edited, removed or cut off stops every later release;
 * it authenticates every saved synthesizer (:mod:`dpsynth.synthesizer_files`): a file whose draws,
   settings or report were edited, even with its checksum recomputed, is refused on load.
 
@@ -33,8 +33,8 @@ import shutil
 import warnings
 from pathlib import Path
 
-from .paths import HOME_ENV, dpsynth_home
-from .validation import DataError
+from ..paths import HOME_ENV, dpsynth_home
+from ..validation import DataError
 
 __all__ = ["KEY_FILE", "NewHomeWarning", "KeyMismatchError", "secret_key", "key_id", "mac", "check_key_id",
            "import_home", "has_key"]
@@ -147,7 +147,7 @@ def import_home(source: str | os.PathLike, *, force: bool = False) -> Path:
 
 # ----------------------------------------------------------------------------- the ledgers' heads
 
-#: The home's authenticated head file: every ledger's last line (read and checked by :mod:`dpsynth.ledger`).
+#: The home's authenticated head file: every ledger's last line (read and checked by :mod:`dpsynth.release.ledger`).
 HEADS_FILE = "HEADS.json"
 
 

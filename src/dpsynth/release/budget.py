@@ -52,8 +52,8 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from .privacy import check_neighbours, neighbours_phrase
-from .validation import DataError, check_eps
+from ..privacy import check_neighbours, neighbours_phrase
+from ..validation import DataError, check_eps
 
 __all__ = ["Budget", "TableBudget", "SIZE_SHARE", "REFERENCE_SHARE", "MARGINAL_SHARE", "DEFAULT_SIZE_EPS",
            "split_shares", "amplify", "deamplify", "SUBSAMPLE_ABOVE", "SUBSAMPLE_SIZE", "subsample_rate"]
