@@ -20,8 +20,8 @@ import pandas as pd
 import pytest
 
 from dpsynth import Synthesizer, audit, mechanisms, registry
+from dpsynth.figure_style import PALETTE
 from dpsynth.mechanisms import noise_aware as na
-from dpsynth.palette import PALETTE
 from dpsynth.release.ledger import Ledger
 from dpsynth.synthesizer import CovariatesIgnoredWarning, UnconvergedError
 from dpsynth.validation import DataError

@@ -25,7 +25,7 @@ coordinates of a result data set when it is loaded (shipped files keep their sto
 
 Range-restriction variants are named by their range, ``A[a,b]``, ``B[a,b]`` and ``B'[a,b]``;
 they are registered as three patterns. The colours are the colour-blind-safe palette of Okabe
-and Ito (2008), with two greys (:mod:`dpsynth.palette`).
+and Ito (2008), with two greys (:mod:`dpsynth.figure_style`).
 """
 
 from __future__ import annotations
@@ -35,9 +35,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .figure_style import PALETTE
 from .mechanisms import catalog
 from .mechanisms.contract import MechanismSpec
-from .palette import PALETTE
 from .validation import DataError
 
 __all__ = ["ReferenceEntry", "DATA", "entries", "spec", "key_of", "guarantee", "label", "color", "order", "names",

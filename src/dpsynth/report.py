@@ -34,8 +34,8 @@ import numpy as np
 import pandas as pd
 
 from .covariates import CovariateDesign, is_categorical
+from .figure_style import PALETTE
 from .metrics import PMSE, OLSFit, ecdf_distances, interval_overlap, ols, pmse
-from .palette import PALETTE
 from .registry import DATA
 from .validation import DataError
 

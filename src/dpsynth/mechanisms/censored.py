@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..palette import PALETTE
+from ..figure_style import PALETTE
 from ..privacy import CENSOR_TOL
 from ..seeds import SeedLike
 from ..validation import check_eps

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..palette import PALETTE
+from ..figure_style import PALETTE
 from ..seeds import SeedLike, stream
 from ..validation import DataError, check_eps, check_finite, positive_count
 from ..weights import lipschitz_weights, scale_weights

@@ -52,7 +52,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..palette import PALETTE
+from ..figure_style import PALETTE
 from ..validation import DataError, optional, positive_number, unit_interval
 from .censored import censored_fit
 from .censored_public import _check_historical

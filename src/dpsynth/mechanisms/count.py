@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..palette import PALETTE
+from ..figure_style import PALETTE
 from ..seeds import SeedLike, stream
 from ..validation import check_bool, check_finite, check_positive, one_of, positive_count, positive_number
 from ..weights import count_weights

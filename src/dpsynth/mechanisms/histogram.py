@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from ..palette import PALETTE
+from ..figure_style import PALETTE
 from ..seeds import SeedLike, as_seed_sequence, generator, stream
 from ..validation import DataError, as_data, check_eps, check_finite, one_of, optional, positive_count
 from .contract import REQUIRED, MechanismResult, MechanismSpec, Param, RunContext

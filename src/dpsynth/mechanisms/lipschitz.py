@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..palette import PALETTE
+from ..figure_style import PALETTE
 from ..seeds import SeedLike
 from ..validation import check_finite, positive_number
 from ..weights import lipschitz_weights

@@ -87,7 +87,7 @@ from typing import Any
 
 import numpy as np
 
-from ..palette import PALETTE
+from ..figure_style import PALETTE
 from ..seeds import SeedLike, int_seed
 from ..validation import DataError, _is_number, check_finite, check_names, one_of, optional, positive_count
 from .contract import REQUIRED, MechanismResult, MechanismSpec, Param, RunContext, _raised_accept

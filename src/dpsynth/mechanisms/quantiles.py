@@ -49,7 +49,7 @@ from typing import Any
 
 import numpy as np
 
-from ..palette import PALETTE
+from ..figure_style import PALETTE
 from ..privacy import neighbours_phrase
 from ..seeds import SeedLike, generator
 from ..validation import DataError, _is_number, as_data, check_eps, check_finite, check_names, optional

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..palette import PALETTE
+from ..figure_style import PALETTE
 from ..seeds import SeedLike, stream
 from ..validation import DataError, check_positive, positive_count, positive_number, unit_interval
 from ..weights import reweight

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..palette import PALETTE
+from ..figure_style import PALETTE
 from ..seeds import SeedLike, stream
 from ..validation import check_positive, optional, positive_count, positive_number
 from ..weights import scalar_weight

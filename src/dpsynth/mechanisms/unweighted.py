@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..palette import PALETTE
+from ..figure_style import PALETTE
 from ..seeds import SeedLike
 from .contract import MechanismResult, MechanismSpec, RunContext
 

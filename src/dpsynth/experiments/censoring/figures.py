@@ -12,7 +12,7 @@ import numpy as np
 from scipy import stats
 
 from ... import plots, registry
-from ...palette import PALETTE
+from ...figure_style import PALETTE
 from .reference import DEFAULT, DP_MEDIAN, HISTORICAL, variant_settings
 from .replicate import DOWNSCALE_NAMES, MIX_NAMES, true_stats
 from .tables import _eps_grid, _shown, reference_label, values

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ... import plots, registry
-from ...palette import PALETTE
+from ...figure_style import PALETTE
 from ...validation import DataError
 
 __all__ = ["tradeoff_figure", "tradeoff_caption", "grid_figure"]

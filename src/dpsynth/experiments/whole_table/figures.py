@@ -1,6 +1,6 @@
 """The figure of the "Releasing a whole table" chapter: ``f(results) -> Figure``.
 
-Colours are the Okabe-Ito palette (:data:`dpsynth.palette.PALETTE`, colour-blind safe), and each
+Colours are the Okabe-Ito palette (:data:`dpsynth.figure_style.PALETTE`, colour-blind safe), and each
 method also has its own marker and line style, so the figure reads in grey too.
 """
 
@@ -12,7 +12,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from ... import plots
-from ...palette import PALETTE
+from ...figure_style import PALETTE
 from .params import METHOD_NAMES
 from .replicate import TABLES
 from .tables import mean_frame, study_of
