@@ -1,5 +1,8 @@
 """One figure style for the whole book; names, order, colours and guarantees come from the registry.
 
+The style itself (the matplotlib settings, the palette) is the package's, :mod:`dpsynth.figure_style`, which the
+release reports use too: :func:`use_style` is its function.
+
 Every figure that compares synthesizers takes its order, colours and labels (name plus guarantee
 type) from :mod:`dpsynth.registry`; an unregistered name is an error.
 """
@@ -7,25 +10,18 @@ type) from :mod:`dpsynth.registry`; an unregistered name is an error.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from importlib import resources
 
 import matplotlib as mpl
-import matplotlib.pyplot as plt
 import numpy as np
 
 from . import registry
+from .figure_style import use_style
 from .registry import color, label, order
 
 __all__ = ["use_style", "label", "color", "order", "violins", "guarantee_of", "STAND_IN_NOTE"]
 
 #: Caption note for figures and tables made from the SDR stand-in sample.
 STAND_IN_NOTE = "SDR stand-in sample generated from published summaries (not the real file)"
-
-
-def use_style() -> None:
-    """Apply the book's matplotlib style."""
-    with resources.as_file(resources.files("dpsynth") / "dpsynth.mplstyle") as path:
-        plt.style.use(str(path))
 
 
 def guarantee_of(name: str) -> str | None:

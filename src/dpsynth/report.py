@@ -612,7 +612,7 @@ def write_report(original: pd.DataFrame, released: pd.DataFrame, *, target: str,
     """
     import matplotlib as mpl
 
-    from . import plots
+    from .figure_style import use_style
 
     out = check_out_dir(out_dir, force=force)
     covs = _check_frames(original, released, target, covariates, levels)
@@ -655,7 +655,7 @@ def write_report(original: pd.DataFrame, released: pd.DataFrame, *, target: str,
 
     # ---- the figures (the package's style, restored afterwards)
     with mpl.rc_context():
-        plots.use_style()
+        use_style()
         out.mkdir(mode=0o700, exist_ok=True)
         fig1 = _ecdf_figure(y, ys, log_axis, target, out)
         fig2 = _coefficient_figure(reg, ylabel, out) if reg.problem is None else None
@@ -717,7 +717,7 @@ def _write_categorical(original: pd.DataFrame, released: pd.DataFrame, *, target
     """The report of a categorical target: level shares, linear probability models, pMSE."""
     import matplotlib as mpl
 
-    from . import plots
+    from .figure_style import use_style
 
     code = {str(v): i for i, v in enumerate(levels)}
     orig, rel = original.reset_index(drop=True), released.reset_index(drop=True)
@@ -733,7 +733,7 @@ def _write_categorical(original: pd.DataFrame, released: pd.DataFrame, *, target
     onehot = lambda c: (c[:, None] == np.arange(1, k)[None, :]).astype(float)  # noqa: E731
     pm = pmse(np.column_stack([onehot(yc), X[:, 1:]]), np.column_stack([onehot(ysc), Xs[:, 1:]]))
     with mpl.rc_context():
-        plots.use_style()
+        use_style()
         out.mkdir(mode=0o700, exist_ok=True)
         fig1 = _shares_figure(levels, p, q, target, out)
         fig2 = _coefficient_figure(reg, f"1{{{target} = level}}", out) if reg.problem is None else None

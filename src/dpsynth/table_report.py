@@ -189,7 +189,7 @@ def write_table_report(original: pd.DataFrame, released: pd.DataFrame, *, target
     """
     import matplotlib as mpl
 
-    from . import plots
+    from .figure_style import use_style
 
     out = check_out_dir(out_dir, force=force)
     targets = list(targets)
@@ -219,7 +219,7 @@ def write_table_report(original: pd.DataFrame, released: pd.DataFrame, *, target
         pm = None
 
     with mpl.rc_context():
-        plots.use_style()
+        use_style()
         out.mkdir(mode=0o700, exist_ok=True)
         fig1 = _marginal_figure(orig, rel, kinds, out)
         fig2 = _association_figure(mo, ms, out)
