@@ -195,7 +195,7 @@ lock: $(VENV)/.python-$(PY_VERSION)
 # The peers (SmartNoise's MST and AIM, for comparisons at equal epsilon) live in their own
 # environment .venv-peers, never in .venv: smartnoise-synth wants pandas<3 and opendp<0.15, and its
 # declared dependencies pull in torch, which MST and AIM do not use. dpsynth runs them through
-# peers/run_peer.py in a subprocess (dpsynth.peers). peers/requirements-peers.lock pins exactly what
+# peers/run_peer.py in a subprocess (dpsynth_book.peers). peers/requirements-peers.lock pins exactly what
 # MST and AIM import at run time (peers/README.md); `uv pip sync` installs that list and nothing
 # else (no resolution at install time). The environment is built by the selected Python (PYTHON=
 # rebuilds it with another one); uv is the one in $(VENV), at UV_VERSION, as for `make lock`.
@@ -238,7 +238,7 @@ peers-lock: $(VENV)/.python-$(PY_VERSION)
 # the notebooks run in the project's kernel "Python 3 (dpsynth)" of .venv, which JUPYTER_PATH puts first.
 # The book's MyST renders as in the book: jupyterlab-myst renders the Markdown, lab/dpsynth_lab.py (the
 # contents manager) rewrites what only Sphinx knows (glue roles, references) when a notebook opens and
-# undoes it when it is saved, and DPSYNTH_LAB=1 makes dpsynth.book show figures and tables for the lab.
+# undoes it when it is saved, and DPSYNTH_LAB=1 makes dpsynth_book.book show figures and tables for the lab.
 # .venv/bin comes first on the PATH of the lab's terminals, so `dpsynth` runs there. The peers' environment
 # (.venv-peers, `make peers`) is built too, for the whole-table chapter's quick scale (MST and AIM). The lab
 # fetches no news and checks for no update (a classroom may have no network). The

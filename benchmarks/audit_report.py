@@ -25,9 +25,10 @@ import numpy as np
 
 warnings.filterwarnings("ignore", category=FutureWarning)
 
-from dpsynth import audit, datasets, fitting, mechanisms, models  # noqa: E402
+from dpsynth import audit, fitting, mechanisms, models  # noqa: E402
 from dpsynth.fitting import ConvergenceWarning, SamplerConfig  # noqa: E402
 from dpsynth.privacy import eps_from_delta  # noqa: E402
+from dpsynth_book import datasets  # noqa: E402
 
 warnings.filterwarnings("ignore", category=ConvergenceWarning)
 

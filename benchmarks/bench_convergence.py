@@ -1,6 +1,6 @@
 """Benchmark: do a newcomer's default fits converge whatever the seed, on each real file?
 
-For each real file of :data:`dpsynth.public_data.REAL_FILES` (CPS 1988 wages, continuous; NMES
+For each real file of :data:`dpsynth_book.public_data.REAL_FILES` (CPS 1988 wages, continuous; NMES
 1987-88 physician visits, a count; the fishing mode, categorical), at eps = 1 and 5 and for seeds
 1 to 20, it runs what a new user runs, with default settings but the mechanism::
 
@@ -161,7 +161,7 @@ def headline(rows: list[dict]) -> str:
 def fit_one(name: str, df, eps: float, seed: int) -> dict:
     """A newcomer's default fit of real file ``name`` at ``eps`` and ``seed``: what it did and how it ended."""
     from dpsynth import Synthesizer
-    from dpsynth.public_data import REAL_FILES
+    from dpsynth_book.public_data import REAL_FILES
 
     f = REAL_FILES[name]
     out = {"file": name, "eps": eps, "seed": seed, "error": None}
@@ -189,7 +189,7 @@ def fit_one(name: str, df, eps: float, seed: int) -> dict:
 
 
 def main(argv: list[str] | None = None) -> list[dict]:
-    from dpsynth.public_data import REAL_FILES
+    from dpsynth_book.public_data import REAL_FILES
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--files", nargs="+", choices=list(REAL_FILES), default=list(REAL_FILES))
@@ -200,7 +200,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
     args = ap.parse_args(argv)
 
     description = (
-        "A newcomer's fit of each real file (`dpsynth.public_data.REAL_FILES`) with default settings only: "
+        "A newcomer's fit of each real file (`dpsynth_book.public_data.REAL_FILES`) with default settings only: "
         "`Synthesizer(df, target, covariates=..., eps=eps, mechanism='censor_ref').fit(seed=seed)` (the model "
         "from the target's type, numeric covariates standardised, up to 2 retries with twice the draws and tuning "
         f"each). Seeds {args.seeds[0]}-{args.seeds[-1]} at eps = {', '.join(f'{e:g}' for e in args.eps)}. "

@@ -38,7 +38,7 @@ CHAPTERS = ("censoring", "reweighting", "range_restriction", "sdr_application")
 
 
 def run_chapter(name: str, replicates: int, profile: bool = False) -> tuple[float, str]:
-    module = importlib.import_module(f"dpsynth.experiments.{name}")
+    module = importlib.import_module(f"dpsynth_book.experiments.{name}")
     params = module.Params.preset("paper", replicates=replicates)
     with tempfile.TemporaryDirectory() as tmp, warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -72,7 +72,7 @@ def main() -> None:
     with Record(__file__, "Where the paper-scale time goes", description,
                 {"chapters": args.chapters, "profile": args.profile}) as rec:
         for name in args.chapters:
-            module = importlib.import_module(f"dpsynth.experiments.{name}")
+            module = importlib.import_module(f"dpsynth_book.experiments.{name}")
             R = module.Params.paper().replicates
             t0, _ = run_chapter(name, 1)
             t1, prof = run_chapter(name, 1, profile=args.profile)

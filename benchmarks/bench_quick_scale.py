@@ -9,7 +9,7 @@ its models in a cold PyTensor cache only if the cache is cold (the record says w
 
 Run with ``make bench`` (or ``benchmarks/bench_quick_scale.py [--chapters a b ...]``); writes
 ``benchmarks/results/bench_quick_scale.json``, rendered into ``BENCHMARKS.md`` and read by
-:func:`dpsynth.book.quick_scale_times` for the book's "Teaching with this book" page.
+:func:`dpsynth_book.book.quick_scale_times` for the book's "Teaching with this book" page.
 """
 
 from __future__ import annotations

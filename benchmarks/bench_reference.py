@@ -81,7 +81,7 @@ def _categorical_outside(codes: np.ndarray, levels: int, rng: np.random.Generato
 def _files():
     import pandas as pd
 
-    from dpsynth import public_data as pdata
+    from dpsynth_book import public_data as pdata
 
     cps = pdata.cps1988("dollars")["wage"].to_numpy(dtype=float)
     house = pdata.house_prices()

@@ -23,10 +23,10 @@ from _record import Record
 
 warnings.filterwarnings("ignore", category=FutureWarning)
 
-from dpsynth.datasets import beta_data  # noqa: E402
 from dpsynth.fitting import CompiledModel, SamplerConfig, compile_count  # noqa: E402
 from dpsynth.models import BetaFamily  # noqa: E402
 from dpsynth.privacy import record_bounds  # noqa: E402
+from dpsynth_book.datasets import beta_data  # noqa: E402
 
 N, REFITS, EPS = 2000, 20, 4.0
 CFG = SamplerConfig(draws=1000, tune=1000, chains=2)

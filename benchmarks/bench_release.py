@@ -117,7 +117,7 @@ def peak_flops(cores: int, size: int = 2000, repeats: int = 5) -> float:
 def main() -> None:
     os.environ.setdefault("DPSYNTH_HOME", tempfile.mkdtemp(prefix="bench-release-home-"))
     from dpsynth import Synthesizer
-    from dpsynth.public_data import real_file
+    from dpsynth_book.public_data import real_file
 
     meter = _Meter()
     meter.install()

@@ -17,8 +17,8 @@ from _record import Record
 
 warnings.filterwarnings("ignore", category=FutureWarning)
 
-from dpsynth.experiments.benchmark import PARAMS, replicate  # noqa: E402
-from dpsynth.studies import run_study  # noqa: E402
+from dpsynth_book.experiments.benchmark import PARAMS, replicate  # noqa: E402
+from dpsynth_book.studies import run_study  # noqa: E402
 
 R = 100
 
@@ -36,7 +36,7 @@ def main() -> dict:
 
 if __name__ == "__main__":
     p = PARAMS
-    description = (f"A {R}-replicate study through dpsynth.studies.run_study on one worker: each replicate fits "
+    description = (f"A {R}-replicate study through dpsynth_book.studies.run_study on one worker: each replicate fits "
                    f"Unweighted, LW and Censor_w at eps = {p['eps']:g} on Beta data, n = {p['n']}, "
                    f"{p['chains']} chains x {p['draws']} draws after {p['tune']} tuning steps, and keeps only "
                    "per-replicate summaries, as the chapters do. Peak memory is the process's ru_maxrss.")

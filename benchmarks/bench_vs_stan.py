@@ -217,7 +217,7 @@ def summarize(rows: list[dict]) -> dict:
 
 def write_data(workdir: Path, seed: int, n: int, eps: float) -> tuple[dict[str, Path], object]:
     """``beta_data(n, seed)`` as each Stan program's data file (:data:`PROGRAMS`, ``M = eps / 2``)."""
-    from dpsynth.datasets import beta_data
+    from dpsynth_book.datasets import beta_data
 
     x = beta_data(n, seed)
     paths = {}

@@ -39,7 +39,7 @@ benchmark has one, come from the project's issues.
 The run time of each chapter's paper-scale studies (`make results`) is not repeated here: it is
 recorded in the provenance of the shipped results (`results/*.nc`) and shown on the book's
 "Reproducing and re-running" page ([`notebooks/reproduce.ipynb`](notebooks/reproduce.ipynb), table
-`tbl-reproduce-times`, from `dpsynth.shipped.chapter_times()`).
+`tbl-reproduce-times`, from `dpsynth_book.shipped.chapter_times()`).
 """
 
 

@@ -9,13 +9,13 @@ the lab opens a notebook, each Markdown cell is rewritten for jupyterlab-myst (:
 it saves one, the rewriting is undone (:func:`from_lab`), so the file keeps the book's source.
 
 * ``{glue:text}`key:fmt``` and ``{glue:md}`key:myst``` become MyST ``{eval}`` expressions that call
-  ``dpsynth.book.glued`` in the kernel (it formats the value as myst-nb does); jupyterlab-myst
+  ``dpsynth_book.book.glued`` in the kernel (it formats the value as myst-nb does); jupyterlab-myst
   evaluates them when the Markdown cell is run (Run All runs every cell). Until then they show "…".
 * ``{numref}`fig-x``` (a figure or table that a code cell shows) becomes its number as the book
   gives it ("Fig. 1.2"): the chapter's number in its numbered part of ``_toc.yml`` and the label's
-  place among the labels of its kind in the code cells, the order in which ``dpsynth.book``
+  place among the labels of its kind in the code cells, the order in which ``dpsynth_book.book``
   numbers them in the kernel. Where a label is built at run time, the reference becomes an
-  ``{eval}`` expression that asks the kernel (``dpsynth.book.lab_ref``). Other labels (defined in
+  ``{eval}`` expression that asks the kernel (``dpsynth_book.book.lab_ref``). Other labels (defined in
   a Markdown cell) are left to jupyterlab-myst.
 * ``{doc}``, ``{ref}``, ``{prf:ref}`` become the title of the page, section or proposition (a link
   when it is a notebook of the lab); ``{cite:p}`` and ``{cite:t}`` the authors and year from
@@ -36,15 +36,15 @@ __all__ = ["REPO", "EVAL_CALL", "to_lab", "from_lab", "LabContentsManager"]
 #: The repository (this file is lab/dpsynth_lab.py).
 REPO = Path(__file__).resolve().parents[1]
 #: The expression a glue role becomes; ``{spec}`` is the role's content (``key:format``).
-EVAL_CALL = '__import__("dpsynth.book").book.glued("{spec}")'
+EVAL_CALL = '__import__("dpsynth_book.book").book.glued("{spec}")'
 #: The expression a reference becomes when its number cannot be read from the code (a label built at run time).
-REF_CALL = '__import__("dpsynth.book").book.lab_ref("{spec}")'
+REF_CALL = '__import__("dpsynth_book.book").book.lab_ref("{spec}")'
 #: What an expression shows before its Markdown cell has been run.
 PENDING = "…"
 META = "dpsynth_lab"
 
 _ROLE = re.compile(r"\{(?P<role>[a-z][a-z:]*)\}`(?P<content>[^`]+)`")
-_EVAL = re.compile(r'\{eval\}`__import__\("dpsynth\.book"\)\.book\.(?P<fn>glued|lab_ref)\("(?P<spec>[^"`]+)"\)`')
+_EVAL = re.compile(r'\{eval\}`__import__\("dpsynth_book\.book"\)\.book\.(?P<fn>glued|lab_ref)\("(?P<spec>[^"`]+)"\)`')
 _EXPLICIT = re.compile(r"^(?P<text>.*?)\s*<(?P<target>[^<>]+)>$", flags=re.S)
 _CODE_ROLES = ("class", "mod", "func", "meth", "attr", "py:class", "py:func", "py:mod")
 
@@ -55,7 +55,7 @@ def _source(cell: dict) -> str:
 
 
 def _chapter_number(toc_text: str, name: str) -> int | None:
-    # the rule of dpsynth.book.chapter_number (a numbered part numbers its chapters from 1)
+    # the rule of dpsynth_book.book.chapter_number (a numbered part numbers its chapters from 1)
     number, numbered, found = 0, False, None
     for line in toc_text.splitlines():
         code = line.split("#", 1)[0]

@@ -1,6 +1,6 @@
 """Measure how long a student's laptop takes to build the environments of ``make lab``, from nothing.
 
-Runs ``src/dpsynth/tasks.py`` (the cross-platform route; ``make`` installs the same locks the same
+Runs ``src/dpsynth_book/tasks.py`` (the cross-platform route; ``make`` installs the same locks the same
 way) with this interpreter into a temporary folder, with empty pip and uv caches, so that every
 package is downloaded from PyPI as on a fresh laptop: first ``venv`` (the project's environment,
 ``requirements.lock``), then ``lab-env`` (JupyterLab and jupyterlab-myst, ``lab/requirements-lab.lock``).
@@ -35,7 +35,7 @@ def main() -> int:
     steps = []
     with tempfile.TemporaryDirectory() as tmp:
         env = dict(os.environ, UV_CACHE_DIR=str(Path(tmp) / "uv-cache"), PIP_NO_CACHE_DIR="1")
-        tasks = [sys.executable, str(REPO / "src" / "dpsynth" / "tasks.py")]
+        tasks = [sys.executable, str(REPO / "src" / "dpsynth_book" / "tasks.py")]
         venvs = ["--venv", str(Path(tmp) / "venv"), "--lab-venv", str(Path(tmp) / "venv-lab")]
         for task, what in (("venv", "the project's environment (requirements.lock)"),
                            ("lab-env", "JupyterLab and jupyterlab-myst (lab/requirements-lab.lock)")):

@@ -5,7 +5,7 @@ kernel, the way ``make lab`` runs it (``DPSYNTH_RESULTS=off``), and adds up pape
 code cells under each of its ``##`` headings (the cells before the first heading, the kernel's
 imports and settings, count as "Start"). Writes ``lab/route-times.json``: the sections' seconds, the
 whole run's wall time, the date, the machine and its load average before and after;
-``dpsynth.teaching.route_times`` reads it for the teaching page. Run it from the repository root::
+``dpsynth_book.teaching.route_times`` reads it for the teaching page. Run it from the repository root::
 
     .venv/bin/python lab/measure_route.py
 """

@@ -43,7 +43,7 @@ Any error: one line on stderr (``run_peer: error: ...``) and exit status 1 (2 fo
 line or job file). Set ``DPSYNTH_PEER_TRACEBACK=1`` to print the traceback as well.
 
 This script runs in the peers' environment only (Python standard library, pandas, numpy and
-snsynth); dpsynth never imports it (``dpsynth.peers.run_peer`` runs it in a subprocess).
+snsynth); dpsynth never imports it (``dpsynth_book.peers.run_peer`` runs it in a subprocess).
 """
 
 from __future__ import annotations

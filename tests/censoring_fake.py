@@ -7,9 +7,9 @@ import pandas as pd
 import xarray as xr
 
 from dpsynth import registry
-from dpsynth.experiments.censoring import CensoringResults, Params
-from dpsynth.experiments.censoring.replicate import true_stats
-from dpsynth.studies import fits_to_dataset, rows_to_dataset
+from dpsynth_book.experiments.censoring import CensoringResults, Params
+from dpsynth_book.experiments.censoring.replicate import true_stats
+from dpsynth_book.studies import fits_to_dataset, rows_to_dataset
 
 #: Utility rank of each synthesizer (1 = best): Weighted best, PH worst, Censor_w above Censor_uw.
 RANK = {"Data": 0, "Unweighted": 1, "Weighted": 1, "Censor_w": 2, "Censor_w-pub": 3, "Weighted-e": 4, "Censor_uw": 5,
@@ -120,8 +120,8 @@ def fake_reference(replicates: int = 3, *, alphas=(1.0, 0.5, 0.25), widens=(1.0,
     median unwidened (widen 1) censors 5% and biases the mean by -0.03. Only the DP median variants
     charge a reference (0.1). ``over_bound`` puts one fit above eps/2.
     """
-    from dpsynth.experiments.censoring.reference import charges_reference, variant_settings, variants
     from dpsynth.mechanisms.censored_reference import default_alpha
+    from dpsynth_book.experiments.censoring.reference import charges_reference, variant_settings, variants
 
     names = variants(alphas, widens)
     truth = true_stats()["mean"]

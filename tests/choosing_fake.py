@@ -93,7 +93,7 @@ def fake_sdr_reweighting(sets=6):
 
 
 def fake_studies():
-    """Every study of :data:`dpsynth.experiments.choosing.TRADEOFF_STUDIES`, by name."""
+    """Every study of :data:`dpsynth_book.experiments.choosing.TRADEOFF_STUDIES`, by name."""
     return {"censoring": fake_censoring(), "range_restriction": fake_range_restriction(),
             "reweighting-synthesizers": fake_reweighting(), "sdr_censoring": fake_sdr_censoring(),
             "sdr_reweighting": fake_sdr_reweighting()}

@@ -5,7 +5,7 @@ Compiled models are session-scoped: each family is compiled once (via
 refitted by every test that needs it. MCMC settings are kept small (:data:`SMALL`).
 
 The study replicate functions live here, at module level, because
-:func:`dpsynth.studies.run_study` ships them to Dask workers and to spawned processes, which
+:func:`dpsynth_book.studies.run_study` ships them to Dask workers and to spawned processes, which
 import them by name (this module is importable as ``conftest`` from the ``tests`` folder).
 """
 
@@ -30,9 +30,10 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 import dpsynth  # noqa: E402,F401  (sets PyTensor flags before pymc is imported)
-from dpsynth import datasets, fitting, models, seeds, studies, synthetic_data  # noqa: E402
+from dpsynth import fitting, models, seeds, synthetic_data  # noqa: E402
 from dpsynth.fitting import ConvergenceWarning, Diagnostics, Fit, SamplerConfig  # noqa: E402
 from dpsynth.privacy import record_bounds  # noqa: E402
+from dpsynth_book import datasets, studies  # noqa: E402
 
 #: Small MCMC settings used by most fitting tests.
 SMALL = SamplerConfig(draws=300, tune=300, chains=2)

@@ -58,7 +58,7 @@ def run_notebook(name: str, tmp_path: Path, *, use_cache: bool = True, **paramet
     """Execute ``notebooks/<name>.ipynb`` with ``parameters`` into ``tmp_path``.
 
     With ``use_cache`` the study cache goes to ``tmp_path/cache`` unless ``cache_dir`` is given.
-    The cache folder reaches the kernel as ``$DPSYNTH_CACHE`` (which :func:`dpsynth.paths.cache_dir`
+    The cache folder reaches the kernel as ``$DPSYNTH_CACHE`` (which :func:`dpsynth_book.paths.cache_dir`
     reads), not as a parameter, so no temporary path is written into the page.
     Raises if a cell fails (papermill) and asserts that no output is an error.
     """

@@ -1,7 +1,7 @@
 """Small constructed Datasets of the "Your own data" chapter (no MCMC) for the table, verdict and figure tests.
 
 :func:`fake_study` and :func:`fake_units` build Datasets with the structure of the replicates'
-output as :func:`dpsynth.studies.run_study` returns it (replicates concatenated along
+output as :func:`dpsynth_book.studies.run_study` returns it (replicates concatenated along
 ``replicate``), with chosen values, so that every number a table or sentence shows can be
 checked against its source and every verdict made to hold or fail.
 """
@@ -13,9 +13,9 @@ import pandas as pd
 import xarray as xr
 
 from dpsynth import registry
-from dpsynth.experiments.own_data import OwnDataResults, Params
-from dpsynth.experiments.own_data.replicate import QUANTILES, UNIT_SETTINGS
-from dpsynth.studies import fits_to_dataset
+from dpsynth_book.experiments.own_data import OwnDataResults, Params
+from dpsynth_book.experiments.own_data.replicate import QUANTILES, UNIT_SETTINGS
+from dpsynth_book.studies import fits_to_dataset
 
 TERMS = ["intercept", "educ", "exper", "exper2", "ethnicity=cauc", "smsa=yes", "region=northeast", "region=south",
          "region=west", "parttime=yes"]
@@ -47,7 +47,7 @@ def _util(r, offset):
 
 def fake_replicate(r: int, *, eps=EPS, unconverged=(), delta_excess=0.0, replace_ratio=2.0,
                    regression_kept=True, model_free_offset=0.02) -> xr.Dataset:
-    """One replicate's Dataset with the structure of :func:`~dpsynth.experiments.own_data.replicate.replicate`.
+    """One replicate's Dataset with the structure of :func:`~dpsynth_book.experiments.own_data.replicate.replicate`.
 
     ``unconverged`` lists (synthesizer, eps) pairs whose fit failed its checks in this replicate;
     ``delta_excess`` is added to Censor_uw's Delta at the largest eps; ``replace_ratio`` scales
@@ -90,7 +90,7 @@ def fake_replicate(r: int, *, eps=EPS, unconverged=(), delta_excess=0.0, replace
 
 
 def fake_study(replicates: int = 3, **kw) -> xr.Dataset:
-    """Replicates concatenated as :func:`dpsynth.studies.run_study` does."""
+    """Replicates concatenated as :func:`dpsynth_book.studies.run_study` does."""
     reps = [fake_replicate(r, **kw) for r in range(replicates)]
     return registry.with_display_names(xr.concat(reps, dim=pd.Index(range(replicates), name="replicate")))
 
@@ -146,7 +146,7 @@ def fake_files(replicates: int = 3, *, eps=(1.0, 5.0), unconverged=(), coef_shif
     coefficients are the original's plus ``coef_shift / eps`` original standard errors; the
     marginal distance is ``0.02 / eps`` (max-ECDF or TVD) and the pMSE ratio ``1 + 1 / eps``.
     """
-    from dpsynth.experiments.own_data.files import CURVE_LEVELS, _files_dataset
+    from dpsynth_book.experiments.own_data.files import CURVE_LEVELS, _files_dataset
 
     reps = []
     levels = np.array(CURVE_LEVELS)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from dpsynth.experiments.range_restriction.replicate import synthesizer_names
+from dpsynth_book.experiments.range_restriction.replicate import synthesizer_names
 
 RANGES = ((0.4, 1.8), (0.6, 1.2))
 NAMES = synthesizer_names(RANGES)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from dpsynth.experiments.reweighting import Params, ReweightingResults
-from dpsynth.experiments.reweighting.replicate import CONTRACTION_COORD, SYNTHESIZER_COORD, SYNTHESIZERS
+from dpsynth_book.experiments.reweighting import Params, ReweightingResults
+from dpsynth_book.experiments.reweighting.replicate import CONTRACTION_COORD, SYNTHESIZER_COORD, SYNTHESIZERS
 
 
 def _with_data(values, fill=np.nan) -> np.ndarray:
@@ -19,7 +19,7 @@ def _with_data(values, fill=np.nan) -> np.ndarray:
 
 
 def fake_results(*, n: int = 60, sets: int = 8, replicates: int = 5, seed: int = 0) -> ReweightingResults:
-    """Results shaped like :func:`dpsynth.experiments.reweighting.run`'s, with made-up values.
+    """Results shaped like :func:`dpsynth_book.experiments.reweighting.run`'s, with made-up values.
 
     The values satisfy the chapter's claims: re-weighting lowers Delta a little, weights lie in
     [0, 1], LW's Delta is below Unweighted's, CW's mean weight below LW's, SW's posterior wider.

@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from dpsynth import registry, sdr
-from dpsynth.experiments.sdr_application import Params, SDRResults
-from dpsynth.experiments.sdr_application.replicate import PART1_ROWS, PART2_ROWS, PART2_SYNTHESIZERS
+from dpsynth import registry
+from dpsynth_book import sdr
+from dpsynth_book.experiments.sdr_application import Params, SDRResults
+from dpsynth_book.experiments.sdr_application.replicate import PART1_ROWS, PART2_ROWS, PART2_SYNTHESIZERS
 
 
 def part1(rng, n=40, eps=5.0, converged=True):

@@ -19,9 +19,10 @@ import numpy as np
 import pytest
 from conftest import SMALL
 
-from dpsynth import audit, datasets, mechanisms, models, registry
+from dpsynth import audit, mechanisms, models, registry
 from dpsynth.mechanisms import histogram
 from dpsynth.validation import DataError
+from dpsynth_book import datasets
 
 #: Float slack of the comparison with the reported epsilon.
 SLACK = 1e-6

@@ -176,7 +176,7 @@ def test_the_table_never_passes_auto_down():
 
 @pytest.mark.slow
 def test_the_default_fits_and_releases_a_real_file():
-    from dpsynth.public_data import islr_wage
+    from dpsynth_book.public_data import islr_wage
 
     df = islr_wage()[["wage", "age", "education"]].sample(300, random_state=1).reset_index(drop=True)
     s = Synthesizer(df, "wage", covariates=["age", "education"], eps=3, mode="research", progress=False,

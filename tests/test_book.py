@@ -589,7 +589,7 @@ def style_min_text_px() -> float:
     """Smallest text of a figure at natural size, in pixels, from the book's style file."""
     import matplotlib as mpl
 
-    from dpsynth import plots
+    from dpsynth_book import plots
 
     plots.use_style()
     pts = [mpl.rcParams[k] for k in ("font.size", "axes.titlesize", "axes.labelsize", "xtick.labelsize",
@@ -642,7 +642,7 @@ def test_no_table_or_equation_overflows_its_column(page_layout):
 
 @pytest.mark.slow
 def test_figures_are_shown_large_enough_for_their_text(page_layout):
-    from dpsynth.book import MIN_TEXT_PX
+    from dpsynth_book.book import MIN_TEXT_PX
 
     smallest = style_min_text_px()
     small = []
@@ -697,7 +697,7 @@ RAW_TEXT = {
 
 def raw_text_defects(text: str) -> list[str]:
     """The kinds of :data:`RAW_TEXT` that ``text`` shows, each with the first match in its context."""
-    from dpsynth.page_check import pattern_defects
+    from dpsynth_book.page_check import pattern_defects
 
     return pattern_defects(text, RAW_TEXT, after=20)
 
@@ -738,7 +738,7 @@ def test_parameter_cells_are_hidden(page_layout):
 def test_pages_show_no_raw_myst_and_no_empty_rows(page_layout):
     """No directive, option, role or fence printed as text; no empty table row or code block (what a directive
     that Markdown could not read leaves behind)."""
-    from dpsynth.page_check import raw_myst_defects
+    from dpsynth_book.page_check import raw_myst_defects
 
     bad = {p: raw_myst_defects(v["visible"]) + v["empty"] for p, v in page_layout.items() if not p.endswith("api")}
     bad = {p: v for p, v in bad.items() if v}
@@ -758,7 +758,7 @@ def test_nothing_is_clipped_and_every_caption_is_readable(page_layout):
 @pytest.mark.slow
 def test_captions_and_headers_show_no_internal_names(page_layout):
     """Captions and table headers name things as a reader does: no Python literals, no parameter names."""
-    from dpsynth.page_check import caption_defects
+    from dpsynth_book.page_check import caption_defects
 
     bad = {p: [d for c in v["captions"] + v["headers"] for d in caption_defects(c)]
            for p, v in page_layout.items() if not p.endswith("api")}
@@ -799,7 +799,7 @@ def test_page_form_check_catches_each_defect(server, chromium, built_book, tmp_p
         f"<div class='highlight'><pre style='white-space: pre; overflow-x: auto'>code = {long_line}</pre></div>"
         "<div style='overflow-x: auto'><table><caption>A caption as wide as its table, most of it out of view "
         f"until the reader scrolls: {'words ' * 60}</caption><tr>{wide}</tr></table></div>"))
-    from dpsynth.page_check import caption_defects, raw_myst_defects
+    from dpsynth_book.page_check import caption_defects, raw_myst_defects
 
     assert raw_myst_defects(found["visible"]) and found["empty"]
     assert len(found["unwrapped"]) == 2  # the printed line and the code line
@@ -875,9 +875,9 @@ def test_a_release_report_renders_in_chromium(browse, tmp_path):
     import numpy as np
     import pandas as pd
 
-    from dpsynth.book import MIN_TEXT_PX
     from dpsynth.cli import main
     from dpsynth.report import BANNER
+    from dpsynth_book.book import MIN_TEXT_PX
 
     rng = np.random.default_rng(0)
     region = rng.choice(["north", "south", "west"], 200)

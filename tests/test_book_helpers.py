@@ -11,7 +11,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
-from dpsynth import book  # noqa: E402
+from dpsynth_book import book  # noqa: E402
 
 
 def test_figure_and_table_directives():
@@ -76,7 +76,7 @@ def test_environment_lists_versions():
 def test_provenance_table_says_where_each_result_comes_from():
     import xarray as xr
 
-    from dpsynth import result_files
+    from dpsynth_book import result_files
 
     shipped_ds = xr.Dataset({"d": ("replicate", [1.0, 2.0, 3.0])})
     shipped_ds.attrs.update(result_files.provenance({"scale": "paper"}, replicates=3, seed=1, elapsed_seconds=600.0,
@@ -115,7 +115,7 @@ def test_machine_text_writes_the_architecture_as_prose_does():
 
 
 def test_large_values_in_a_general_format_keep_their_digits():
-    from dpsynth.book import _fmt
+    from dpsynth_book.book import _fmt
 
     assert _fmt(28155.0, ".3g") == "28,155"
     assert _fmt(7365.3, ",.3g") == "7,365"
@@ -175,7 +175,7 @@ def in_lab(monkeypatch, tmp_path):
 
 
 def test_chapter_numbers_follow_the_parts_of_the_toc():
-    from dpsynth.paths import project_root
+    from dpsynth_book.paths import project_root
 
     toc = (project_root() / "_toc.yml").read_text(encoding="utf-8")
     assert book.chapter_number(toc, "tutorial") == 1

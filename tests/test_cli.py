@@ -416,7 +416,7 @@ def src_on_path(monkeypatch):
 
 
 def test_shell_reports_an_error_as_one_line_and_exit_code_2(tmp_path, src_on_path):
-    from dpsynth.cli import ShellResult, shell
+    from dpsynth_book.shell import ShellResult, shell
 
     res = shell(["ledger", "missing.json"], cwd=tmp_path)
     assert isinstance(res, ShellResult)
@@ -429,7 +429,7 @@ def test_shell_reports_an_error_as_one_line_and_exit_code_2(tmp_path, src_on_pat
 
 
 def test_shell_runs_in_cwd(tmp_path, src_on_path):
-    from dpsynth.cli import shell
+    from dpsynth_book.shell import shell
 
     (tmp_path / "book.json").write_text("")  # named relative to cwd: found, and refused as no synthesizer
     res = shell(["ledger", "book.json"], cwd=tmp_path)
@@ -437,7 +437,7 @@ def test_shell_runs_in_cwd(tmp_path, src_on_path):
 
 
 def test_shell_help_exits_0(src_on_path):
-    from dpsynth.cli import shell
+    from dpsynth_book.shell import shell
 
     res = shell(["--help"])
     assert res.returncode == 0 and res.command == "dpsynth --help"
@@ -450,7 +450,7 @@ def test_shell_help_exits_0(src_on_path):
 def test_shell_quotes_arguments_with_spaces(tmp_path, src_on_path):
     import shlex
 
-    from dpsynth.cli import shell
+    from dpsynth_book.shell import shell
 
     res = shell(["ledger", "my synth.json"], cwd=tmp_path)
     assert res.command == "dpsynth ledger 'my synth.json'"
@@ -461,7 +461,7 @@ def test_shell_quotes_arguments_with_spaces(tmp_path, src_on_path):
 
 
 def test_shell_result_markdown_shows_the_command_output_and_a_failure():
-    from dpsynth.cli import ShellResult
+    from dpsynth_book.shell import ShellResult
 
     ok = ShellResult(
         "dpsynth fit data.csv --out s.json",
@@ -644,8 +644,8 @@ def test_a_table_through_fit_release_and_ledger(tmp_path, csv, capsys):
 
 def test_shell_markdown_shows_paths_as_a_user_reads_them(tmp_path):
     """A book page's console block names no temporary folder: the working folder is '.', ledgers $DPSYNTH_HOME."""
-    from dpsynth.cli import ShellResult
     from dpsynth.paths import dpsynth_home
+    from dpsynth_book.shell import ShellResult
 
     r = ShellResult(command="dpsynth ledger s.json", returncode=0,
                     stdout=f"wrote {tmp_path}/release.csv\nledger {dpsynth_home()}/ledgers/abc.jsonl\n", stderr="",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dpsynth import datasets
+from dpsynth_book import datasets
 
 
 def test_beta_data():

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from dpsynth.experiments.base_params import StudyParams
 from dpsynth.validation import DataError
+from dpsynth_book.experiments.base_params import StudyParams
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,9 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from censoring_fake import fake_results  # noqa: E402
 
-from dpsynth import book, registry  # noqa: E402
-from dpsynth.experiments.censoring import figures as F  # noqa: E402
+from dpsynth import registry  # noqa: E402
+from dpsynth_book import book  # noqa: E402
+from dpsynth_book.experiments.censoring import figures as F  # noqa: E402
 
 RES = fake_results()
 LABELS = {registry.label(k) for k in registry.names()}

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from dpsynth.experiments.censoring import Params
 from dpsynth.validation import DataError
+from dpsynth_book.experiments.censoring import Params
 
 
 def test_presets():

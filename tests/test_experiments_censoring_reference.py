@@ -7,11 +7,11 @@ import dataclasses
 import numpy as np
 import pytest
 
-from dpsynth.experiments import censoring as cen
-from dpsynth.experiments.censoring import reference as ref
 from dpsynth.mechanisms.censored_reference import default_alpha
 from dpsynth.privacy import CENSOR_TOL
 from dpsynth.seeds import stream
+from dpsynth_book.experiments import censoring as cen
+from dpsynth_book.experiments.censoring import reference as ref
 
 
 def test_variants_and_their_settings():

@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 
 from dpsynth import registry
-from dpsynth.experiments import censoring as cen
-from dpsynth.experiments.censoring import replicate as rep
 from dpsynth.privacy import CENSOR_TOL
 from dpsynth.seeds import stream
-from dpsynth.studies import select_fits
+from dpsynth_book.experiments import censoring as cen
+from dpsynth_book.experiments.censoring import replicate as rep
+from dpsynth_book.studies import select_fits
 
 SMALL = cen.Params.preset("smoke", draws=150, tune=150)
 

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from censoring_fake import fake_results
 
-from dpsynth.experiments.censoring import tables as T
-from dpsynth.experiments.censoring.verdicts import text_numbers
+from dpsynth_book.experiments.censoring import tables as T
+from dpsynth_book.experiments.censoring.verdicts import text_numbers
 
 
 @pytest.fixture(scope="module")
@@ -151,8 +151,8 @@ def test_the_tables_hold_the_numbers_the_verdicts_quote():
     replicates, so the replicate counts are above the small integers the page check spares)."""
     from test_page_check import _page
 
-    from dpsynth import page_check
-    from dpsynth.experiments.censoring import verdicts
+    from dpsynth_book import page_check
+    from dpsynth_book.experiments.censoring import verdicts
 
     res = fake_results(12)
     a = T.above_target_table(res)

@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 from censoring_fake import fake_reference, fake_results
 
-from dpsynth import book
-from dpsynth.experiments.censoring import reference as ref_mod
-from dpsynth.experiments.censoring import verdicts
+from dpsynth_book import book
+from dpsynth_book.experiments.censoring import reference as ref_mod
+from dpsynth_book.experiments.censoring import verdicts
 
 # the module (the package attribute ``censoring.verdicts`` is the function it re-exports)
-V = importlib.import_module("dpsynth.experiments.censoring.verdicts")
+V = importlib.import_module("dpsynth_book.experiments.censoring.verdicts")
 
 
 @pytest.fixture(scope="module")

@@ -9,8 +9,9 @@ matplotlib.use("Agg")
 import pandas as pd  # noqa: E402
 from choosing_fake import fake_studies  # noqa: E402
 
-from dpsynth import book, registry  # noqa: E402
-from dpsynth.experiments.choosing import figures, tables  # noqa: E402
+from dpsynth import registry  # noqa: E402
+from dpsynth_book import book  # noqa: E402
+from dpsynth_book.experiments.choosing import figures, tables  # noqa: E402
 
 
 def test_tradeoff_figure_is_legible_and_marks_guarantees():
@@ -52,7 +53,7 @@ def test_log_ticks_are_readable():
 def test_grid_figure_has_a_panel_per_situation_and_open_markers_for_unusable_cells():
     from test_experiments_choosing_recommend import fake_grid
 
-    from dpsynth.experiments.choosing.figures import grid_figure
+    from dpsynth_book.experiments.choosing.figures import grid_figure
 
     ds = fake_grid()
     ds["usable"].loc[{"situation": "count", "eps": 1.0, "candidate": "PH", "replicate": 0}] = False

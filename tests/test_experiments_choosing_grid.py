@@ -6,7 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpsynth.experiments.choosing.grid import (
+from dpsynth.validation import DataError
+from dpsynth_book.experiments.choosing.grid import (
     APPLIES,
     SITUATIONS,
     _measures,
@@ -15,8 +16,7 @@ from dpsynth.experiments.choosing.grid import (
     grid_replicate,
     situation_frame,
 )
-from dpsynth.experiments.choosing.grid_params import CANDIDATE_KEYS, CANDIDATE_NAMES, EPS_GRID, GridParams
-from dpsynth.validation import DataError
+from dpsynth_book.experiments.choosing.grid_params import CANDIDATE_KEYS, CANDIDATE_NAMES, EPS_GRID, GridParams
 
 
 def test_presets_cover_the_book_s_grid_and_are_validated():

@@ -9,10 +9,11 @@ import pandas as pd
 import pytest
 import xarray as xr
 
-from dpsynth import choice, result_files
-from dpsynth.experiments.choosing import recommend
-from dpsynth.experiments.choosing.grid import SITUATIONS
-from dpsynth.experiments.choosing.grid_params import CANDIDATE_KEYS, CANDIDATE_NAMES
+from dpsynth import choice
+from dpsynth_book import result_files
+from dpsynth_book.experiments.choosing import recommend
+from dpsynth_book.experiments.choosing.grid import SITUATIONS
+from dpsynth_book.experiments.choosing.grid_params import CANDIDATE_KEYS, CANDIDATE_NAMES
 
 SITS = list(SITUATIONS)
 EPS = [1.0, 5.0]

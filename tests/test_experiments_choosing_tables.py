@@ -13,8 +13,8 @@ from choosing_fake import (
 )
 
 from dpsynth import registry
-from dpsynth.experiments.choosing import tables
-from dpsynth.result_files import ShippedResultsError
+from dpsynth_book.experiments.choosing import tables
+from dpsynth_book.result_files import ShippedResultsError
 
 
 def test_decision_table_takes_guarantees_from_the_registry():
@@ -159,8 +159,8 @@ def test_shipped_studies_reads_present_files_without_checking(tmp_path):
 
 
 def test_the_package_re_exports_the_public_names():
-    from dpsynth.experiments import choosing
-    from dpsynth.experiments.choosing import figures
+    from dpsynth_book.experiments import choosing
+    from dpsynth_book.experiments.choosing import figures
 
     own = {"Params", "GridParams", "run"}  # the chapter's head-to-head grid
     for name in set(choosing.__all__) - own:
@@ -171,7 +171,7 @@ def test_the_package_re_exports_the_public_names():
 
 def test_cw_fits_state_the_default_search_and_the_sdr_chapter_s_longer_one():
     from dpsynth import mechanisms
-    from dpsynth.experiments.sdr_application import Params as SDRParams
+    from dpsynth_book.experiments.sdr_application import Params as SDRParams
 
     fits = tables.decision_table().loc["CW", "MCMC fits"]
     default = mechanisms.get("cw").params["match_max_iter"].default
@@ -181,7 +181,7 @@ def test_cw_fits_state_the_default_search_and_the_sdr_chapter_s_longer_one():
 
 
 def test_decision_table_shows_parameter_names_as_code_and_mechanism_names_as_names():
-    from dpsynth import page_check
+    from dpsynth_book import page_check
 
     t = tables.decision_table()
     for col in t.columns:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from dpsynth.notes import MARKERS, disagreement_note, note_title
-from dpsynth.verdicts import Verdict
+from dpsynth_book.notes import MARKERS, disagreement_note, note_title
+from dpsynth_book.verdicts import Verdict
 
 NB = Path(__file__).resolve().parents[1] / "notebooks"
 

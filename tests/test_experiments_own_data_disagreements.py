@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpsynth.experiments.own_data.disagreements import censor_uw_hump, censor_uw_hump_note
+from dpsynth_book.experiments.own_data.disagreements import censor_uw_hump, censor_uw_hump_note
 
 DATA = {"q10": 180.0, "q50": 520.0, "q90": 1070.0}
 
@@ -46,8 +46,8 @@ def test_a_flattened_posterior_is_not_the_location_explanation():
 
 
 def test_on_the_shipped_results(monkeypatch):
-    from dpsynth import result_files
-    from dpsynth.experiments.own_data import Params, run
+    from dpsynth_book import result_files
+    from dpsynth_book.experiments.own_data import Params, run
 
     if not result_files.shipped_path("own_data").exists():
         pytest.skip("own_data.nc is not shipped here")

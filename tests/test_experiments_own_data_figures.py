@@ -12,10 +12,11 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from own_data_fake import EPS, TERMS, TRUE_COEF, fake_results, fake_units  # noqa: E402
 
-from dpsynth import book, registry  # noqa: E402
-from dpsynth.experiments.own_data import OwnDataResults  # noqa: E402
-from dpsynth.experiments.own_data import figures as F  # noqa: E402
-from dpsynth.experiments.own_data.replicate import UNIT_SETTINGS  # noqa: E402
+from dpsynth import registry  # noqa: E402
+from dpsynth_book import book  # noqa: E402
+from dpsynth_book.experiments.own_data import OwnDataResults  # noqa: E402
+from dpsynth_book.experiments.own_data import figures as F  # noqa: E402
+from dpsynth_book.experiments.own_data.replicate import UNIT_SETTINGS  # noqa: E402
 
 MECHS = ["Censor_w", "Censor_uw", "PH", "OpenDP-Q"]
 

@@ -1,4 +1,4 @@
-"""The files and unit-free studies of "Your own data" (``dpsynth.experiments.own_data.files``).
+"""The files and unit-free studies of "Your own data" (``dpsynth_book.experiments.own_data.files``).
 
 The helpers are checked on constructed frames (no MCMC); the two replicates run at smoke scale
 (400 records, 100 draws): their structure, the privacy accounting, streams addressed by the cell,
@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpsynth.experiments.own_data import Params
-from dpsynth.experiments.own_data.files import (
+from dpsynth_book.experiments.own_data import Params
+from dpsynth_book.experiments.own_data.files import (
     CURVE_LEVELS,
     SUMMARY_QUANTILES,
     file_frame,
@@ -22,8 +22,8 @@ from dpsynth.experiments.own_data.files import (
     sampler_of,
     unitfree_replicate,
 )
-from dpsynth.public_data import FISHING_MODES, REAL_FILES, cps1988
-from dpsynth.studies import data_fingerprint
+from dpsynth_book.public_data import FISHING_MODES, REAL_FILES, cps1988
+from dpsynth_book.studies import data_fingerprint
 
 pytestmark = [pytest.mark.filterwarnings("ignore::dpsynth.fitting.ConvergenceWarning")]
 

@@ -6,10 +6,10 @@ import dataclasses
 
 import pytest
 
-from dpsynth.experiments.own_data import OwnDataParams, Params
-from dpsynth.experiments.own_data.params import CELL_COLUMNS, MECHANISM_KEYS
-from dpsynth.public_data import WAGE_CATEGORICAL
 from dpsynth.validation import DataError
+from dpsynth_book.experiments.own_data import OwnDataParams, Params
+from dpsynth_book.experiments.own_data.params import CELL_COLUMNS, MECHANISM_KEYS
+from dpsynth_book.public_data import WAGE_CATEGORICAL
 
 
 def test_params_is_the_chapter_class():
@@ -127,7 +127,7 @@ def test_from_mapping_round_trip(scale):
 
 
 def test_check_overrides_of_the_shipped_file_are_valid_params():
-    from dpsynth import shipped
+    from dpsynth_book import shipped
 
     for name in ("own_data", "own_data-units", "own_data-files", "own_data-unitfree"):
         over = shipped.SHIPPED_STUDIES[name].check_overrides
@@ -161,7 +161,7 @@ def test_legacy_keys_are_those_of_the_shipped_files():
 
     import xarray as xr
 
-    from dpsynth import result_files
+    from dpsynth_book import result_files
 
     for name in ("own_data", "own_data-units"):
         path = result_files.shipped_path(name)

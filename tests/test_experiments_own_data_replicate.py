@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 
 from dpsynth import metrics, registry
-from dpsynth.experiments.own_data import Params
-from dpsynth.experiments.own_data.replicate import (
+from dpsynth_book.experiments.own_data import Params
+from dpsynth_book.experiments.own_data.replicate import (
     QUANTILES,
     UNIT_SETTINGS,
     cell_labels,
@@ -22,8 +22,8 @@ from dpsynth.experiments.own_data.replicate import (
     synthesizer_names,
     units_replicate,
 )
-from dpsynth.public_data import cps1988, wage_design, wage_model_frame
-from dpsynth.studies import data_fingerprint
+from dpsynth_book.public_data import cps1988, wage_design, wage_model_frame
+from dpsynth_book.studies import data_fingerprint
 
 pytestmark = [pytest.mark.filterwarnings("ignore::dpsynth.fitting.ConvergenceWarning")]
 

@@ -7,8 +7,8 @@ import pytest
 from own_data_fake import EPS, QCOLS, TERMS, TRUE_COEF, N, fake_results, fake_study, fake_units
 
 from dpsynth import registry
-from dpsynth.experiments.own_data import tables as T
-from dpsynth.experiments.own_data.replicate import UNIT_SETTINGS
+from dpsynth_book.experiments.own_data import tables as T
+from dpsynth_book.experiments.own_data.replicate import UNIT_SETTINGS
 
 
 def _label(name, eps=None):
@@ -21,8 +21,8 @@ def _label(name, eps=None):
 
 
 def test_fake_study_has_the_replicate_structure():
-    from dpsynth.experiments.own_data.params import OwnDataParams
-    from dpsynth.experiments.own_data.replicate import synthesizer_names
+    from dpsynth_book.experiments.own_data.params import OwnDataParams
+    from dpsynth_book.experiments.own_data.replicate import synthesizer_names
 
     ds = fake_study()
     assert dict(ds.sizes) == {"replicate": 3, "fit": 3 + 4 * len(EPS), "term": len(TERMS)}
@@ -213,8 +213,8 @@ def test_the_tables_hold_the_numbers_the_verdicts_quote():
     from own_data_fake import fake_all
     from test_page_check import _page
 
-    from dpsynth import page_check
-    from dpsynth.experiments.own_data import verdicts
+    from dpsynth_book import page_check
+    from dpsynth_book.experiments.own_data import verdicts
 
     res = fake_all()
     vs = verdicts(res)

@@ -9,12 +9,13 @@ import numpy as np
 import pytest
 from own_data_fake import EPS, N, fake_results, fake_study, fake_units
 
-from dpsynth import book, registry
-from dpsynth.experiments.own_data import OwnDataResults, verdicts
-from dpsynth.experiments.own_data.replicate import UNIT_SETTINGS
+from dpsynth import registry
+from dpsynth_book import book
+from dpsynth_book.experiments.own_data import OwnDataResults, verdicts
+from dpsynth_book.experiments.own_data.replicate import UNIT_SETTINGS
 
 # the module (the package attribute ``own_data.verdicts`` is the function it re-exports)
-V = importlib.import_module("dpsynth.experiments.own_data.verdicts")
+V = importlib.import_module("dpsynth_book.experiments.own_data.verdicts")
 
 
 def _by_key(vs):

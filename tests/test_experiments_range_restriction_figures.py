@@ -11,8 +11,9 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from range_restriction_fake import NAMES, fake_study  # noqa: E402
 
-from dpsynth import book, registry  # noqa: E402
-from dpsynth.experiments.range_restriction import figures as F  # noqa: E402
+from dpsynth import registry  # noqa: E402
+from dpsynth_book import book  # noqa: E402
+from dpsynth_book.experiments.range_restriction import figures as F  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

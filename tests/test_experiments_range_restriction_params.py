@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from dpsynth.experiments.range_restriction import Params
 from dpsynth.validation import DataError
+from dpsynth_book.experiments.range_restriction import Params
 
 
 def test_presets_are_valid_and_ordered():

@@ -7,8 +7,8 @@ import pytest
 import xarray as xr
 
 from dpsynth import registry
-from dpsynth.experiments.range_restriction import Params
-from dpsynth.experiments.range_restriction.replicate import replicate, synthesizer_names
+from dpsynth_book.experiments.range_restriction import Params
+from dpsynth_book.experiments.range_restriction.replicate import replicate, synthesizer_names
 
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::dpsynth.fitting.ConvergenceWarning")]
 

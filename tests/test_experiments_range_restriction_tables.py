@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from range_restriction_fake import fake_study
 
-from dpsynth.experiments.range_restriction import tables as T
+from dpsynth_book.experiments.range_restriction import tables as T
 
 
 def test_tables_are_narrow_and_labelled():
@@ -36,8 +36,8 @@ def test_the_tables_hold_the_numbers_the_verdicts_quote():
     the replicates; without that table the counts are not (12 replicates, above the small integers spared)."""
     from test_page_check import _page
 
-    from dpsynth import page_check
-    from dpsynth.experiments.range_restriction import verdicts
+    from dpsynth_book import page_check
+    from dpsynth_book.experiments.range_restriction import verdicts
 
     ds = fake_study(replicates=12)
     vs = verdicts(ds)

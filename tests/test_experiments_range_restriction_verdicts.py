@@ -8,12 +8,12 @@ import importlib
 import pytest
 from range_restriction_fake import NAMES, fake_study
 
-from dpsynth import book
-from dpsynth.experiments import range_restriction as chapter
-from dpsynth.experiments.range_restriction import verdicts
+from dpsynth_book import book
+from dpsynth_book.experiments import range_restriction as chapter
+from dpsynth_book.experiments.range_restriction import verdicts
 
 # the module (the package attribute ``range_restriction.verdicts`` is the function it re-exports)
-V = importlib.import_module("dpsynth.experiments.range_restriction.verdicts")
+V = importlib.import_module("dpsynth_book.experiments.range_restriction.verdicts")
 
 
 def _by_key(vs):

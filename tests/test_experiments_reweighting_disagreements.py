@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from dpsynth.experiments.reweighting.disagreements import contraction_ruled_out
+from dpsynth_book.experiments.reweighting.disagreements import contraction_ruled_out
 
 
 def contraction(sd_small, sd_large, reps=100, seed=0, level=3.5):
@@ -29,7 +29,7 @@ def test_a_spread_that_clearly_grows_rules_the_explanations_out():
 
 
 def test_the_bound_matches_only_when_nearly_no_data_set_exceeds_it():
-    from dpsynth.experiments.reweighting.disagreements import contraction_note
+    from dpsynth_book.experiments.reweighting.disagreements import contraction_note
 
     class Res:  # what contraction_note reads
         def __init__(self, c):
@@ -62,9 +62,9 @@ def test_a_relative_reading_that_shrinks_supports_the_explanation():
 
 
 def test_on_the_shipped_results(monkeypatch):
-    from dpsynth import result_files
-    from dpsynth.experiments.reweighting import Params, run
-    from dpsynth.experiments.reweighting.disagreements import contraction_note
+    from dpsynth_book import result_files
+    from dpsynth_book.experiments.reweighting import Params, run
+    from dpsynth_book.experiments.reweighting.disagreements import contraction_note
 
     if not result_files.shipped_path("reweighting-contraction").exists():
         pytest.skip("reweighting-contraction.nc is not shipped here")
@@ -76,7 +76,7 @@ def test_on_the_shipped_results(monkeypatch):
 
 
 def test_the_spread_of_no_converged_fit_is_nan_not_an_error():
-    from dpsynth.experiments.reweighting.disagreements import _iqr
+    from dpsynth_book.experiments.reweighting.disagreements import _iqr
 
     assert np.isnan(_iqr(np.array([])))
     assert _iqr(np.array([1.0, 2.0, 3.0, 4.0, 5.0])) == 2.0

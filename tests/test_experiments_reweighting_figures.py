@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 from reweighting_fake import fake_results
 
-from dpsynth import book, registry
-from dpsynth.experiments.reweighting import figures
+from dpsynth import registry
+from dpsynth_book import book
+from dpsynth_book.experiments.reweighting import figures
 
 matplotlib.use("Agg")
 
@@ -66,7 +67,7 @@ def test_draws_on_given_axes(res):
 
 
 def test_quantile_bias_draws_one_marker_per_source_at_the_mean_bias(res):
-    from dpsynth.experiments.reweighting.verdicts import quantile_bias_numbers
+    from dpsynth_book.experiments.reweighting.verdicts import quantile_bias_numbers
 
     axes = figures.quantile_bias(res)
     q = quantile_bias_numbers(res)

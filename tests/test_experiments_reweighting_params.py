@@ -6,8 +6,8 @@ import dataclasses
 
 import pytest
 
-from dpsynth.experiments.reweighting import Params
 from dpsynth.validation import DataError
+from dpsynth_book.experiments.reweighting import Params
 
 
 def test_presets_are_valid_and_ordered():

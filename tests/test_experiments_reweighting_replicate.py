@@ -9,9 +9,9 @@ import pytest
 import xarray as xr
 
 from dpsynth import registry
-from dpsynth.experiments import reweighting as rw
-from dpsynth.experiments.reweighting import replicate as rep
 from dpsynth.fitting import ConvergenceWarning
+from dpsynth_book.experiments import reweighting as rw
+from dpsynth_book.experiments.reweighting import replicate as rep
 
 TINY = rw.Params.preset("smoke", n=80, synthetic_sets=3, draws=150, tune=150).study_dict()
 

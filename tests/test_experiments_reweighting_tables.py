@@ -7,8 +7,8 @@ import pytest
 from reweighting_fake import fake_results
 
 from dpsynth import registry
-from dpsynth.experiments import reweighting as rw
-from dpsynth.experiments.reweighting import tables as s
+from dpsynth_book.experiments import reweighting as rw
+from dpsynth_book.experiments.reweighting import tables as s
 
 
 @pytest.fixture
@@ -62,7 +62,7 @@ def test_the_tables_hold_the_numbers_the_verdicts_quote(res):
     :func:`verdict_numbers_table`), apart from the declared settings; without that table some are not."""
     from test_page_check import _page
 
-    from dpsynth import page_check
+    from dpsynth_book import page_check
 
     vs = rw.verdicts(res)
     shown = [s.fits_table(res), s.reweighting_table(res), s.table1(res),

@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 from reweighting_fake import fake_results
 
-from dpsynth import book
-from dpsynth.experiments import reweighting as rw
+from dpsynth_book import book
+from dpsynth_book.experiments import reweighting as rw
 
 # the module (the package attribute ``reweighting.verdicts`` is the function it re-exports)
-V = importlib.import_module("dpsynth.experiments.reweighting.verdicts")
+V = importlib.import_module("dpsynth_book.experiments.reweighting.verdicts")
 
 KEYS = [
     "reweighting_never_raises_delta",

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from dpsynth.experiments.sdr_application.disagreements import censor_w_utility, censor_w_utility_note
+from dpsynth_book.experiments.sdr_application.disagreements import censor_w_utility, censor_w_utility_note
 
 SYN = ["Data", "Unweighted", "LW", "Censor_w", "Censor_uw"]
 
@@ -35,8 +35,8 @@ def test_a_loss_through_the_weights_is_open():
 
 
 def test_on_the_shipped_results(monkeypatch):
-    from dpsynth import result_files
-    from dpsynth.experiments.sdr_application import Params, run
+    from dpsynth_book import result_files
+    from dpsynth_book.experiments.sdr_application import Params, run
 
     if not result_files.shipped_path("sdr_censoring").exists():
         pytest.skip("sdr_censoring.nc is not shipped here")

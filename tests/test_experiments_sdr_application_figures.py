@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 import sdr_application_fakes as fakes
 
-from dpsynth import book, plots
-from dpsynth.experiments.sdr_application import figures
+from dpsynth_book import book, plots
+from dpsynth_book.experiments.sdr_application import figures
 
 FIGURES = [figures.density_figure, figures.before_reweighting_figure, figures.bounds_weights_figure,
            figures.reweighting_scatter_figure, figures.reweighting_violins_figure, figures.utility_figure]

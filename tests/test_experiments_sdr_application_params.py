@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from dpsynth.experiments.sdr_application import Params
 from dpsynth.validation import DataError
+from dpsynth_book.experiments.sdr_application import Params
 
 
 def test_presets():

@@ -9,11 +9,12 @@ import pandas as pd
 import pytest
 import xarray as xr
 
-from dpsynth import registry, sdr
-from dpsynth.experiments.sdr_application import replicate as app
+from dpsynth import registry
 from dpsynth.fitting import ConvergenceWarning
 from dpsynth.privacy import CENSOR_TOL
 from dpsynth.seeds import stream
+from dpsynth_book import sdr
+from dpsynth_book.experiments.sdr_application import replicate as app
 
 pytestmark = pytest.mark.slow
 

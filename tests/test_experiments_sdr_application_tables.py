@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import sdr_application_fakes as fakes
 
-from dpsynth import plots
-from dpsynth.experiments import sdr_application as app
-from dpsynth.experiments.sdr_application import tables
-from dpsynth.experiments.sdr_application.verdicts import text_numbers
+from dpsynth_book import plots
+from dpsynth_book.experiments import sdr_application as app
+from dpsynth_book.experiments.sdr_application import tables
+from dpsynth_book.experiments.sdr_application.verdicts import text_numbers
 
 
 def test_table2_is_split_with_few_columns_and_registry_labels():

@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 import sdr_application_fakes as fakes
 
-from dpsynth import book, plots
-from dpsynth.experiments import sdr_application as app
-from dpsynth.experiments.sdr_application import tables, verdicts
+from dpsynth_book import book, plots
+from dpsynth_book.experiments import sdr_application as app
+from dpsynth_book.experiments.sdr_application import tables, verdicts
 
 # the module (the package attribute ``sdr_application.verdicts`` is the function it re-exports)
-V = importlib.import_module("dpsynth.experiments.sdr_application.verdicts")
+V = importlib.import_module("dpsynth_book.experiments.sdr_application.verdicts")
 
 KEYS = ["censored_within_bound", "privacy_relations", "weighted_above_target", "weights_spare_censoring",
         "censor_w_beats_censor_uw", "histogram_last", "censor_uw_beats_ph_equal_budget", "mixed_sets_compose_eps",

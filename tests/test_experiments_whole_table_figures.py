@@ -10,7 +10,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from whole_table_fake import AIM, BASE, METHODS, fake_results  # noqa: E402
 
-from dpsynth.experiments.whole_table.figures import PANELS, STYLE, metrics_figure  # noqa: E402
+from dpsynth_book.experiments.whole_table.figures import PANELS, STYLE, metrics_figure  # noqa: E402
 
 
 def test_figure_is_metric_by_table_with_one_line_per_method():

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from dpsynth.experiments.whole_table import Params
-from dpsynth.experiments.whole_table.params import EPS_GRID, METHOD_KEYS, TABLE_KEYS
 from dpsynth.validation import DataError
+from dpsynth_book.experiments.whole_table import Params
+from dpsynth_book.experiments.whole_table.params import EPS_GRID, METHOD_KEYS, TABLE_KEYS
 
 
 def test_presets_are_valid_and_ordered():

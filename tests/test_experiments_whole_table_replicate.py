@@ -11,10 +11,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpsynth import peers
-from dpsynth.experiments.whole_table import Params
-from dpsynth.experiments.whole_table.params import METHOD_NAMES
-from dpsynth.experiments.whole_table.replicate import (
+from dpsynth_book import peers
+from dpsynth_book.experiments.whole_table import Params
+from dpsynth_book.experiments.whole_table.params import METHOD_NAMES
+from dpsynth_book.experiments.whole_table.replicate import (
     METRICS,
     TABLES,
     chapter_table,

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from whole_table_fake import AIM, BASE, CHAIN, EPS, MST, OURS, fake_results, fake_study
 
-from dpsynth.experiments.whole_table.tables import (
+from dpsynth_book.experiments.whole_table.tables import (
     COLUMNS,
     comparison_table,
     mean_frame,

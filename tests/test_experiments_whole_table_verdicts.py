@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from whole_table_fake import AIM, BASE, CHAIN, METHODS, MST, OURS, fake_results
 
-from dpsynth.experiments.whole_table import verdicts
-from dpsynth.experiments.whole_table.tables import TARGETS
-from dpsynth.experiments.whole_table.verdicts import cell_values, text_numbers
+from dpsynth_book.experiments.whole_table import verdicts
+from dpsynth_book.experiments.whole_table.tables import TARGETS
+from dpsynth_book.experiments.whole_table.verdicts import cell_values, text_numbers
 
 
 def _v(results):
@@ -72,7 +72,7 @@ def test_cell_values_and_text_numbers():
 
 
 def test_pmse_misses_counts_the_missed_cells_and_what_their_marginals_did():
-    from dpsynth.experiments.whole_table.verdicts import pmse_misses
+    from dpsynth_book.experiments.whole_table.verdicts import pmse_misses
 
     none = pmse_misses(fake_results())
     assert none["judged"] == 6 and none["missed"] == 0 and none["worst_table"] == ""
@@ -91,7 +91,7 @@ def test_pmse_misses_counts_the_missed_cells_and_what_their_marginals_did():
 
 
 def test_coverage_misses_counts_the_cells_below_the_target_and_their_width():
-    from dpsynth.experiments.whole_table.verdicts import coverage_misses
+    from dpsynth_book.experiments.whole_table.verdicts import coverage_misses
 
     none = coverage_misses(fake_results())
     assert none["judged"] == 6 and none["missed"] == 0 and none["width"] != none["width"]  # NaN

@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 from conftest import SMALL
 
-from dpsynth import datasets, fitting, models
+from dpsynth import fitting, models
 from dpsynth.fitting import ConvergenceWarning, SamplerConfig, compile_count, compiled_model, eps_to_bound
 from dpsynth.privacy import record_bounds
+from dpsynth_book import datasets
 
 pytestmark = pytest.mark.filterwarnings("ignore::dpsynth.fitting.ConvergenceWarning")
 

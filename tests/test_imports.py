@@ -1,4 +1,4 @@
-"""The package has no import cycle: every written import of ``src/dpsynth``, read with ``ast``.
+"""No import cycle: every written import of ``src/dpsynth`` and ``src/dpsynth_book``, read with ``ast``.
 
 Every ``import`` and ``from ... import`` statement counts, at the top of a module or inside a
 function (a lazy import hides a cycle, it does not remove it). Relative imports are resolved;
@@ -71,9 +71,9 @@ def imports_of(module: str, path: Path, is_pkg: bool, modules: Mapping) -> set[s
     return {t for t in edges if t is not None and t != module}
 
 
-def import_graph(root: Path, package: str) -> dict[str, set[str]]:
-    """Module -> the modules of ``package`` it imports (written imports only)."""
-    modules = module_names(root, package)
+def import_graph(root: Path, *packages: str) -> dict[str, set[str]]:
+    """Module -> the modules of ``packages`` it imports (written imports only)."""
+    modules = {m: v for package in packages for m, v in module_names(root, package).items()}
     return {m: imports_of(m, f, is_pkg, modules) for m, (f, is_pkg) in modules.items()}
 
 
@@ -106,10 +106,21 @@ def find_cycle(graph: Mapping[str, Iterable[str]]) -> list[str] | None:
 
 def test_dpsynth_has_no_import_cycle():
     graph = import_graph(SRC, "dpsynth")
-    assert "dpsynth.studies" in graph and "dpsynth.experiments.censoring" in graph
-    assert "dpsynth.studies" in graph["dpsynth.experiments.censoring"]  # relative imports resolved
+    assert "dpsynth.release.protocol" in graph and "dpsynth.synthesizer" in graph
+    assert "dpsynth.release.ledger" in graph["dpsynth.release.protocol"]  # relative imports resolved
     cycle = find_cycle(graph)
     assert cycle is None, "import cycle in src/dpsynth: " + " -> ".join(cycle)
+
+
+def test_the_book_has_no_import_cycle_and_the_library_never_imports_it():
+    graph = import_graph(SRC, "dpsynth", "dpsynth_book")
+    assert "dpsynth_book.studies" in graph["dpsynth_book.experiments.censoring"]  # relative imports resolved
+    assert "dpsynth.registry" in graph["dpsynth_book.plots"]  # the library, imported by its absolute name
+    cycle = find_cycle(graph)
+    assert cycle is None, "import cycle in src/: " + " -> ".join(cycle)
+    into_book = sorted(f"{m} -> {t}" for m, targets in graph.items() if m.split(".")[0] == "dpsynth"
+                       for t in targets if t.split(".")[0] == "dpsynth_book")
+    assert not into_book, into_book
 
 
 def test_the_checker_finds_a_cycle_through_lazy_and_relative_imports(tmp_path):
@@ -148,8 +159,8 @@ def _reach(graph: Mapping[str, Iterable[str]], start: str) -> set[str]:
 
 def test_result_files_studies_and_shipped_are_layered():
     """Result files at the bottom, the study driver above them, the list of shipped studies on top."""
-    graph = import_graph(SRC, "dpsynth")
-    assert "dpsynth.result_files" in graph["dpsynth.studies"]
-    assert "dpsynth.studies" in graph["dpsynth.shipped"]
-    assert not {"dpsynth.shipped", "dpsynth.studies", "dpsynth"} & _reach(graph, "dpsynth.result_files")
-    assert "dpsynth.shipped" not in _reach(graph, "dpsynth.studies")
+    graph = import_graph(SRC, "dpsynth", "dpsynth_book")
+    assert "dpsynth_book.result_files" in graph["dpsynth_book.studies"]
+    assert "dpsynth_book.studies" in graph["dpsynth_book.shipped"]
+    assert not {"dpsynth_book.shipped", "dpsynth_book.studies", "dpsynth"} & _reach(graph, "dpsynth_book.result_files")
+    assert "dpsynth_book.shipped" not in _reach(graph, "dpsynth_book.studies")

@@ -75,7 +75,7 @@ def test_glue_roles_become_eval_expressions_and_come_back_on_save():
     shown = lab.to_lab(_nb(src), "tutorial")
     cell = shown["cells"][0]
     assert "{glue:" not in cell["source"]
-    assert '{eval}`__import__("dpsynth.book").book.glued("tutorial-fit-delta-u:.2f")`' in cell["source"]
+    assert '{eval}`__import__("dpsynth_book.book").book.glued("tutorial-fit-delta-u:.2f")`' in cell["source"]
     # before the cell runs, each expression shows a placeholder, not its code
     exprs = {e["expression"]: e["result"]["data"]["text/plain"] for e in cell["metadata"]["user_expressions"]}
     assert set(exprs.values()) == {lab.PENDING} and len(exprs) == 2
@@ -100,11 +100,11 @@ def test_references_take_the_book_numbers_of_the_code_cells_labels():
 
 def test_sections_propositions_citations_and_api_names():
     src = ("{ref}`neighbours`, {prf:ref}`prop-window`, {cite:p}`hu2022censoring`, {cite:t}`hu2022censoring`, "
-           "{mod}`dpsynth.book`")
+           "{mod}`dpsynth_book.book`")
     shown = lab.to_lab(_nb(src), "tutorial")["cells"][0]["source"]
     assert "{" not in shown.replace("{eval}", ""), shown
     assert "Proposition “The window, not its place”" in shown
-    assert "(Hu et al. 2022)" in shown and "Hu et al. (2022)" in shown and "`dpsynth.book`" in shown
+    assert "(Hu et al. 2022)" in shown and "Hu et al. (2022)" in shown and "`dpsynth_book.book`" in shown
 
 
 def test_an_edited_cell_keeps_the_edit_and_gets_its_roles_back():
@@ -133,7 +133,7 @@ def test_a_label_built_at_run_time_is_numbered_by_the_kernel():
             'book.show_figure(b, "fig-x-last", "c")\nbook.show_table(t, "tbl-x-one", "c")')
     src = "{numref}`fig-x-first`, {numref}`fig-x-last`, {numref}`tbl-x-one`."
     shown = lab.to_lab(_nb(src, code), "tutorial")["cells"][0]["source"]
-    assert shown == ('Fig. 1.1, {eval}`__import__("dpsynth.book").book.lab_ref("fig-x-last")`, Table 1.1.'), shown
+    assert shown == ('Fig. 1.1, {eval}`__import__("dpsynth_book.book").book.lab_ref("fig-x-last")`, Table 1.1.'), shown
     assert lab.from_lab(lab.to_lab(_nb(src, code), "tutorial"))["cells"][0]["source"] == src
 
 
@@ -355,7 +355,7 @@ def test_the_lab_runs_the_tutorial_and_shows_figures_tables_and_glued_numbers(tm
     text = found["text"]
     (tmp_path / "lab-text.txt").write_text(text, encoding="utf-8")  # what the reader saw, for a failure's report
     assert "Error" not in text.replace("ECDF", ""), text[text.find("Error") - 500:text.find("Error") + 500]
-    # figures: PNGs embedded by dpsynth.book.show_figure, shown wide enough to read, with their numbers
+    # figures: PNGs embedded by dpsynth_book.book.show_figure, shown wide enough to read, with their numbers
     figures = [f for f in found["figures"] if f["src"].startswith("data:image/png")]
     assert len(figures) >= 3 and all(f["natural"] > 300 and f["shown"] > 300 for f in figures), found["figures"]
     assert "Fig. 1.1." in text and "Fig. 1.3." in text

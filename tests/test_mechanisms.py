@@ -11,10 +11,11 @@ from conftest import SMALL, TINY, fit_from_draws
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dpsynth import datasets, mechanisms
+from dpsynth import mechanisms
 from dpsynth.fitting import ConvergenceWarning
 from dpsynth.privacy import CENSOR_TOL
 from dpsynth.weights import count_weights, lipschitz_weights, reweight, scale_weights
+from dpsynth_book import datasets
 
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::dpsynth.fitting.ConvergenceWarning")]
 

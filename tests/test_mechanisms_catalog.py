@@ -174,7 +174,7 @@ def test_toy_mechanism_is_found_everywhere(toy):
     assert registry.order(["Toy-half", "Unweighted"]) == ["Unweighted", "Toy-half"]
     assert "toy_half" in mechanisms.list_mechanisms()
     # the decision table
-    from dpsynth.experiments.choosing import decision_table
+    from dpsynth_book.experiments.choosing import decision_table
 
     table = decision_table()
     assert "Toy-half" in table.index and table.loc["Toy-half", "guarantee"] == "DP"

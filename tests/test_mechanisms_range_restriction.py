@@ -17,12 +17,13 @@ import pytest
 from conftest import SMALL, TINY, fit_from_draws
 from scipy import integrate, special, stats
 
-from dpsynth import datasets, fitting, mechanisms, models, synthetic_data
+from dpsynth import fitting, mechanisms, models, synthetic_data
 from dpsynth.fitting import ConvergenceWarning, Diagnostics, Fit, SamplerConfig
 from dpsynth.mechanisms import range_restriction as rr
 from dpsynth.privacy import record_bounds
 from dpsynth.validation import DataError
 from dpsynth.weights import lipschitz_weights
+from dpsynth_book import datasets
 
 pytestmark = pytest.mark.filterwarnings("ignore::dpsynth.fitting.ConvergenceWarning")
 

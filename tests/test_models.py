@@ -9,9 +9,10 @@ import pytest
 from conftest import betareg_design
 from scipy import special, stats
 
-from dpsynth import datasets, models
+from dpsynth import models
 from dpsynth.fitting import ConvergenceWarning, SamplerConfig
 from dpsynth.likelihood import BOUND, WEIGHTS, likelihood_term
+from dpsynth_book import datasets
 
 RNG = np.random.default_rng(2024)
 

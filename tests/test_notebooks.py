@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from dpsynth.verdicts import Verdict
+from dpsynth_book.verdicts import Verdict
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -67,7 +67,7 @@ def test_chapter_runs_at_smoke_scale(name, smoke_notebooks):
     if name in NO_STUDY:
         assert nb.markdown
         return
-    module = importlib.import_module(f"dpsynth.experiments.{name}")
+    module = importlib.import_module(f"dpsynth_book.experiments.{name}")
     params = module.Params.smoke()
     results = module.run(params, cache_dir=smoke_notebooks.cache_dir, progress=False)
     verdicts = module.verdicts(results)

@@ -13,9 +13,9 @@ import textwrap
 import conftest
 import pytest
 
-from dpsynth import sdr, studies
-from dpsynth.optional import EXTRAS, MissingDependencyError, require
 from dpsynth.validation import DataError
+from dpsynth_book import sdr, studies
+from dpsynth_book.optional import EXTRAS, MissingDependencyError, require
 
 
 def _hide(monkeypatch, *names: str) -> None:
@@ -125,18 +125,20 @@ def test_csv_file_does_not_need_pyreadstat(tmp_path, monkeypatch):
 
 
 def test_without_the_optional_packages_everything_imports_and_a_local_study_runs(tmp_path):
-    """No module of dpsynth imports dask, distributed or pyreadstat when it is imported, and a study
+    """No module of dpsynth or dpsynth_book imports dask, distributed or pyreadstat when it is imported, and a study
     on local processes runs without them (in a fresh interpreter, so no library has seen them)."""
     code = textwrap.dedent(
         f"""
         import importlib, pkgutil, sys
         for name in ("dask", "distributed", "pyreadstat"):
             sys.modules[name] = None
-        import dpsynth
-        for mod in pkgutil.walk_packages(dpsynth.__path__, "dpsynth."):
-            if mod.name != "dpsynth.__main__":
-                importlib.import_module(mod.name)
-        from dpsynth import seeds, studies
+        import dpsynth, dpsynth_book
+        for package in (dpsynth, dpsynth_book):
+            for mod in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
+                if mod.name != "dpsynth.__main__":
+                    importlib.import_module(mod.name)
+        from dpsynth import seeds
+        from dpsynth_book import studies
 
         def replicate(r, ss, params):
             v = seeds.generator(ss).normal(params["loc"], 1.0, size=2)

@@ -1,6 +1,6 @@
 """Each page agrees with itself and with the others.
 
-* the numbers a page's verdicts quote are in a table of that page (:mod:`dpsynth.page_check`);
+* the numbers a page's verdicts quote are in a table of that page (:mod:`dpsynth_book.page_check`);
 * no page shows the censoring paper's "Weighted" as a mechanism name (the book's name is LW),
   except the one sentence that says the censoring paper calls it so;
 * no page states the opposite of a verdict of another page (:data:`RESTATED`).
@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from dpsynth import page_check
-from dpsynth.book import table_markdown
-from dpsynth.verdicts import Verdict, verdicts_markdown
+from dpsynth_book import page_check
+from dpsynth_book.book import table_markdown
+from dpsynth_book.verdicts import Verdict, verdicts_markdown
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -197,7 +197,7 @@ def test_no_page_states_the_opposite_of_a_verdict_of_the_shipped_results(monkeyp
     monkeypatch.setenv("DPSYNTH_RESULTS", "use")
     verdicts = {}
     for chapter in sorted({c for _, c, _, _ in RESTATED}):
-        module = importlib.import_module(f"dpsynth.experiments.{chapter}")
+        module = importlib.import_module(f"dpsynth_book.experiments.{chapter}")
         results = module.run(module.Params.paper(), progress=False)
         verdicts.update({(chapter, v.key): v.holds for v in module.verdicts(results)})
     for _, chapter, key, _ in RESTATED:
@@ -227,7 +227,7 @@ def test_plumbing_cells_are_found_and_the_study_api_is_not_plumbing():
         return {"cells": [{"cell_type": "code", "metadata": {"tags": t}, "source": s} for s, t in cells]}
 
     shown = nb(("from IPython.display import Markdown, display", []),
-               ("from dpsynth.experiments.own_data import Params, run, demo", ["remove-input"]),
+               ("from dpsynth_book.experiments.own_data import Params, run, demo", ["remove-input"]),
                ("params = Params.preset('quick')\nres = run(params)", []),
                ("api = demo.api_demo(params)", []),
                ("from dpsynth import Synthesizer\ns = Synthesizer(df, 'wage', eps=1.0)", []))

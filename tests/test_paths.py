@@ -1,27 +1,8 @@
-"""Project paths."""
+"""This user's dpsynth folder and the atomic file writer (``dpsynth.paths``)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from dpsynth import paths
-
-
-def test_project_root_is_the_checkout():
-    root = paths.project_root()
-    assert (root / "pyproject.toml").exists()
-    assert (root / "src" / "dpsynth" / "paths.py").exists()
-    assert root == Path(__file__).resolve().parents[1]
-
-
-def test_cache_dir_default(monkeypatch):
-    monkeypatch.delenv("DPSYNTH_CACHE", raising=False)
-    assert paths.cache_dir() == paths.project_root() / "data" / "cache"
-
-
-def test_cache_dir_from_environment(monkeypatch, tmp_path):
-    monkeypatch.setenv("DPSYNTH_CACHE", str(tmp_path))
-    assert paths.cache_dir() == tmp_path
 
 
 def test_atomic_write_writes_all_or_nothing(tmp_path):
@@ -45,3 +26,11 @@ def test_atomic_write_writes_all_or_nothing(tmp_path):
     assert sorted(p.name for p in target.parent.iterdir()) == ["out.txt"]  # no temporary file left
     secret = atomic_write(tmp_path / "secret.json", lambda tmp: open(tmp, "w").write("{}"), mode=0o600)
     assert stat.S_IMODE(secret.stat().st_mode) == 0o600
+
+
+def test_home_is_made_owner_only_where_the_environment_says(monkeypatch, tmp_path):
+    import stat
+
+    monkeypatch.setenv(paths.HOME_ENV, str(tmp_path / "home"))
+    home = paths.dpsynth_home()
+    assert home == tmp_path / "home" and home.is_dir() and stat.S_IMODE(home.stat().st_mode) == 0o700

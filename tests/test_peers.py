@@ -1,4 +1,4 @@
-"""The peers (SmartNoise's MST and AIM) run in their own environment: ``dpsynth.peers``, ``peers/run_peer.py``.
+"""The peers (SmartNoise's MST and AIM) run in their own environment: ``dpsynth_book.peers``, ``peers/run_peer.py``.
 
 The fast tests always run: the job file written for the runner and read back, the error paths,
 with fake interpreters (small scripts standing in for ``.venv-peers/bin/python``), and the
@@ -21,9 +21,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpsynth import peers
-from dpsynth.paths import project_root
 from dpsynth.validation import DataError
+from dpsynth_book import peers
+from dpsynth_book.paths import project_root
 
 RUNNER = project_root() / "peers" / "run_peer.py"
 SKIP_REASON = "peers environment .venv-peers missing: run `make peers`"

@@ -11,7 +11,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from matplotlib.colors import to_hex  # noqa: E402
 
-from dpsynth import plots  # noqa: E402
+from dpsynth_book import plots  # noqa: E402
 
 
 def test_plots_take_labels_from_the_registry():

@@ -1,4 +1,4 @@
-"""The CPS 1988 wage file (``dpsynth.public_data``): rows, columns, units, the model frame and design."""
+"""The CPS 1988 wage file (``dpsynth_book.public_data``): rows, columns, units, the model frame and design."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ import pandas as pd
 import pytest
 
 from dpsynth import Synthesizer
-from dpsynth.public_data import (
+from dpsynth.validation import DataError
+from dpsynth_book.public_data import (
     CPS1988,
     REFERENCE_EDUCATION,
     REFERENCE_EXPERIENCE,
@@ -18,7 +19,6 @@ from dpsynth.public_data import (
     wage_design,
     wage_model_frame,
 )
-from dpsynth.validation import DataError
 
 COLUMNS = ["wage", "education", "experience", "ethnicity", "smsa", "region", "parttime"]
 LEVELS = {"ethnicity": ["afam", "cauc"], "smsa": ["no", "yes"], "region": ["midwest", "northeast", "south", "west"],
@@ -199,7 +199,7 @@ def test_design_names_the_missing_columns(frame):
 
 
 def test_nmes1988_visits_are_counts_with_public_covariates():
-    from dpsynth.public_data import nmes1988
+    from dpsynth_book.public_data import nmes1988
 
     df = nmes1988()
     assert df.shape == (4406, 7) and df["visits"].dtype == np.int64 and (df["visits"] >= 0).all()
@@ -207,7 +207,7 @@ def test_nmes1988_visits_are_counts_with_public_covariates():
 
 
 def test_fishing_mode_has_the_documented_levels():
-    from dpsynth.public_data import FISHING_MODES, fishing
+    from dpsynth_book.public_data import FISHING_MODES, fishing
 
     df = fishing()
     assert len(df) == 1182 and tuple(df["mode"].cat.categories) == FISHING_MODES
@@ -216,8 +216,8 @@ def test_fishing_mode_has_the_documented_levels():
 
 @pytest.mark.parametrize("name", ["cps1988", "nmes1988", "fishing"])
 def test_real_files_give_their_target_kind_from_its_type(name):
-    from dpsynth.public_data import real_file
     from dpsynth.target import TargetEncoding
+    from dpsynth_book.public_data import real_file
 
     f = real_file(name)
     df = f.load()
@@ -226,7 +226,7 @@ def test_real_files_give_their_target_kind_from_its_type(name):
 
 
 def test_unknown_real_file_is_a_clear_error():
-    from dpsynth.public_data import real_file
+    from dpsynth_book.public_data import real_file
 
     with pytest.raises(DataError, match="unknown real file 'cps'"):
         real_file("cps")

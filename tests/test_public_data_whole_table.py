@@ -5,8 +5,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from dpsynth.public_data import HOUSE_YES_NO, NMES_HEALTH_LEVELS, house_prices, nmes1988, nmes1988_table
 from dpsynth.validation import DataError
+from dpsynth_book.public_data import HOUSE_YES_NO, NMES_HEALTH_LEVELS, house_prices, nmes1988, nmes1988_table
 
 
 def test_nmes_table_is_a_fixed_subsample():

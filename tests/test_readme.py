@@ -88,8 +88,8 @@ def test_the_readmes_commands_run_as_written(new_user):
     """Acceptance (issue 27): every command of the README's console block exits 0, in order, budgets included."""
     import shlex
 
-    from dpsynth.cli import shell
-    from dpsynth.public_data import fishing, islr_wage
+    from dpsynth_book.public_data import fishing, islr_wage
+    from dpsynth_book.shell import shell
 
     work = new_user / "shell"
     work.mkdir()

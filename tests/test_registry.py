@@ -9,11 +9,12 @@ import pytest
 from conftest import SMALL
 from matplotlib.colors import to_rgb
 
-from dpsynth import datasets, mechanisms, registry
+from dpsynth import mechanisms, registry
 from dpsynth.fitting import ConvergenceWarning
 from dpsynth.mechanisms import histogram
 from dpsynth.privacy import CENSOR_TOL
 from dpsynth.validation import DataError
+from dpsynth_book import datasets
 
 
 def test_every_entry_has_a_valid_guarantee_and_colour():

@@ -11,10 +11,10 @@ import pytest
 
 from dpsynth import Synthesizer, TableSynthesizer, cli
 from dpsynth.distinguishing import empirical_eps
-from dpsynth.public_data import islr_wage
 from dpsynth.release.ledger import Ledger
 from dpsynth.release.protocol import UnusableReleaseError, pick_draws
 from dpsynth.synthesizer import CensoringWarning
+from dpsynth_book.public_data import islr_wage
 
 #: Public covariates of the real wage file (ISLR's Wage): the release carries them, so n is public.
 WAGE_COVARIATES = ["education", "jobclass", "race", "year"]

@@ -7,8 +7,9 @@ import json
 import pytest
 import xarray as xr
 
-from dpsynth import __version__, result_files
+from dpsynth import __version__
 from dpsynth.validation import DataError
+from dpsynth_book import result_files
 
 
 def test_results_mode_and_folder(monkeypatch, tmp_path):
@@ -50,7 +51,7 @@ def test_write_then_load_checks_params_replicates_and_seed(tmp_path):
 
 
 def test_a_study_extended_by_later_replicates_states_both_parts(tmp_path):
-    from dpsynth import book
+    from dpsynth_book import book
 
     params = {"n": 10, "draws": 5, "chains": 2}
     first = xr.Dataset({"delta": (("replicate", "eps"), [[1.0, 2.0], [3.0, 4.0]])},
@@ -72,7 +73,7 @@ def test_a_study_extended_by_later_replicates_states_both_parts(tmp_path):
 
 
 def test_a_study_with_cells_recomputed_later_states_both_parts(tmp_path):
-    from dpsynth import book
+    from dpsynth_book import book
 
     params = {"n": 10}
     first = xr.Dataset({"value": (("replicate", "cell"), [[1.0, 2.0], [3.0, 4.0]]),

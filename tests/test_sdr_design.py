@@ -1,13 +1,13 @@
-"""Salary scaling and design matrix of the SDR beta regression (dpsynth.sdr.design)."""
+"""Salary scaling and design matrix of the SDR beta regression (dpsynth_book.sdr.design)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from dpsynth import sdr
-from dpsynth.sdr import design
 from dpsynth.validation import DataError
+from dpsynth_book import sdr
+from dpsynth_book.sdr import design
 
 
 def test_scaling_keeps_zero_and_the_bound_inside_unit_interval():

@@ -1,4 +1,4 @@
-"""SDR loader (dpsynth.sdr.loader): fixture files written here, in the PUF's layout."""
+"""SDR loader (dpsynth_book.sdr.loader): fixture files written here, in the PUF's layout."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpsynth import sdr
-from dpsynth.sdr import loader
+from dpsynth_book import sdr
+from dpsynth_book.sdr import loader
 
 
 def _fixture_frame(n: int = 30) -> pd.DataFrame:

@@ -1,4 +1,4 @@
-"""Stand-in SDR samples (dpsynth.sdr.standin): seeded and calibrated to the papers' published summaries."""
+"""Stand-in SDR samples (dpsynth_book.sdr.standin): seeded and calibrated to the papers' published summaries."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpsynth import sdr
-from dpsynth.sdr import standin
 from dpsynth.validation import DataError
+from dpsynth_book import sdr
+from dpsynth_book.sdr import standin
 
 
 def test_standins_match_published_summaries_and_are_seeded():

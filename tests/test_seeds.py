@@ -85,7 +85,7 @@ def test_bad_seed(bad):
 def test_fit_with_same_stream_gives_identical_draws(poisson_cm):
     from conftest import TINY
 
-    from dpsynth import datasets
+    from dpsynth_book import datasets
 
     x = datasets.poisson_data(100, stream(1, 0, "data"))
     np.testing.assert_array_equal(x, datasets.poisson_data(100, stream(1, 0, "data")))

@@ -2,7 +2,7 @@
 
 The staleness test recomputes the first replicate of every shipped study with the current code
 and the file's own parameters and seed: the simulated data must match exactly, the privacy and
-utility figures within the Monte Carlo tolerance of :data:`dpsynth.shipped.SHIPPED_STUDIES`. A
+utility figures within the Monte Carlo tolerance of :data:`dpsynth_book.shipped.SHIPPED_STUDIES`. A
 failure names the file to recompute (``make results``).
 """
 
@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from dpsynth import result_files, shipped
+from dpsynth_book import result_files, shipped
 
 PROVENANCE = ("dpsynth_version", "git_commit", "params", "replicates", "seed", "sampler", "created",
               "elapsed_seconds", "workers", "machine", "load_average_at_end")
@@ -54,7 +54,7 @@ def recomputed(tmp_path_factory):
 @pytest.mark.slow
 @pytest.mark.parametrize("name", list(shipped.SHIPPED_STUDIES))
 def test_shipped_file_is_current(name, recomputed, tmp_path):
-    from dpsynth.peers import PeerUnavailable
+    from dpsynth_book.peers import PeerUnavailable
 
     try:
         ship, again = recomputed(name)
@@ -153,7 +153,7 @@ def _fit_study(cells, replicates=3, seed=0):
     """A study over (replicate, fit) with the given (synthesizer, eps) cells, as fits_to_dataset makes it."""
     import pandas as pd
 
-    from dpsynth.studies import fits_to_dataset
+    from dpsynth_book.studies import fits_to_dataset
 
     rng = np.random.default_rng(seed)
     reps = []
@@ -249,7 +249,7 @@ def test_staleness_aligns_and_names_the_file(tmp_path):
 
 
 def test_own_data_check_overrides_pick_cells_of_the_paper_grid():
-    from dpsynth.experiments.own_data import Params
+    from dpsynth_book.experiments.own_data import Params
 
     paper = Params.paper()
     assert set(shipped.SHIPPED_STUDIES["own_data"].check_overrides["eps"]) <= set(paper.eps)
@@ -272,9 +272,9 @@ def test_recompute_one_eps_of_a_shipped_own_data_study_repeats_its_cells(tmp_pat
     """End to end at smoke scale: ship eps (5, 10), recompute eps 10 alone (the override), compare."""
     import dataclasses
 
-    from dpsynth.experiments.own_data import Params
-    from dpsynth.experiments.own_data.replicate import replicate
-    from dpsynth.studies import run_study
+    from dpsynth_book.experiments.own_data import Params
+    from dpsynth_book.experiments.own_data.replicate import replicate
+    from dpsynth_book.studies import run_study
 
     spec = dataclasses.replace(shipped.SHIPPED_STUDIES["own_data"], check_overrides={"eps": [10.0]})
     monkeypatch.setitem(shipped.SHIPPED_STUDIES, "own_data", spec)

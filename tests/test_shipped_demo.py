@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from dpsynth.result_files import ShippedResultsError
-from dpsynth.shipped_demo import demo_path, run_or_load
+from dpsynth_book.result_files import ShippedResultsError
+from dpsynth_book.shipped_demo import demo_path, run_or_load
 
 
 def _counting():
@@ -51,7 +51,7 @@ def test_use_refuses_a_missing_file_or_other_parameters(tmp_path):
 def test_the_own_data_demonstrations_are_shipped_for_the_paper_scale():
     """The book (results "use") reads both demonstrations: made with the chapter's parameters, the CLI
     one shows the fit and the first release succeeding and the second refused by the budget."""
-    from dpsynth.experiments.own_data import Params, demo
+    from dpsynth_book.experiments.own_data import Params, demo
 
     p = Params.preset("paper")
     api = demo.api_demo(p, mode="use")
@@ -66,7 +66,7 @@ def test_the_own_data_demonstrations_are_shipped_for_the_paper_scale():
 def test_the_own_data_demonstrations_fit_the_text_column():
     """What the page shows of the demonstrations (code, printed lines, commands) is at most WIDTH characters a
     line, the width the book's text column holds in its code font, so no line is cut or wrapped mid-word."""
-    from dpsynth.experiments.own_data import Params, demo
+    from dpsynth_book.experiments.own_data import Params, demo
 
     p = Params.preset("paper")
     shown = [demo.api_code(), demo.api_text(demo.api_demo(p, mode="use")),

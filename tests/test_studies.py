@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from dpsynth import studies
 from dpsynth.fitting import SamplerConfig
+from dpsynth_book import studies
 
 PARAMS = {"loc": 1.5}
 MCMC_PARAMS = {"n": 60, "mu": 50.0, "draws": 150, "tune": 150, "eps": 4.0}
@@ -50,12 +50,15 @@ def test_code_fingerprint_enters_the_key(tmp_path):
     import hashlib
     from pathlib import Path
 
+    import dpsynth
+
     fp = studies.code_fingerprint(conftest.counting_replicate)
-    pkg = sorted(Path(studies.__file__).resolve().parent.rglob("*.py"))
+    packages = (Path(dpsynth.__file__).resolve().parent, Path(studies.__file__).resolve().parent)
+    pkg = sorted(f for package in packages for f in package.rglob("*.py"))
     h = hashlib.sha256()
     for f in pkg + [Path(conftest.__file__).resolve()]:
         h.update(f.read_bytes())
-    assert fp == h.hexdigest()[:16]  # the package's modules and the replicate's own file
+    assert fp == h.hexdigest()[:16]  # the library's and the book's modules and the replicate's own file
     assert studies.code_fingerprint(len) != fp  # built-in: no source file, package code only
     assert studies.study_key("s", {}, 1, 1, fp) != studies.study_key("s", {}, 1, 1, "")
     ds = _run(tmp_path)
@@ -312,7 +315,7 @@ def test_study_driver_counts_convergence_warnings(tmp_path, recwarn):
 
 
 def test_shipped_results_write_then_use(tmp_path, monkeypatch):
-    from dpsynth import result_files
+    from dpsynth_book import result_files
 
     monkeypatch.setenv("DPSYNTH_RESULTS_DIR", str(tmp_path / "results"))
     params = {"loc": 1.0, "draws": 10, "tune": 10, "chains": 2}
@@ -346,7 +349,7 @@ def test_shipped_results_write_then_use(tmp_path, monkeypatch):
 
 
 def test_compare_replicates_reports_what_differs():
-    from dpsynth import shipped
+    from dpsynth_book import shipped
 
     base = xr.Dataset({"x_min": ("replicate", [0.1, 0.2, 0.3]), "delta": ("replicate", [2.0, 2.1, 1.9])},
                       coords={"replicate": [0, 1, 2]})

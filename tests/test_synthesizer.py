@@ -497,7 +497,7 @@ def test_lognormal_regression_family_gets_the_design_width_and_priors(df):
 @pytest.mark.filterwarnings("ignore::dpsynth.fitting.ConvergenceWarning")
 def test_lognormal_regression_on_cps_wages_keeps_the_covariate_effect():
     from dpsynth.metrics import log_regression
-    from dpsynth.public_data import WAGE_CATEGORICAL, WAGE_NUMERIC, cps1988, wage_design, wage_model_frame
+    from dpsynth_book.public_data import WAGE_CATEGORICAL, WAGE_NUMERIC, cps1988, wage_design, wage_model_frame
 
     frame = wage_model_frame(cps1988("thousands")).iloc[::90].reset_index(drop=True)  # 313 records
     covs = [*WAGE_NUMERIC, *WAGE_CATEGORICAL]

@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 from conftest import SMALL, betareg_design, fit_from_draws
 
-from dpsynth import datasets, mechanisms
+from dpsynth import mechanisms
 from dpsynth.synthetic_data import composed_eps, release, release_sets, synthesize
 from dpsynth.validation import DataError
+from dpsynth_book import datasets
 
 
 def test_composed_eps():

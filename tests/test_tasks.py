@@ -1,9 +1,9 @@
-"""dpsynth.tasks: the Makefile's lab, book and test targets without make (Windows, macOS, conda).
+"""dpsynth_book.tasks: the Makefile's lab, book and test targets without make (Windows, macOS, conda).
 
 The pure parts are tested everywhere (paths of a Windows environment, the message for an
 unsupported Python, the lab's environment and command line, that the script parses with Python
 3.9's grammar so it can say what to install). The slow test runs the route as a student would, on
-this (Linux) machine: ``python src/dpsynth/tasks.py lab`` in this environment (the conda route: the
+this (Linux) machine: ``python src/dpsynth_book/tasks.py lab`` in this environment (the conda route: the
 running interpreter's environment is the kernel), building a fresh lab environment from
 ``lab/requirements-lab.lock`` in a temporary folder, then checks the lab's API, its kernel and its
 contents manager, and stops it. Windows and macOS themselves are not available here.
@@ -26,10 +26,10 @@ from pathlib import Path
 
 import pytest
 
-from dpsynth import tasks
+from dpsynth_book import tasks
 
 REPO = Path(__file__).resolve().parents[1]
-SCRIPT = REPO / "src" / "dpsynth" / "tasks.py"
+SCRIPT = REPO / "src" / "dpsynth_book" / "tasks.py"
 
 
 def test_the_script_parses_with_python_3_9_so_that_it_can_say_what_to_install():
@@ -77,7 +77,7 @@ def _free_port() -> int:
 
 @pytest.mark.slow
 def test_the_lab_route_builds_its_environment_and_starts_the_lab(tmp_path):
-    """`python src/dpsynth/tasks.py lab` from this environment (the conda route's shape)."""
+    """`python src/dpsynth_book/tasks.py lab` from this environment (the conda route's shape)."""
     port, token = _free_port(), secrets.token_hex(16)
     env = {**os.environ, "JUPYTER_CONFIG_DIR": str(tmp_path / "config"), "JUPYTER_RUNTIME_DIR": str(tmp_path / "rt"),
            "JUPYTERLAB_WORKSPACES_DIR": str(tmp_path / "ws")}

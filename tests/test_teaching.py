@@ -1,4 +1,4 @@
-"""dpsynth.teaching: the chapters' quick-scale times read from the benchmark record."""
+"""dpsynth_book.teaching: the chapters' quick-scale times read from the benchmark record."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from dpsynth import teaching
+from dpsynth_book import teaching
 
 
 def _record(tmp_path, figures, **kw):
@@ -44,7 +44,7 @@ def test_the_shipped_record_covers_every_chapter_of_the_book():
     """The teaching page's times come from benchmarks/results/bench_quick_scale.json: one per toc chapter."""
     import re
 
-    from dpsynth.paths import project_root
+    from dpsynth_book.paths import project_root
 
     root = project_root()
     toc = (root / "_toc.yml").read_text(encoding="utf-8")
@@ -89,7 +89,7 @@ def test_clamp_figure_is_legible():
     matplotlib.use("Agg")
     import numpy as np
 
-    from dpsynth import book, plots
+    from dpsynth_book import book, plots
 
     plots.use_style()
     axes = teaching.clamp_figure(teaching.clamp_demo(np.random.default_rng(1).gamma(2.0, 1.0, 200), 6.0, 2.0))
@@ -121,7 +121,7 @@ def test_the_shipped_route_record_covers_every_section_of_the_tutorial():
     """The teaching page's route times come from lab/route-times.json: one per ## section of the tutorial."""
     import re
 
-    from dpsynth.paths import project_root
+    from dpsynth_book.paths import project_root
 
     nb = json.loads((project_root() / "notebooks" / "tutorial.ipynb").read_text(encoding="utf-8"))
     headings = [m.group(1).strip() for c in nb["cells"] if c["cell_type"] == "markdown"

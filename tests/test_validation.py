@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from conftest import betareg_design, fit_from_draws
 
-from dpsynth import mechanisms, metrics, models, privacy, studies, synthetic_data, weights
+from dpsynth import mechanisms, metrics, models, privacy, synthetic_data, weights
 from dpsynth.fitting import SamplerConfig, eps_to_bound
 from dpsynth.mechanisms import histogram, range_restriction
 from dpsynth.validation import (
@@ -23,6 +23,7 @@ from dpsynth.validation import (
     check_same_length,
     check_support,
 )
+from dpsynth_book import studies
 
 # --------------------------------------------------------------------------------------------
 # the helpers themselves

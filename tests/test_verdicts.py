@@ -1,6 +1,6 @@
 """Structured verdicts render as a numbered list."""
 
-from dpsynth.verdicts import Verdict, verdicts_markdown
+from dpsynth_book.verdicts import Verdict, verdicts_markdown
 
 
 def test_verdict_markdown():
@@ -15,7 +15,7 @@ def test_verdict_markdown():
 def test_contraction_holds_when_the_spread_shrinks():
     import numpy as np
 
-    from dpsynth.verdicts import contraction_verdict
+    from dpsynth_book.verdicts import contraction_verdict
 
     rng = np.random.default_rng(0)
     v = contraction_verdict({250: 3 + rng.normal(0, 1.0, 100), 4000: 3.5 + rng.normal(0, 0.2, 100)}, who="LW")
@@ -27,7 +27,7 @@ def test_contraction_holds_when_the_spread_shrinks():
 def test_contraction_fails_when_the_spread_grows_even_if_the_median_settles():
     import numpy as np
 
-    from dpsynth.verdicts import contraction_verdict
+    from dpsynth_book.verdicts import contraction_verdict
 
     rng = np.random.default_rng(1)
     groups = {"A": {250: 3 + rng.normal(0, 0.2, 50), 1000: 3 + rng.normal(0, 0.1, 50)},
@@ -40,7 +40,7 @@ def test_contraction_fails_when_the_spread_grows_even_if_the_median_settles():
 def test_contraction_is_undecided_with_one_size_or_too_few_data_sets():
     import numpy as np
 
-    from dpsynth.verdicts import contraction_verdict
+    from dpsynth_book.verdicts import contraction_verdict
 
     one = contraction_verdict({1000: np.arange(10.0)}, who="LW")
     assert one.holds is None and "one sample size" in one.evidence
@@ -56,7 +56,7 @@ def _spread(iqr: float, level: float = 3.0, k: int = 101):
 
 
 def test_contraction_needs_the_spread_to_fall_at_every_step():
-    from dpsynth.verdicts import contraction_verdict
+    from dpsynth_book.verdicts import contraction_verdict
 
     ok = contraction_verdict({200: _spread(0.8), 400: _spread(0.6), 1600: _spread(0.4), 6400: _spread(0.3)},
                              who="LW", key="bound_contracts")
@@ -74,7 +74,7 @@ def test_contraction_needs_the_spread_to_fall_at_every_step():
 
 
 def test_contraction_fails_in_the_group_whose_spread_rises_and_says_which():
-    from dpsynth.verdicts import contraction_verdict
+    from dpsynth_book.verdicts import contraction_verdict
 
     groups = {"Poisson": {250: _spread(0.24), 1000: _spread(0.28), 4000: _spread(0.33)},
               "mixture": {250: _spread(1.07), 1000: _spread(0.97), 4000: _spread(0.68)}}

@@ -1,9 +1,9 @@
 """Small constructed Datasets of the "Releasing a whole table" chapter (no MCMC, no peers).
 
-:func:`fake_study` builds a Dataset with the structure of :func:`dpsynth.experiments.whole_table.replicate.replicate`'s
-output as :func:`dpsynth.studies.run_study` returns it (replicates along ``replicate``), with chosen
-values, so that every table entry can be checked against its source and every verdict made to
-hold or fail.
+:func:`fake_study` builds a Dataset with the structure of
+:func:`dpsynth_book.experiments.whole_table.replicate.replicate`'s output as :func:`dpsynth_book.studies.run_study`
+returns it (replicates along ``replicate``), with chosen values, so that every table entry can be checked against
+its source and every verdict made to hold or fail.
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from dpsynth.experiments.whole_table import Params, WholeTableResults
-from dpsynth.experiments.whole_table.params import METHOD_NAMES
-from dpsynth.experiments.whole_table.replicate import METRICS
+from dpsynth_book.experiments.whole_table import Params, WholeTableResults
+from dpsynth_book.experiments.whole_table.params import METHOD_NAMES
+from dpsynth_book.experiments.whole_table.replicate import METRICS
 
 TABLES = ("house_prices", "nmes1988")
 EPS = (1.0, 3.0, 5.0)

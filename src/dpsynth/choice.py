@@ -10,8 +10,8 @@ of records, the eps) and returns the mechanism with the reason, which the synthe
   sets); a continuous column, or a count over a wide range, gets the unit-free censored regression
   on every earlier column (``censor_ref``: the relations), its values calibrated to its DP marginal
   when public bounds are given (``calibrate``).
-* **One column** (:func:`column_choice`): the book's decision table (Table "What to use",
-  :mod:`dpsynth.experiments.choosing`), computed from the head-to-head study and shipped with the
+* **One column** (:func:`column_choice`): the book's decision table (Table "What to use" of
+  the chapter "Choosing a mechanism"), computed from the head-to-head study and shipped with the
   package as ``decisions.json``; a test holds the two equal.
 """
 

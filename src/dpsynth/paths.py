@@ -1,4 +1,7 @@
-"""Project paths that do not depend on the working directory."""
+"""This user's dpsynth folder, and writing a file all at once.
+
+Neither depends on the working directory or on a checkout of the repository.
+"""
 
 from __future__ import annotations
 
@@ -7,28 +10,10 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-__all__ = ["project_root", "cache_dir", "atomic_write", "dpsynth_home", "HOME_ENV"]
+__all__ = ["atomic_write", "dpsynth_home", "HOME_ENV"]
 
 #: Environment variable: the folder of this user's dpsynth state (ledgers, the ledger key).
 HOME_ENV = "DPSYNTH_HOME"
-
-
-def project_root() -> Path:
-    """The repository root (the folder holding ``pyproject.toml``), found from this file.
-
-    Falls back to the current directory when the package is installed outside a checkout.
-    """
-    here = Path(__file__).resolve()
-    for parent in here.parents:
-        if (parent / "pyproject.toml").exists() and (parent / "src" / "dpsynth").exists():
-            return parent
-    return Path.cwd()
-
-
-def cache_dir() -> Path:
-    """Study cache folder: ``$DPSYNTH_CACHE`` or ``<root>/data/cache``."""
-    env = os.environ.get("DPSYNTH_CACHE")
-    return Path(env) if env else project_root() / "data" / "cache"
 
 
 def dpsynth_home() -> Path:
