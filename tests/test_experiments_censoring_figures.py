@@ -12,7 +12,10 @@ import pytest  # noqa: E402
 from censoring_fake import fake_results  # noqa: E402
 
 from dpsynth import registry  # noqa: E402
-from dpsynth_book import book  # noqa: E402
+from dpsynth_book import (
+    book,  # noqa: E402
+    presentation,
+)
 from dpsynth_book.experiments.censoring import figures as F  # noqa: E402
 
 RES = fake_results()
@@ -87,7 +90,7 @@ def test_reference_figure_one_line_per_variant_and_legible():
     np.testing.assert_allclose(uw.get_ydata(), [40.05, 10.05], rtol=1e-6)
     assert list(uw.get_xdata()) == [1.0, 4.0]
     # registry colours for the registered synthesizers; every variant distinct by line style and marker (no colour)
-    assert uw.get_color() == registry.color("Censor_uw")
+    assert uw.get_color() == presentation.color("Censor_uw")
     styles = {(ln.get_linestyle(), ln.get_marker()) for ln in axes[0].get_lines() if not ln.get_label().startswith("_")}
     assert len(styles) == len(names)
     plt.close(fig)

@@ -10,7 +10,10 @@ import pandas as pd  # noqa: E402
 from choosing_fake import fake_studies  # noqa: E402
 
 from dpsynth import registry  # noqa: E402
-from dpsynth_book import book  # noqa: E402
+from dpsynth_book import (
+    book,  # noqa: E402
+    presentation,
+)
 from dpsynth_book.experiments.choosing import figures, tables  # noqa: E402
 
 
@@ -23,11 +26,11 @@ def test_tradeoff_figure_is_legible_and_marks_guarantees():
         assert all(ax.get_xscale() == "log" for ax in axes)
         (legend,) = fig.legends
         labels = [x.get_text() for x in legend.get_texts()]
-        assert labels == [registry.label(n) for n in registry.order(list(pd.unique(t["synthesizer"])))]
+        assert labels == [registry.label(n) for n in presentation.order(list(pd.unique(t["synthesizer"])))]
         handles = dict(zip(labels, legend.legend_handles))
         assert handles["Unweighted (none)"].get_marker() == "x"
         ph = handles["PH (DP)"]
-        assert ph.get_markerfacecolor().lower() == registry.color("PH").lower()      # filled: DP
+        assert ph.get_markerfacecolor().lower() == presentation.color("PH").lower()      # filled: DP
         assert handles["LW (aDP)"].get_markerfacecolor() == "white"                  # open: aDP
     finally:
         import matplotlib.pyplot as plt

@@ -13,7 +13,10 @@ import pytest  # noqa: E402
 from own_data_fake import EPS, TERMS, TRUE_COEF, fake_results, fake_units  # noqa: E402
 
 from dpsynth import registry  # noqa: E402
-from dpsynth_book import book  # noqa: E402
+from dpsynth_book import (
+    book,  # noqa: E402
+    presentation,
+)
 from dpsynth_book.experiments.own_data import OwnDataResults  # noqa: E402
 from dpsynth_book.experiments.own_data import figures as F  # noqa: E402
 from dpsynth_book.experiments.own_data.replicate import UNIT_SETTINGS  # noqa: E402
@@ -55,9 +58,9 @@ def test_utility_figure():
         line = lines[registry.label(m)]
         np.testing.assert_allclose(line.get_xdata(), EPS)
         np.testing.assert_allclose(line.get_ydata(), [_fit_mean(res.study, m, e, "q50") for e in EPS])
-        assert _same_colour(line.get_color(), registry.color(m))
+        assert _same_colour(line.get_color(), presentation.color(m))
         # strict DP: filled marker; aDP: open
-        face = registry.color(m) if registry.guarantee(m) == "DP" else "white"
+        face = presentation.color(m) if registry.guarantee(m) == "DP" else "white"
         assert _same_colour(line.get_markerfacecolor(), face)
     np.testing.assert_allclose(lines["Data"].get_ydata(), 522.0)
     assert _same_colour(lines[registry.label("Censor_w")].get_markerfacecolor(), "white")
@@ -102,7 +105,7 @@ def test_units_figure(mechanisms):
     assert len(fig.axes) == len(mechanisms)
     # the Dataset holds the mechanisms in alphabetical order (as units_replicate makes it); panels follow the registry
     assert sorted(mechanisms) == list(units["mechanism"].values)
-    assert [ax.get_title() for ax in fig.axes] == [registry.label(m) for m in registry.order(list(mechanisms))]
+    assert [ax.get_title() for ax in fig.axes] == [registry.label(m) for m in presentation.order(list(mechanisms))]
     eps = [float(e) for e in units["eps"].values]
     share = (units["n_censored"] / units.attrs["n"]).mean("replicate")
     for ax, m in zip(fig.axes, mechanisms):
@@ -111,7 +114,7 @@ def test_units_figure(mechanisms):
         heights = np.array([p.get_height() for p in ax.patches]).reshape(len(UNIT_SETTINGS), len(eps))
         for k, s in enumerate(UNIT_SETTINGS):
             np.testing.assert_allclose(heights[k], share.sel(mechanism=m, setting=s).values)
-        assert all(_same_colour(p.get_facecolor()[:3], registry.color(m)) for p in ax.patches)
+        assert all(_same_colour(p.get_facecolor()[:3], presentation.color(m)) for p in ax.patches)
     assert [t.get_text() for t in fig.legends[0].get_texts()] == list(UNIT_SETTINGS)
     # the share in dollars is the tall bar
     assert heights[0].min() > 0.9 and heights[1].max() < 0.05

@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 from dpsynth import metrics, registry
+from dpsynth_book import presentation
 from dpsynth_book.experiments.own_data import Params
 from dpsynth_book.experiments.own_data.replicate import (
     QUANTILES,
@@ -62,7 +63,7 @@ def _row(ds, name):
 
 
 def test_synthesizer_names_follow_the_registry():
-    assert synthesizer_names(P) == NAMES == registry.order(NAMES)
+    assert synthesizer_names(P) == NAMES == presentation.order(NAMES)
     sub = Params.preset("smoke", mechanisms=("opendp_quantiles", "censor_uw"))
     assert synthesizer_names(sub) == ["Data", "Unweighted", "Censor_uw", "OpenDP-Q"]
 

@@ -7,6 +7,7 @@ import pytest
 import xarray as xr
 
 from dpsynth import registry
+from dpsynth_book import presentation
 from dpsynth_book.experiments.range_restriction import Params
 from dpsynth_book.experiments.range_restriction.replicate import replicate, synthesizer_names
 
@@ -26,7 +27,7 @@ def test_names_follow_the_registry():
     names = synthesizer_names(P.ranges)
     assert names == ["Unweighted", "LW", "A[0.4,1.8]", "A[0.6,1.2]", "B[0.4,1.8]", "B[0.6,1.2]",
                      "B'[0.4,1.8]", "B'[0.6,1.2]"]
-    assert names == registry.order(names)
+    assert names == presentation.order(names)
     assert [registry.guarantee(m) for m in names] == ["none"] + ["aDP"] * 7
 
 

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from dpsynth import registry
 from dpsynth.fitting import ConvergenceWarning
+from dpsynth_book import presentation
 from dpsynth_book.experiments import reweighting as rw
 from dpsynth_book.experiments.reweighting import replicate as rep
 
@@ -32,7 +32,7 @@ def test_synthesizers_structure(synth):
     ds = synth
     assert list(ds.data_model.values) == list(rw.DATA_MODELS)
     # one synthesizer dimension: "Data" and the fits, in registry order
-    assert list(ds.synthesizer.values) == list(rw.SYNTHESIZER_COORD) == registry.order(["Data", *rw.SYNTHESIZERS])
+    assert list(ds.synthesizer.values) == list(rw.SYNTHESIZER_COORD) == presentation.order(["Data", *rw.SYNTHESIZERS])
     assert list(ds.synthesizer.values) == ["Data", *rw.SYNTHESIZERS] and "source" not in ds.dims
     assert ds.is_fit.dtype == bool
     assert list(ds.is_fit.all("data_model").values) == [nm != "Data" for nm in ds.synthesizer.values]

@@ -7,6 +7,7 @@ import pytest
 from reweighting_fake import fake_results
 
 from dpsynth import registry
+from dpsynth_book import presentation
 from dpsynth_book.experiments import reweighting as rw
 from dpsynth_book.experiments.reweighting import tables as s
 
@@ -51,7 +52,7 @@ def test_data_value_is_a_statistic_of_the_confidential_records(res):
 def test_one_synthesizer_dimension(res):
     for ds in (res.synthesizers, res.contraction):
         assert "source" not in ds.dims
-        assert list(ds.synthesizer.values) == registry.order([str(v) for v in ds.synthesizer.values])
+        assert list(ds.synthesizer.values) == presentation.order([str(v) for v in ds.synthesizer.values])
         assert str(ds.synthesizer.values[0]) == "Data"
         assert s.fit_names(ds) == [str(v) for v in ds.synthesizer.values[1:]]
     assert s.fit_names(res.synthesizers) == list(rw.SYNTHESIZERS)

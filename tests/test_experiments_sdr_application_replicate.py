@@ -9,11 +9,10 @@ import pandas as pd
 import pytest
 import xarray as xr
 
-from dpsynth import registry
 from dpsynth.fitting import ConvergenceWarning
 from dpsynth.privacy import CENSOR_TOL
 from dpsynth.seeds import stream
-from dpsynth_book import sdr
+from dpsynth_book import presentation, sdr
 from dpsynth_book.experiments.sdr_application import replicate as app
 
 pytestmark = pytest.mark.slow
@@ -85,7 +84,7 @@ def test_part2_structure_and_invariants(part2):
     # one synthesizer dimension: "Data" (bootstrap resamples for the statistics; not a fit) and the fits,
     # in registry order
     rows = ["Data"] + list(app.PART2_SYNTHESIZERS)
-    assert list(part2.synthesizer.values) == list(app.PART2_ROWS) == registry.order(rows) == rows
+    assert list(part2.synthesizer.values) == list(app.PART2_ROWS) == presentation.order(rows) == rows
     assert "source" not in part2.dims and "source" not in part2.coords
     assert part2.is_fit.dtype == bool and part2.is_fit.values.tolist() == [False] + [True] * 6
     assert part2.delta_i.shape == (7, 60) and part2.weight.shape == (7, 60)

@@ -1,4 +1,4 @@
-"""The one synthesizer registry: names, guarantees, order, colours; labels agree with the mechanisms."""
+"""The one synthesizer registry: keys, names and guarantees; labels agree with the mechanisms."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ import warnings
 import numpy as np
 import pytest
 from conftest import SMALL
-from matplotlib.colors import to_rgb
 
 from dpsynth import mechanisms, registry
 from dpsynth.fitting import ConvergenceWarning
@@ -17,11 +16,10 @@ from dpsynth.validation import DataError
 from dpsynth_book import datasets
 
 
-def test_every_entry_has_a_valid_guarantee_and_colour():
+def test_every_entry_has_a_valid_guarantee_and_no_look():
     for s in registry.SYNTHESIZERS:
         assert s.guarantee in (None, "none", "aDP", "DP"), s
-        for c in (s.colour if isinstance(s.colour, tuple) else (s.colour,)):
-            to_rgb(c)
+        assert not hasattr(s, "colour") and not hasattr(s, "order"), s  # how a figure draws it is the book's
 
 
 def test_guarantees_as_the_papers_and_the_audit_require():
@@ -51,26 +49,10 @@ def test_unknown_names_are_errors(bad):
         registry.spec(bad)
 
 
-def test_order_follows_the_registry():
-    assert registry.order(["PH", "Censor_w", "Data", "LW", "Weighted-e", "Unweighted"]) == [
-        "Data", "Unweighted", "LW", "Weighted-e", "Censor_w", "PH",
-    ]
-    assert registry.order(["B[0.4,1.8]", "Censor_uw", "A[0.6,1.2]", "A[0.4,1.8]", "Data"]) == [
-        "Data", "Censor_uw", "A[0.6,1.2]", "A[0.4,1.8]", "B[0.4,1.8]",
-    ]
-
-
-def test_colours_fixed_and_distinct_within_each_chapter_figure():
-    assert registry.color("Weighted") == registry.color("LW")
-    assert registry.color("Censor_w") == registry.color("Censor_w", ["Data", "Censor_w"])
-    figures = [
-        ["Data", "Unweighted", "Weighted", "Weighted-e", "Censor_w", "Censor_w-pub", "Censor_uw", "PH", "PH-paper"],
-        ["Data", "Unweighted", "LW", "CW", "SW", "LW_final", "CW_final"],
-        ["Unweighted", "LW", "A[0.4,1.8]", "B[0.4,1.8]", "B'[0.4,1.8]", "A[0.6,1.2]", "B[0.6,1.2]", "B'[0.6,1.2]"],
-    ]
-    for shown in figures:
-        cols = [registry.color(n, shown) for n in shown]
-        assert len(set(cols)) == len(cols), shown
+def test_names_in_the_catalogue_s_order():
+    assert [s.key for s in registry.entries()][:4] == ["data", "unweighted", "weighted", "lw"]
+    names = registry.names()
+    assert names.index("Unweighted") < names.index("LW") < names.index("Censor_w") < names.index("PH")
 
 
 # ------------------------------------------------------------------------------------------
@@ -141,7 +123,6 @@ def test_one_name_per_mechanism_weighted_is_shown_as_lw():
     assert registry.display_name("A[0.4,1.8]") == "A[0.4,1.8]" and registry.display_name("Data") == "Data"
     assert registry.label("Weighted") == registry.label("LW") == "LW (aDP)"
     assert "Weighted" not in registry.names() and "LW" in registry.names()
-    assert registry.order(["PH", "Weighted", "CW", "Data"]) == ["Data", "Weighted", "CW", "PH"]
     assert registry.spec("weighted").key == "weighted"  # both keys still work for the API and the CLI
     with pytest.raises(KeyError, match="unknown synthesizer"):
         registry.display_name("Mystery")

@@ -1,9 +1,10 @@
-"""The one registry of synthesizers: name, guarantee, order and colour, read from the mechanisms' specs.
+"""The one registry of synthesizers: key, name and guarantee, read from the mechanisms' specs.
 
-Every figure, table, result data set and privacy report takes a synthesizer's display name,
-guarantee type and colour from here, in its order. The entries are the mechanisms' own specs
-(:mod:`dpsynth.mechanisms`: one module each), plus the confidential data as the reference
-``"Data"``. An unknown name is an error, never a default.
+Every figure, table, result data set and privacy report takes a synthesizer's display name and
+guarantee type from here. The entries are the mechanisms' own specs (:mod:`dpsynth.mechanisms`: one
+module each, in the catalogue's order), plus the confidential data as the reference ``"Data"``. An
+unknown name is an error, never a default. How a figure draws an entry (its colour, its place) is not
+the library's: the book keeps it in a table of its own, keyed by the entries' keys.
 
 Guarantee types (see :mod:`dpsynth.privacy` for the neighbour relations):
 
@@ -24,24 +25,21 @@ lookup from a name to the name shown, and :func:`with_display_names` applies it 
 coordinates of a result data set when it is loaded (shipped files keep their stored names).
 
 Range-restriction variants are named by their range, ``A[a,b]``, ``B[a,b]`` and ``B'[a,b]``;
-they are registered as three patterns. The colours are the colour-blind-safe palette of Okabe
-and Ito (2008), with two greys (:mod:`dpsynth.figure_style`).
+they are registered as three patterns.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from .figure_style import PALETTE
 from .mechanisms import catalog
 from .mechanisms.contract import MechanismSpec
 from .validation import DataError
 
-__all__ = ["ReferenceEntry", "DATA", "entries", "spec", "key_of", "guarantee", "label", "color", "order", "names",
-           "display_name", "aliases", "NAME_COORDS", "with_display_names", "PALETTE", "with_guarantee", "listed"]
+__all__ = ["ReferenceEntry", "DATA", "entries", "spec", "key_of", "guarantee", "label", "names", "display_name",
+           "aliases", "NAME_COORDS", "with_display_names", "with_guarantee", "listed"]
 
 #: Coordinates of a result data set whose values are synthesizer names (:func:`with_display_names`).
 NAME_COORDS = ("synthesizer", "ds_synthesizer", "mechanism")
@@ -53,12 +51,10 @@ class ReferenceEntry:
 
     key: str
     name: str
-    colour: str
     description: str
     guarantee: None = None
     takes_eps: bool = False
     pattern: bool = False
-    order: float = 0.0
 
     def label(self, name: str | None = None) -> str:
         """The data are just ``"Data"``."""
@@ -66,11 +62,11 @@ class ReferenceEntry:
 
 
 #: The confidential data (reference).
-DATA = ReferenceEntry("data", "Data", PALETTE["dark grey"], "the confidential data (reference)")
+DATA = ReferenceEntry("data", "Data", "the confidential data (reference)")
 
 
 def entries() -> tuple:
-    """Every registry entry in order: the data, then the mechanisms' specs."""
+    """Every registry entry: the data, then the mechanisms' specs in the catalogue's order."""
     return (DATA, *catalog.specs())
 
 
@@ -191,20 +187,3 @@ def label(name: str) -> str:
 def names() -> list[str]:
     """Display names of the non-pattern entries that are not aliases, in the registry's order."""
     return [s.name for s in entries() if not s.pattern and getattr(s, "alias_of", None) is None]
-
-
-def order(shown: Sequence[str]) -> list[str]:
-    """Sort names into the registry's order (an alias at its mechanism's place; patterns keep their given order)."""
-    idx = {s.key: i for i, s in enumerate(entries())}
-    pos = {n: i for i, n in enumerate(shown)}
-    return sorted(shown, key=lambda n: (idx[key_of(display_name(n))], pos[n]))
-
-
-def color(name: str, shown: Sequence[str] | None = None) -> str:
-    """Colour of a synthesizer; a pattern's shade follows its position among ``shown``."""
-    s = spec(name)
-    if not s.pattern:
-        return s.colour
-    same = [n for n in (shown or [name]) if spec(n).key == s.key]
-    i = same.index(name) if name in same else 0
-    return s.colour[i % len(s.colour)]

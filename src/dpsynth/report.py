@@ -36,7 +36,6 @@ import pandas as pd
 from .covariates import CovariateDesign, is_categorical
 from .figure_style import PALETTE
 from .metrics import PMSE, OLSFit, ecdf_distances, interval_overlap, ols, pmse
-from .registry import DATA
 from .validation import DataError
 
 __all__ = ["write_report", "check_out_dir", "BANNER", "QUANTILES", "FILES", "CATEGORICAL_FILES", "analysis_scale"]
@@ -51,8 +50,8 @@ FILES = ("report.html", "figure-1-ecdf.png", "figure-2-coefficients.png")
 #: The files the report of a categorical target writes (its Figure 1 shows the share of each level).
 CATEGORICAL_FILES = ("report.html", "figure-1-shares.png", "figure-2-coefficients.png")
 _ALL_FILES = tuple(dict.fromkeys(FILES + CATEGORICAL_FILES))
-#: Colours: the confidential data as everywhere in the book (the registry's reference), the release in vermillion.
-ORIGINAL_COLOUR = DATA.colour
+#: Colours: the confidential data in dark grey (as everywhere in the book), the release in vermillion.
+ORIGINAL_COLOUR = PALETTE["dark grey"]
 SYNTHETIC_COLOUR = PALETTE["vermillion"]
 #: Pixels per inch at which a figure is shown (the style's ``figure.dpi``: a 6-inch figure is 660 px wide).
 SHOWN_DPI = 110

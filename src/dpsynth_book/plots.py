@@ -1,10 +1,11 @@
-"""One figure style for the whole book; names, order, colours and guarantees come from the registry.
+"""One figure style for the whole book: names and guarantees from the registry, colours and order from the book.
 
-The style itself (the matplotlib settings, the palette) is the package's, :mod:`dpsynth.figure_style`, which the
+The style itself (the matplotlib settings, the palette) is the library's, :mod:`dpsynth.figure_style`, which the
 release reports use too: :func:`use_style` is its function.
 
-Every figure that compares synthesizers takes its order, colours and labels (name plus guarantee
-type) from :mod:`dpsynth.registry`; an unregistered name is an error.
+Every figure that compares synthesizers takes its labels (name plus guarantee type) from
+:mod:`dpsynth.registry`, and its order and colours from :mod:`dpsynth_book.presentation`; an
+unregistered name is an error.
 """
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ import numpy as np
 
 from dpsynth import registry
 from dpsynth.figure_style import use_style
-from dpsynth.registry import color, label, order
+from dpsynth.registry import label
+
+from .presentation import color, order
 
 __all__ = ["use_style", "label", "color", "order", "violins", "guarantee_of", "STAND_IN_NOTE"]
 

@@ -20,11 +20,18 @@ from collections.abc import Mapping
 from ..validation import DataError
 from .contract import MechanismResult, MechanismSpec, Param, RunContext
 
-__all__ = ["PATH_ENV", "discover", "register", "unregister", "specs", "get", "keys", "runnable_keys",
+__all__ = ["PATH_ENV", "LISTED", "discover", "register", "unregister", "specs", "get", "keys", "runnable_keys",
            "list_mechanisms", "run", "cli_params", "lookup_name"]
 
 #: Environment variable: extra folders searched for mechanism modules.
 PATH_ENV = "DPSYNTH_MECHANISM_PATH"
+#: The catalogue's order of the package's mechanisms (:func:`list_mechanisms`, the command line's choices and
+#: flags, the registry's names): the plain posterior, the weighted and re-weighted ones (aDP), the censored
+#: likelihoods, the model-free DP mechanisms, range restriction. A mechanism not listed (a new module, or one
+#: of ``DPSYNTH_MECHANISM_PATH``) follows them, by key. How the book's figures order them is the book's.
+LISTED = ("unweighted", "weighted", "lw", "cw", "sw", "lw_final", "cw_final", "weighted_e", "censor_w",
+          "censor_w_public", "censor_uw", "censor_ref", "ph", "ph_paper", "noise_aware", "opendp_quantiles",
+          "range_averaged", "range_truncated", "range_truncated_whole")
 
 _PACKAGE = __name__.rpartition(".")[0]
 #: Modules of the package that hold no mechanism.
@@ -90,8 +97,9 @@ def discover() -> dict[str, MechanismSpec]:
 
 
 def specs() -> list[MechanismSpec]:
-    """Every registered spec, in the registry's order (``order``, then key)."""
-    return sorted(discover().values(), key=lambda s: (s.order, s.key))
+    """Every registered spec, in the catalogue's order (:data:`LISTED`, then the others by key)."""
+    place = {k: i for i, k in enumerate(LISTED)}
+    return sorted(discover().values(), key=lambda s: (place.get(s.key, len(place)), s.key))
 
 
 def keys() -> list[str]:
@@ -135,7 +143,7 @@ def get(key: str) -> MechanismSpec:
 
 
 def list_mechanisms() -> list[str]:
-    """The registered keys, in the registry's order (smartnoise-sdk's ``list_synthesizers``)."""
+    """The registered keys, in the catalogue's order (smartnoise-sdk's ``list_synthesizers``)."""
     return keys()
 
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..figure_style import PALETTE
 from ..privacy import CENSOR_TOL
 from ..seeds import SeedLike
 from ..validation import check_eps
@@ -90,7 +89,7 @@ def _run_w(ctx: RunContext, params: dict) -> MechanismResult:
 
 
 CENSOR_W = MechanismSpec(
-    key="censor_w", name="Censor_w", guarantee="aDP", colour=PALETTE["vermillion"], order=70,
+    key="censor_w", name="Censor_w", guarantee="aDP",
     description="Lipschitz weights from the same data, censored at ε/2 (as in the papers)",
     run=_run_w, params=LW_PARAMS, takes_eps=True, declared_eps=censored_eps,
     fits_per_release="2 (unweighted, censored)",
@@ -101,7 +100,7 @@ CENSOR_W = MechanismSpec(
     censoring_advice="Choose a public `unit=` (or `offset=`), raise eps, or use mechanism='censor_ref' (unit-free)",
 )
 CENSOR_UW = MechanismSpec(
-    key="censor_uw", name="Censor_uw", guarantee="DP", colour=PALETTE["sky blue"], order=90,
+    key="censor_uw", name="Censor_uw", guarantee="DP",
     description="unweighted, censored at ε/2",
     run=_run_uw, takes_eps=True, declared_eps=censored_eps, fits_per_release="1", needs="a target ε",
     use_when="strict DP with no other data; expect many censored records at small ε",

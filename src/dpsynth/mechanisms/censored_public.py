@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..figure_style import PALETTE
 from ..seeds import SeedLike, stream
 from ..validation import DataError, check_eps, check_finite, positive_count
 from ..weights import lipschitz_weights, scale_weights
@@ -258,7 +257,7 @@ def calibrate_downscale(
 
 
 MECHANISM = MechanismSpec(
-    key="censor_w_public", name="Censor_w-pub", guarantee="DP", colour=PALETTE["reddish purple"], order=80,
+    key="censor_w_public", name="Censor_w-pub", guarantee="DP",
     description="Lipschitz weights from a public (historical) fit, censored at ε/2",
     run=_run, takes_eps=True, declared_eps=censored_eps,
     params={

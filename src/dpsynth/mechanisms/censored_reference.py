@@ -52,7 +52,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..figure_style import PALETTE
 from ..validation import DataError, optional, positive_number, unit_interval
 from .censored import censored_fit
 from .censored_public import _check_historical
@@ -252,8 +251,6 @@ MECHANISM = MechanismSpec(
     key="censor_ref",
     name="Censor_ref",
     guarantee="DP",
-    colour=PALETTE["blue"],
-    order=95,
     description="censored at each record's own reference term: unit-free",
     run=_run,
     takes_eps=True,

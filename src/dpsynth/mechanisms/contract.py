@@ -3,8 +3,8 @@
 A mechanism is one :class:`MechanismSpec` in one module of :mod:`dpsynth.mechanisms` (a close
 family, such as the two censored likelihoods, may share a module). The spec holds
 
-* what the registry shows: ``key``, display ``name``, ``guarantee`` (``"none"``, ``"aDP"`` or
-  ``"DP"``), ``colour`` and ``order``;
+* what the registry shows: ``key``, display ``name`` and ``guarantee`` (``"none"``, ``"aDP"`` or
+  ``"DP"``); how a figure draws it (colour, place) is the book's, not the mechanism's;
 * what it needs besides the model, as a table of parameters with defaults and validators
   (:class:`Param`), in the manner of ArviZ's ``rcParams`` (``"stats.hdi_prob": (0.94,
   _validate_probability)``);
@@ -66,7 +66,6 @@ REQUIRED = _Required()
 #: several words, an on/off flag, a file of records laid out like DATA; ``None``: API only.
 CLI_KINDS = ("float", "int", "str", "floats", "strs", "flag", "table", None)
 
-_HEX = re.compile(r"^#[0-9A-Fa-f]{6}$")
 _KEY = re.compile(r"^[a-z][a-z0-9_]*$")
 
 
@@ -206,13 +205,6 @@ class MechanismResult:
         return int(sum(d.divergences for d in self._checks()))
 
 
-def _check_colour(colour, key: str) -> None:
-    shades = (colour,) if isinstance(colour, str) else tuple(colour)
-    if not shades or not all(isinstance(c, str) and _HEX.match(c) for c in shades):
-        raise ValueError(f"mechanism {key!r}: `colour` must be a hex colour '#RRGGBB' (or a tuple of them for a "
-                         f"pattern); got {colour!r}.")
-
-
 @dataclass(frozen=True)
 class MechanismSpec:
     """One mechanism: its registry entry, its parameters, its cost and its ``run``.
@@ -226,8 +218,6 @@ class MechanismSpec:
         (``"A["``), completed by the run (``"A[0.4,1.8]"``).
     guarantee : str
         ``"none"``, ``"aDP"`` or ``"DP"``.
-    colour : str or tuple of str
-        Hex colour; a pattern has a family of shades.
     description : str
         One line on what it is.
     run : callable or None
@@ -245,8 +235,6 @@ class MechanismSpec:
     loses : str
         What a release loses against the unprotected posterior, in words (the advice of the
         choosing page's recommendation).
-    order : float
-        Position in every figure and table (smaller first).
     uses_model : bool
         False for a model-free mechanism (a perturbed histogram, DP quantiles).
     pattern : bool
@@ -293,7 +281,6 @@ class MechanismSpec:
     key: str
     name: str
     guarantee: str
-    colour: str | tuple[str, ...]
     description: str
     run: Callable[[RunContext, dict], MechanismResult] | None = None
     params: Mapping[str, Param] = field(default_factory=dict)
@@ -302,7 +289,6 @@ class MechanismSpec:
     needs: str = "nothing else"
     use_when: str = ""
     loses: str = ""
-    order: float = 1000.0
     uses_model: bool = True
     pattern: bool = False
     not_runnable: str | None = None
@@ -325,10 +311,6 @@ class MechanismSpec:
         if self.guarantee not in GUARANTEES:
             raise ValueError(f"mechanism {self.key!r}: `guarantee` must be one of {GUARANTEES}; got "
                              f"{self.guarantee!r}.")
-        _check_colour(self.colour, self.key)
-        if self.pattern == isinstance(self.colour, str):
-            raise ValueError(f"mechanism {self.key!r}: a pattern has a tuple of shades, any other mechanism one "
-                             f"colour.")
         if self.covariate_use not in ("model", "cells", "none"):
             raise ValueError(f"mechanism {self.key!r}: `covariate_use` must be 'model', 'cells' or 'none'.")
         if self.alias_of is not None and (not _KEY.match(self.alias_of) or self.alias_of == self.key):

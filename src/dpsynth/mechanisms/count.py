@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..figure_style import PALETTE
 from ..seeds import SeedLike, stream
 from ..validation import check_bool, check_finite, check_positive, one_of, positive_count, positive_number
 from ..weights import count_weights
@@ -141,7 +140,7 @@ def cw_result(ctx: RunContext, params: dict) -> MechanismResult:
 
 
 MECHANISM = MechanismSpec(
-    key="cw", name="CW", guarantee="aDP", colour=PALETTE["bluish green"], order=30,
+    key="cw", name="CW", guarantee="aDP",
     description="count-weighted (re-weighting paper, Algorithm 2)",
     run=cw_result, params=CW_PARAMS,
     fits_per_release=(f"1; with match_delta, the unweighted and LW fits and up to match_max_iter radius-search fits "

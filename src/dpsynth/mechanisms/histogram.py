@@ -33,7 +33,6 @@ from typing import Any
 
 import numpy as np
 
-from ..figure_style import PALETTE
 from ..seeds import SeedLike, as_seed_sequence, generator, stream
 from ..validation import DataError, as_data, check_eps, check_finite, one_of, optional, positive_count
 from .contract import REQUIRED, MechanismResult, MechanismSpec, Param, RunContext
@@ -345,7 +344,7 @@ def _run(spec: MechanismSpec, neighbours: str, ctx: RunContext, params: dict) ->
 
 
 PH = MechanismSpec(
-    key="ph", name="PH", guarantee="DP", colour=PALETTE["bluish green"], order=100,
+    key="ph", name="PH", guarantee="DP",
     description="perturbed histogram, noise calibrated to ε with one record removed",
     run=lambda ctx, params: _run(PH, "remove", ctx, params),
     params=PH_PARAMS, takes_eps=True, uses_model=False, release_type=HistogramRelease, covariate_use="none",
@@ -356,7 +355,7 @@ PH = MechanismSpec(
     check_data=_check_within_bounds,
 )
 PH_PAPER = MechanismSpec(
-    key="ph_paper", name="PH-paper", guarantee="DP", colour=PALETTE["yellow"], order=101,
+    key="ph_paper", name="PH-paper", guarantee="DP",
     description="perturbed histogram with the papers' Laplace(2/ε): ε/2 with one record removed",
     run=lambda ctx, params: _run(PH_PAPER, "replace", ctx, params),
     params=PH_PARAMS, takes_eps=True, uses_model=False, release_type=HistogramRelease, covariate_use="none",

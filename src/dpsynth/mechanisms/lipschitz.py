@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..figure_style import PALETTE
 from ..seeds import SeedLike
 from ..validation import check_finite, positive_number
 from ..weights import lipschitz_weights
@@ -74,14 +73,14 @@ def lipschitz_weighted(
 
 
 WEIGHTED = MechanismSpec(
-    key="weighted", name="Weighted", guarantee="aDP", colour=PALETTE["blue"], order=20,
+    key="weighted", name="Weighted", guarantee="aDP",
     description="LW under the censoring paper's name (an alias: the book shows LW)",
     run=lambda ctx, params: lw_result(ctx, params, WEIGHTED), params=LW_PARAMS,
     fits_per_release="2 (unweighted, weighted)", needs="nothing else",
     use_when="as LW", alias_of="lw", shown_name="LW",
 )
 LW = MechanismSpec(
-    key="lw", name="LW", guarantee="aDP", colour=PALETTE["blue"], order=21,
+    key="lw", name="LW", guarantee="aDP",
     description="Lipschitz weights from the unweighted fit (re-weighting paper, Algorithm 1; the censoring "
                 "paper's \"Weighted\")",
     run=lambda ctx, params: lw_result(ctx, params, LW), params=LW_PARAMS,

@@ -87,7 +87,6 @@ from typing import Any
 
 import numpy as np
 
-from ..figure_style import PALETTE
 from ..seeds import SeedLike, int_seed
 from ..validation import DataError, _is_number, check_finite, check_names, one_of, optional, positive_count
 from .contract import REQUIRED, MechanismResult, MechanismSpec, Param, RunContext, _raised_accept
@@ -970,7 +969,7 @@ def _declared(params: dict, one_signed: bool, extra: dict | None = None) -> tupl
 
 
 MECHANISM = MechanismSpec(
-    key=KEY, name="Noise-aware", guarantee="DP", colour=PALETTE["orange"], order=105,
+    key=KEY, name="Noise-aware", guarantee="DP",
     description="noise-aware Bayesian synthesizer: Laplace-noised 1-way and cell x bin counts on public bins, and "
                 "a posterior of the cells' bin probabilities whose likelihood models the noise (NAPSU-MQ style)",
     run=_run, params=PARAMS, takes_eps=True, uses_model=False, release_type=NoiseAwareRelease,

@@ -49,7 +49,6 @@ from typing import Any
 
 import numpy as np
 
-from ..figure_style import PALETTE
 from ..privacy import neighbours_phrase
 from ..seeds import SeedLike, generator
 from ..validation import DataError, _is_number, as_data, check_eps, check_finite, check_names, optional
@@ -622,7 +621,7 @@ def _run(ctx: RunContext, params: dict) -> MechanismResult:
 
 
 MECHANISM = MechanismSpec(
-    key="opendp_quantiles", name="OpenDP-Q", guarantee="DP", colour=PALETTE["black"], order=110,
+    key="opendp_quantiles", name="OpenDP-Q", guarantee="DP",
     description="quantiles released by OpenDP's private-quantile mechanism, turned into synthetic values "
                 "(a maintained non-Bayesian baseline)",
     run=_run, takes_eps=True, uses_model=False, release_type=QuantilesState, check_data=_check_within_bounds,

@@ -347,25 +347,20 @@ def _run_truncated_whole(ctx: RunContext, params: dict) -> MechanismResult:
     return whole_term_truncated(res_b, matrices=matrices)
 
 
-def _colours(*hexes: str) -> tuple[str, ...]:
-    return tuple(hexes)
-
-
 AVERAGED = MechanismSpec(
-    key="range_averaged", name="A[", pattern=True, guarantee="aDP", colour=_colours("#009E73", "#7FCEB9", "#005A42"),
-    order=120, description="range restriction (A), knowledge weights", run=_run_averaged, params=RANGE_PARAMS,
+    key="range_averaged", name="A[", pattern=True, guarantee="aDP",
+    description="range restriction (A), knowledge weights", run=_run_averaged, params=RANGE_PARAMS,
     fits_per_release="2 (unweighted, weighted)", needs="public ranges [a x_i, b x_i] an intruder is credited with",
     use_when="when a range around each value is public knowledge", targets=("continuous",),
 )
 TRUNCATED = MechanismSpec(
-    key="range_truncated", name="B[", pattern=True, guarantee="aDP", colour=_colours("#CC79A7", "#E6BCD3", "#8A4A70"),
-    order=121, description="range restriction (B), range-truncated likelihood", run=_truncated, params=RANGE_PARAMS,
+    key="range_truncated", name="B[", pattern=True, guarantee="aDP",
+    description="range restriction (B), range-truncated likelihood", run=_truncated, params=RANGE_PARAMS,
     fits_per_release="2", needs="public ranges", use_when="as (A), with the range-truncated likelihood",
     targets=("continuous",),
 )
 TRUNCATED_WHOLE = MechanismSpec(
     key="range_truncated_whole", name="B'[", pattern=True, guarantee="aDP",
-    colour=_colours("#D55E00", "#F0A46B", "#8F3F00"), order=122,
     description="range restriction (B'), whole-term reading of (B)", run=_run_truncated_whole, params=RANGE_PARAMS,
     fits_per_release="2", needs="public ranges", use_when="reading (B') of the range-truncated likelihood",
     targets=("continuous",),

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..figure_style import PALETTE
 from ..seeds import SeedLike, stream
 from ..validation import DataError, check_positive, positive_count, positive_number, unit_interval
 from ..weights import reweight
@@ -104,7 +103,7 @@ def _run(start_of):
 
 
 LW_FINAL = MechanismSpec(
-    key="lw_final", name="LW_final", guarantee="aDP", colour=PALETTE["reddish purple"], order=50,
+    key="lw_final", name="LW_final", guarantee="aDP",
     description="LW re-weighted (re-weighting paper, Algorithm 3)",
     run=_run(lambda ctx, p: lw_result(ctx, p)), params={**LW_PARAMS, **K_PARAMS},
     fits_per_release="3 to 10 (unweighted, LW, up to k_max_iter refits)",
@@ -112,7 +111,7 @@ LW_FINAL = MechanismSpec(
     use_when="after LW, to give back utility to over-down-weighted records",
 )
 CW_FINAL = MechanismSpec(
-    key="cw_final", name="CW_final", guarantee="aDP", colour=PALETTE["yellow"], order=51,
+    key="cw_final", name="CW_final", guarantee="aDP",
     description="CW re-weighted (re-weighting paper, Algorithm 3)",
     run=_run(cw_result), params={**CW_PARAMS, **K_PARAMS},
     fits_per_release="2 to 18 (CW, with its radius search if matched, and up to k_max_iter refits)",

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..figure_style import PALETTE
 from ..seeds import SeedLike, stream
 from ..validation import check_positive, optional, positive_count, positive_number
 from ..weights import scalar_weight
@@ -70,7 +69,7 @@ def _run(ctx: RunContext, params: dict) -> MechanismResult:
 
 
 MECHANISM = MechanismSpec(
-    key="sw", name="SW", guarantee="aDP", colour=PALETTE["sky blue"], order=40,
+    key="sw", name="SW", guarantee="aDP",
     description="one scalar weight matched to LW's bound (the exponential mechanism)",
     run=_run,
     params={

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..figure_style import PALETTE
 from ..seeds import SeedLike
 from .contract import MechanismResult, MechanismSpec, RunContext
 
@@ -34,7 +33,7 @@ def unweighted(cm: CompiledModel, x, *, covariates=None, sampler: SamplerConfig 
 
 
 MECHANISM = MechanismSpec(
-    key="unweighted", name="Unweighted", guarantee="none", colour=PALETTE["grey"], order=10,
+    key="unweighted", name="Unweighted", guarantee="none",
     description="the plain posterior, all weights 1: not private",
     run=_run, fits_per_release="1", needs="nothing else",
     use_when="never for a release: it is the reference every private mechanism is measured against",

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..figure_style import PALETTE
 from ..seeds import SeedLike
 from ..validation import check_eps
 from ..weights import truncate_weights
@@ -49,7 +48,7 @@ def _run(ctx: RunContext, params: dict) -> MechanismResult:
 
 
 MECHANISM = MechanismSpec(
-    key="weighted_e", name="Weighted-e", guarantee="aDP", colour=PALETTE["orange"], order=60,
+    key="weighted_e", name="Weighted-e", guarantee="aDP",
     description="Weighted, with records whose bound exceeds ε/2 set to weight 0",
     run=_run, params=LW_PARAMS, takes_eps=True, fits_per_release="3 (unweighted, LW, truncated)",
     needs="a target ε", use_when="only to show what zeroing risky records does; it can end above ε/2",

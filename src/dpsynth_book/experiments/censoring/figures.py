@@ -14,7 +14,7 @@ from scipy import stats
 from dpsynth import registry
 from dpsynth.figure_style import PALETTE
 
-from ... import plots
+from ... import plots, presentation
 from .reference import DEFAULT, DP_MEDIAN, HISTORICAL, variant_settings
 from .replicate import DOWNSCALE_NAMES, MIX_NAMES, true_stats
 from .tables import _eps_grid, _shown, reference_label, values
@@ -126,7 +126,7 @@ def ecdf_figure(results, axes=None, *, measure: str = "max_ecdf"):
 def mixing_figure(results, axes=None):
     """One draw per data set (filled) against record-wise mixing (open): max-ECDF and eps of the release."""
     p, study = results.params, results.study
-    names = registry.order(_shown(study, MIX_NAMES))
+    names = presentation.order(_shown(study, MIX_NAMES))
     ax = _grid(axes, 2, sharey=False, height=4.0)
     for j, k in enumerate(names):
         for a, (one, mixed) in zip(ax, (("max_ecdf", "mix_max_ecdf"), ("eps_remove", "mix_eps"))):
@@ -231,7 +231,7 @@ def reference_style(variant: str, variants) -> dict:
     """
     s = variant_settings(variant)
     if variant in ("Censor_uw", "Censor_w-pub", DEFAULT):
-        return {"color": registry.color(variant), "ls": "-", "marker": {"Censor_uw": "o", "Censor_w-pub": "D"}.get(
+        return {"color": presentation.color(variant), "ls": "-", "marker": {"Censor_uw": "o", "Censor_w-pub": "D"}.get(
             variant, "s")}
     if variant == DP_MEDIAN:
         return {"color": PALETTE["black"], "ls": "--", "marker": "X"}

@@ -19,6 +19,7 @@ import xarray as xr
 from dpsynth import registry
 from dpsynth.privacy import CENSOR_TOL
 
+from ... import presentation
 from ...studies import select_fits
 from .reference import DEFAULT, DP_MEDIAN, HISTORICAL, WIDEN, variant_settings
 from .replicate import MIX_NAMES, true_stats
@@ -190,7 +191,7 @@ def eps_table(results) -> pd.DataFrame:
     """
     _, study = _res(results)
     rows = {}
-    names = registry.order(_shown(study, [k for k in registry.names() if k != "Data"]))
+    names = presentation.order(_shown(study, [k for k in registry.names() if k != "Data"]))
     for eps in [np.nan, *_eps_grid(study)]:
         for k in names:
             sel = select_fits(study, k)
@@ -505,7 +506,7 @@ def mixing_table(results) -> pd.DataFrame:
     """One posterior draw per data set against record-wise mixing, at ``mix_eps`` (medians over replicates)."""
     p, study = _res(results)
     rows = {}
-    for k in registry.order(_shown(study, MIX_NAMES)):
+    for k in presentation.order(_shown(study, MIX_NAMES)):
         v = {m: values(study, m, k, p.mix_eps) for m in ("max_ecdf", "mix_max_ecdf", "eps_remove", "mix_eps",
                                                           "mix_eps_replace", "mix_n_draws")}
         rows[registry.label(k)] = {
@@ -573,7 +574,7 @@ def convergence_table(results) -> pd.DataFrame:
     """
     study, down, rel = results.study, results.downscale, results.release
     rows = {}
-    for k in registry.order(_shown(study, registry.names())):
+    for k in presentation.order(_shown(study, registry.names())):
         v = select_fits(study, k)
         mcmc = v["mcmc"].any("replicate") if "replicate" in v["mcmc"].dims else v["mcmc"]
         v = v.isel(fit=np.flatnonzero(mcmc.values))

@@ -16,6 +16,7 @@ from dpsynth import registry
 from dpsynth.mechanisms.histogram import bin_count
 from dpsynth.privacy import CENSOR_TOL
 
+from ... import presentation
 from ...verdicts import Verdict
 from .reference import DEFAULT, DP_MEDIAN, HISTORICAL, WIDEN, charges_reference, variant_settings
 from .replicate import MIX_NAMES, TRUE_BETA, true_stats
@@ -179,7 +180,7 @@ def mixing_numbers(results) -> dict:
         draws) and ``eps`` (the one-draw eps, ``mix_eps``).
     """
     p, study = _res(results)
-    names = registry.order(_shown(study, MIX_NAMES))
+    names = presentation.order(_shown(study, MIX_NAMES))
     one = {k: float(np.median(values(study, "max_ecdf", k, p.mix_eps))) for k in names}
     mixed = {k: float(np.median(values(study, "mix_max_ecdf", k, p.mix_eps))) for k in names}
     lower = {k: int((values(study, "mix_max_ecdf", k, p.mix_eps) < values(study, "max_ecdf", k, p.mix_eps)).sum())

@@ -20,7 +20,7 @@ from dpsynth import registry
 from dpsynth.figure_style import PALETTE
 from dpsynth.validation import DataError
 
-from ... import plots
+from ... import plots, presentation
 
 __all__ = ["tradeoff_figure", "tradeoff_caption", "grid_figure"]
 
@@ -79,7 +79,7 @@ def tradeoff_figure(table: pd.DataFrame):
         raise DataError("the privacy-utility table is empty: no shipped study had a finite epsilon.")
     plots.use_style()
     panels = list(pd.unique(table["study"]))
-    names = registry.order(list(pd.unique(table["synthesizer"])))
+    names = presentation.order(list(pd.unique(table["synthesizer"])))
     style = _style(names)
     # two panels a row at the page's width (6 in at 110 dpi is the 660-pixel column), the legend below
     ncol = min(2, len(panels))
@@ -90,7 +90,7 @@ def tradeoff_figure(table: pd.DataFrame):
     axes = axes.ravel()
     for ax, study in zip(axes, panels):
         sub = table[table["study"] == study]
-        for nm in registry.order(list(pd.unique(sub["synthesizer"]))):
+        for nm in presentation.order(list(pd.unique(sub["synthesizer"]))):
             r = sub[sub["synthesizer"] == nm].sort_values("eps")
             st = style[nm]
             if len(r) > 1:
@@ -169,7 +169,7 @@ def grid_figure(grid):
     style = {}
     for i, c in enumerate(cands):
         base = "Censor_ref" if c == calibrated else c
-        col = registry.color(base) if base in registry.names() else PALETTE["dark grey"]
+        col = presentation.color(base) if base in registry.names() else PALETTE["dark grey"]
         style[c] = {"color": col, "marker": _MARKERS[i % len(_MARKERS)], "ls": "--" if c == calibrated else "-"}
     ncol = 2
     nrow = -(-len(sits) // ncol)

@@ -11,7 +11,7 @@ import numpy as np
 
 from dpsynth import registry
 
-from ... import plots
+from ... import plots, presentation
 from .tables import fit_frame, study_of, units_of
 
 __all__ = ["utility_figure", "coefficient_figure", "units_figure", "files_figure", "unitfree_figure"]
@@ -21,7 +21,7 @@ _WIDTH = 8.5
 
 def _marker(name: str) -> dict:
     g = registry.guarantee(name)
-    c = registry.color(name)
+    c = presentation.color(name)
     if g == "DP":
         return {"color": c, "markerfacecolor": c}
     return {"color": c, "markerfacecolor": "white"}
@@ -38,17 +38,17 @@ def utility_figure(results):
     fig, axes = plt.subplots(1, 2, figsize=(_WIDTH, 3.8), constrained_layout=True)
     data_median = float(f.loc[f["synthesizer"] == "Data", "q50"].mean())
     for ax, var, ylab in ((axes[0], "max_ecdf", "max-ECDF distance"), (axes[1], "q50", "synthetic median ($)")):
-        for name in registry.order([n for n in f["synthesizer"].unique() if n != "Data"]):
+        for name in presentation.order([n for n in f["synthesizer"].unique() if n != "Data"]):
             g = f[f["synthesizer"] == name]
             if g["eps"].isna().all():
                 eps_w = float(g["eps_remove"].median())
                 lab = registry.label(name) + ("" if name == "Unweighted" else f", ε≈{eps_w:.3g}")
-                ax.axhline(float(g[var].mean()), color=registry.color(name), lw=1.2,
+                ax.axhline(float(g[var].mean()), color=presentation.color(name), lw=1.2,
                            ls="--" if name == "Unweighted" else ":", label=lab)
                 continue
             m = g.groupby("eps")[var].mean()
             ax.plot(m.index, m.values, "-o", ms=5, lw=1.2, label=registry.label(name), **_marker(name))
-            ax.plot(g["eps"], g[var], "o", ms=3, alpha=0.5, color=registry.color(name), label="_nolegend_")
+            ax.plot(g["eps"], g[var], "o", ms=3, alpha=0.5, color=presentation.color(name), label="_nolegend_")
         if var == "q50":
             ax.axhline(data_median, color="black", lw=1.0, label="Data")
         ax.set_xscale("log")
@@ -70,7 +70,7 @@ def coefficient_figure(results, eps: float):
     terms = [str(t) for t in sub["term"].values if str(t) != "intercept"]
     names = [str(n) for n in sub["synthesizer"].values]
     fig, ax = plt.subplots(figsize=(_WIDTH, 5.2), constrained_layout=True)
-    shown = [n for n in registry.order(list(dict.fromkeys(names)))]
+    shown = [n for n in presentation.order(list(dict.fromkeys(names)))]
     y = np.arange(len(terms))
     width = 0.8 / max(len(shown), 1)
     for j, name in enumerate(shown):
@@ -95,7 +95,7 @@ def units_figure(results):
     plots.use_style()
     u = units_of(results)
     share = (u["n_censored"] / float(u.attrs.get("n", 1))).mean("replicate")
-    mechs = registry.order([str(m) for m in u["mechanism"].values])
+    mechs = presentation.order([str(m) for m in u["mechanism"].values])
     settings = [str(s) for s in u["setting"].values]
     eps = [float(v) for v in u["eps"].values]
     fig, axes = plt.subplots(1, len(mechs), figsize=(_WIDTH, 3.9), constrained_layout=True, squeeze=False)
@@ -105,7 +105,7 @@ def units_figure(results):
         for k, s in enumerate(settings):
             vals = share.sel(mechanism=mech, setting=s).values
             x = np.arange(len(eps)) + (k - (len(settings) - 1) / 2) * width
-            ax.bar(x, vals, width=width, color=registry.color(mech), edgecolor="black", hatch=hatches[k % 3],
+            ax.bar(x, vals, width=width, color=presentation.color(mech), edgecolor="black", hatch=hatches[k % 3],
                    alpha=1.0 if k == 0 else 0.55, label=s)
         ax.set_xticks(np.arange(len(eps)), [f"ε = {e:g}" for e in eps])
         ax.set_ylim(0, 1.05)
@@ -142,7 +142,7 @@ def files_figure(results):
     ds = files_of(results)
     files = [str(f) for f in ds["file"].values]
     eps = [float(e) for e in ds["eps"].values]
-    colour = registry.color(str(ds.attrs.get("mechanism", "Censor_ref")))
+    colour = presentation.color(str(ds.attrs.get("mechanism", "Censor_ref")))
     fig, axes = plt.subplots(2, len(files), figsize=(_WIDTH, 7.4), constrained_layout=True, squeeze=False,
                              gridspec_kw={"height_ratios": [1.0, 1.5]})
     for k, f in enumerate(files):
@@ -207,7 +207,7 @@ def unitfree_figure(results):
     plots.use_style()
     u = unitfree_of(results)
     n = float(u.attrs.get("n", 1))
-    mechs = registry.order([str(m) for m in u["mechanism"].values])
+    mechs = presentation.order([str(m) for m in u["mechanism"].values])
     units = [str(s) for s in u["unit"].values]
     eps = [float(v) for v in u["eps"].values]
     fig, axes = plt.subplots(2, len(mechs), figsize=(_WIDTH, 6.0), constrained_layout=True, squeeze=False,
@@ -221,7 +221,7 @@ def unitfree_figure(results):
             vals = u[var].sel(mechanism=mech) / scale
             for k, s in enumerate(units):
                 x = np.arange(len(eps)) + (k - (len(units) - 1) / 2) * width
-                ax.bar(x, vals.sel(unit=s).mean("replicate").values, width=width, color=registry.color(mech),
+                ax.bar(x, vals.sel(unit=s).mean("replicate").values, width=width, color=presentation.color(mech),
                        edgecolor="black", hatch=hatches[k % 3], alpha=1.0 if k == 0 else 0.55, label=s)
                 for r in range(u.sizes["replicate"]):
                     ax.plot(x, vals.sel(unit=s).isel(replicate=r).values, "o", ms=2.5, color="black")

@@ -47,6 +47,7 @@ from dpsynth.mechanisms.quantiles import cell_labels as _cell_labels
 from dpsynth.models import LognormalRegression
 from dpsynth.seeds import generator, stream
 
+from ... import presentation
 from ...public_data import UNITS, cps1988, wage_design, wage_model_frame
 from ...studies import data_fingerprint, fits_to_dataset
 from .params import OwnDataParams
@@ -89,7 +90,7 @@ def family(p: OwnDataParams, n_coef: int) -> LognormalRegression:
 
 def synthesizer_names(p: OwnDataParams) -> list[str]:
     """Display names of the fits, in the registry's order (Data and Unweighted first)."""
-    return registry.order(["Data", "Unweighted", *[get_mechanism(k).name for k in p.mechanisms]])
+    return presentation.order(["Data", "Unweighted", *[get_mechanism(k).name for k in p.mechanisms]])
 
 
 def _utility(x_dollars: np.ndarray, syn_dollars: np.ndarray, X: np.ndarray) -> tuple[dict, np.ndarray]:

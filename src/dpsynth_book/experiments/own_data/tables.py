@@ -15,6 +15,7 @@ import xarray as xr
 
 from dpsynth import registry
 
+from ... import presentation
 from .replicate import QUANTILES
 
 __all__ = ["study_of", "units_of", "fit_frame", "privacy_table", "utility_table", "coefficient_table",
@@ -33,7 +34,7 @@ def _by_mechanism_then(out: pd.DataFrame, u, dim: str) -> pd.DataFrame:
     converged as "k/runs", mechanisms by their registry labels."""
     out = out.copy()
     out["converged"] = out["converged"].astype(int).astype(str) + "/" + out["runs"].astype(str)
-    rank = {m: i for i, m in enumerate(registry.order([str(m) for m in u["mechanism"].values]))}
+    rank = {m: i for i, m in enumerate(presentation.order([str(m) for m in u["mechanism"].values]))}
     order = {s: i for i, s in enumerate(u[dim].values)}
     out = out.assign(_m=out["mechanism"].map(rank), _s=out[dim].map(order)).sort_values(["_m", "eps", "_s"])
     out = out.drop(columns=["_m", "_s", "runs"])
@@ -65,8 +66,7 @@ def _key(frame: pd.DataFrame) -> pd.Series:
 
 
 def _ordered(frame: pd.DataFrame) -> pd.DataFrame:
-    idx = {s.key: i for i, s in enumerate(registry.SYNTHESIZERS)}
-    rank = frame["synthesizer"].map(lambda n: idx[registry.key_of(str(n))])
+    rank = frame["synthesizer"].map(lambda n: presentation.look(str(n)).order)
     return frame.assign(_r=rank, _e=frame["eps"].fillna(-1.0)).sort_values(["_e", "_r"]).drop(columns=["_r", "_e"])
 
 
@@ -314,7 +314,7 @@ def unit_spread_table(results) -> pd.DataFrame:
     """
     u = unitfree_of(results)
     rows = []
-    for mech in registry.order([str(m) for m in u["mechanism"].values]):
+    for mech in presentation.order([str(m) for m in u["mechanism"].values]):
         c = unit_spread(u, mech, "n_censored", 1.0)
         d = unit_spread(u, mech, "max_ecdf", 1e-3)
         for i, e in enumerate(u["eps"].values):

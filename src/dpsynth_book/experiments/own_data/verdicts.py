@@ -11,6 +11,7 @@ import numpy as np
 
 from dpsynth import registry
 
+from ... import presentation
 from .tables import coefficient_table, fit_frame, privacy_table, study_of, unit_spread, units_of
 
 __all__ = ["units_numbers", "fit_time_numbers", "rule_numbers", "unit_example_numbers", "text_numbers", "verdicts",
@@ -32,7 +33,7 @@ def units_numbers(results) -> dict:
         (``censored``), the synthetic median (``median``, dollars) and ``max_ecdf``.
     """
     u = units_of(results)
-    mech = registry.order([str(m) for m in u["mechanism"].values])[0]
+    mech = presentation.order([str(m) for m in u["mechanism"].values])[0]
     eps_max = float(u["eps"].values.max())
     pick = u.sel(mechanism=mech, eps=eps_max).mean("replicate")
 

@@ -37,7 +37,7 @@ from dpsynth.mechanisms import RunContext
 from dpsynth.mechanisms import run as run_mechanism
 from dpsynth.seeds import stream
 
-from ... import datasets
+from ... import datasets, presentation
 from ...studies import data_fingerprint
 from .params import RangeRestrictionParams
 
@@ -61,7 +61,7 @@ def synthesizer_names(ranges) -> list[str]:
     for a, b in ranges:
         t = range_tag(a, b)
         names += [f"A{t}", f"B{t}", f"B'{t}"]
-    return registry.order(names)
+    return presentation.order(names)
 
 
 def replicate(r: int, seed: np.random.SeedSequence, params_mapping: Mapping) -> xr.Dataset:

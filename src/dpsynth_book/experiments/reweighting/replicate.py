@@ -36,14 +36,14 @@ from collections.abc import Mapping
 import numpy as np
 import xarray as xr
 
-from dpsynth import metrics, models, registry
+from dpsynth import metrics, models
 from dpsynth.fitting import SamplerConfig, compiled_model
 from dpsynth.mechanisms import RunContext
 from dpsynth.mechanisms import run as run_mechanism
 from dpsynth.seeds import generator, stream
 from dpsynth.synthetic_data import release, synthesize
 
-from ... import datasets
+from ... import datasets, presentation
 from ...studies import data_fingerprint
 from .params import DATA_MODELS, ReweightingParams
 
@@ -61,9 +61,9 @@ __all__ = [
 #: Synthesizers fitted by :func:`synthesizers_replicate`, in fitting order (registry display names).
 SYNTHESIZERS = ("Unweighted", "LW", "CW", "SW", "LW_final", "CW_final")
 #: The ``synthesizer`` coordinate of :func:`synthesizers_replicate`: "Data" and the fits, registry order.
-SYNTHESIZER_COORD = tuple(registry.order(["Data", *SYNTHESIZERS]))
+SYNTHESIZER_COORD = tuple(presentation.order(["Data", *SYNTHESIZERS]))
 #: The ``synthesizer`` coordinate of :func:`contraction_replicate`.
-CONTRACTION_COORD = tuple(registry.order(["Data", "Unweighted", "LW"]))
+CONTRACTION_COORD = tuple(presentation.order(["Data", "Unweighted", "LW"]))
 
 #: Summary statistics of a data set: mean, median, 15th and 90th percentiles.
 STATS = metrics.STAT_NAMES

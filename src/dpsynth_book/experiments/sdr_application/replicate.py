@@ -50,7 +50,7 @@ from dpsynth.mechanisms import run as run_mechanism
 from dpsynth.seeds import generator, stream
 from dpsynth.synthetic_data import composed_eps, release, release_sets, synthesize
 
-from ... import sdr
+from ... import presentation, sdr
 from ...studies import data_fingerprint
 from .. import require
 
@@ -82,7 +82,7 @@ PART1_ROWS = ("Data",) + PART1_SYNTHESIZERS + tuple(PART1_HISTOGRAMS)
 #: Fits of Part 2 (re-weighting paper), in fitting order.
 PART2_SYNTHESIZERS = ("Unweighted", "LW", "CW", "SW", "LW_final", "CW_final")
 #: The ``synthesizer`` coordinate of Part 2's results: "Data" and the fits, in registry order.
-PART2_ROWS = tuple(registry.order(["Data", *PART2_SYNTHESIZERS]))
+PART2_ROWS = tuple(presentation.order(["Data", *PART2_SYNTHESIZERS]))
 
 STATS = metrics.STAT_NAMES  # ("mean", "median", "q15", "q90")
 #: Convergence diagnostics recorded per fit.
