@@ -329,7 +329,7 @@ test: $(STAMP)
 # Tested lower bounds: every direct dependency (runtime and every extra) resolved to the lowest
 # version pyproject.toml allows (uv's lowest-direct; what they need, at its newest), with wheels
 # only, into its own environment .venv-lowest (.venv-lowest-<X.Y> with PYTHON=), then the whole
-# suite but the staleness check of results/ (tests/test_shipped.py::test_shipped_file_is_current):
+# suite but the staleness check of results/ (tests/book/test_shipped.py::test_shipped_file_is_current):
 # that one compares a recomputation with results sampled by the locked versions, and other
 # sampler versions give other (equally valid) draws. About 10 minutes; for a quick check use
 # LOWEST_PYTEST_ARGS='-m "not slow"' (about 4 minutes).
@@ -337,7 +337,7 @@ LOWEST_VENV := $(if $(PY_GIVEN),.venv-lowest-$(PY_XY),.venv-lowest)
 LOWEST_PY := $(LOWEST_VENV)/bin/python
 LOWEST_REQS := $(LOWEST_VENV)/requirements-lowest.txt
 LOWEST_EXTRAS := --extra dask --extra sas --extra book --extra test
-LOWEST_PYTEST_ARGS ?= --deselect tests/test_shipped.py::test_shipped_file_is_current
+LOWEST_PYTEST_ARGS ?= --deselect tests/book/test_shipped.py::test_shipped_file_is_current
 
 test-lowest: $(LOWEST_VENV)/.python-$(PY_VERSION)
 	$(LOWEST_PY) -m pip install --quiet --disable-pip-version-check uv==$(UV_VERSION)

@@ -21,7 +21,7 @@ it saves one, the rewriting is undone (:func:`from_lab`), so the file keeps the 
   when it is a notebook of the lab); ``{cite:p}`` and ``{cite:t}`` the authors and year from
   ``references.bib``; ``{class}``, ``{mod}``, ``{func}``, ``{meth}``, ``{attr}`` inline code.
 
-Standard library only (it runs in .venv-lab, which has no dpsynth); ``tests/test_lab.py`` tests it.
+Standard library only (it runs in .venv-lab, which has no dpsynth); ``tests/book/test_lab.py`` tests it.
 """
 
 from __future__ import annotations

@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import SMALL
+import simulated
+from fit_helpers import SMALL
 
 from dpsynth import audit, mechanisms, models, registry
 from dpsynth.mechanisms import histogram
 from dpsynth.validation import DataError
-from dpsynth_book import datasets
 
 #: Float slack of the comparison with the reported epsilon.
 SLACK = 1e-6
@@ -160,7 +160,7 @@ def test_beta_grid_is_a_discretised_prior():
 
 @pytest.fixture(scope="module")
 def beta_x():
-    return datasets.beta_data(N, 1)
+    return simulated.beta_data(N, 1)
 
 
 @pytest.fixture(scope="module")
@@ -227,7 +227,7 @@ def test_censor_uw_replacement_needs_more_than_2m(uw_audits, eps):
 
 @pytest.fixture(scope="module")
 def public_rule(beta_cm):
-    historical = beta_cm.fit(datasets.beta_data(N, 99), sampler=SMALL, seed=5)
+    historical = beta_cm.fit(simulated.beta_data(N, 99), sampler=SMALL, seed=5)
     return mechanisms.public_lipschitz_weights(beta_cm, historical)
 
 
@@ -573,7 +573,7 @@ LOGIT_CENTRE, LOGIT_SCALE = -2.0, 2.0
 
 def _table_rows(n=40, seed=7):
     rng = np.random.default_rng(seed)
-    y1 = datasets.beta_data(n, seed)
+    y1 = simulated.beta_data(n, seed)
     z = (np.log(y1) - np.log1p(-y1) - LOGIT_CENTRE) / LOGIT_SCALE
     y2 = rng.poisson(np.exp(0.5 + 0.8 * z)).astype(float)
     y2[0] = 0.0

@@ -6,8 +6,6 @@ holds), never written here: these tests hold the Synthesizer and the command lin
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -172,21 +170,6 @@ def test_the_table_never_passes_auto_down():
         part = t._part(j)  # noqa: SLF001 - the column's Synthesizer, built as the fit builds it
         assert part.mechanism == t.mechanisms[target] != choice.AUTO
         assert part.choice is None and part.mechanism_requested == t.mechanisms[target]
-
-
-@pytest.mark.slow
-def test_the_default_fits_and_releases_a_real_file():
-    from dpsynth_book.public_data import islr_wage
-
-    df = islr_wage()[["wage", "age", "education"]].sample(300, random_state=1).reset_index(drop=True)
-    s = Synthesizer(df, "wage", covariates=["age", "education"], eps=3, mode="research", progress=False,
-                    sampler={"draws": 500, "tune": 500}, allow_unconverged=True)
-    assert s.mechanism_requested == "auto" and s.choice is not None
-    s.fit(seed=1)
-    syn = s.sample_unaccounted(seed=2)
-    assert len(syn) == len(df) and list(syn.columns) == list(df.columns)
-    assert s.privacy.budget.total == pytest.approx(3.0)
-    assert re.search(r"eps = 3\b", syn.attrs["privacy_statement"])
 
 
 # --------------------------------------------------------------------------------------------

@@ -181,7 +181,7 @@ def test_agreement_is_in_standard_errors_of_the_difference():
 @pytest.mark.slow
 @pytest.mark.skipif(not STAN_PYTHON.is_file(), reason=".venv-stan is missing (build it with `make stan`)")
 def test_real_driver_samples_a_tiny_data_set(tmp_path):
-    from dpsynth_book.datasets import beta_data
+    from simulated import beta_data
 
     x = beta_data(50, 3)
     data = tmp_path / "tiny.json"

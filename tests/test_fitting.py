@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import SMALL
+import simulated
+from fit_helpers import SMALL
 
 from dpsynth import fitting, models
 from dpsynth.fitting import ConvergenceWarning, SamplerConfig, compile_count, compiled_model, eps_to_bound
 from dpsynth.privacy import record_bounds
-from dpsynth_book import datasets
 
 pytestmark = pytest.mark.filterwarnings("ignore::dpsynth.fitting.ConvergenceWarning")
 
@@ -61,7 +61,7 @@ def test_diagnostics_ok():
 @pytest.mark.slow
 def test_compiled_model_returns_cached_object(poisson_cm):
     before = compile_count()
-    again = compiled_model(models.PoissonRegression(), datasets.poisson_data(77, 5))
+    again = compiled_model(models.PoissonRegression(), simulated.poisson_data(77, 5))
     assert again is poisson_cm
     assert compiled_model(models.PoissonRegression(n_coef=1), [1.0, 2.0]) is poisson_cm  # equal family
     assert compile_count() == before
@@ -69,9 +69,9 @@ def test_compiled_model_returns_cached_object(poisson_cm):
 
 @pytest.mark.slow
 def test_refits_do_not_compile(poisson_cm):
-    x1 = datasets.poisson_data(200, 1)
-    x2 = datasets.poisson_data(200, 2)
-    x3 = datasets.poisson_data(350, 3)  # different n
+    x1 = simulated.poisson_data(200, 1)
+    x2 = simulated.poisson_data(200, 2)
+    x3 = simulated.poisson_data(350, 3)  # different n
     before = compile_count()
     f1 = poisson_cm.fit(x1, sampler=SMALL, seed=1)
     f2 = poisson_cm.fit(x2, sampler=SMALL, seed=1)  # new data
@@ -93,15 +93,15 @@ def test_refits_do_not_compile(poisson_cm):
 
 @pytest.mark.slow
 def test_refit_posterior_follows_new_data(poisson_cm):
-    lo = poisson_cm.fit(datasets.poisson_data(200, 4, mu=20.0), sampler=SMALL, seed=2)
-    hi = poisson_cm.fit(datasets.poisson_data(250, 5, mu=150.0), sampler=SMALL, seed=2)
+    lo = poisson_cm.fit(simulated.poisson_data(200, 4, mu=20.0), sampler=SMALL, seed=2)
+    hi = poisson_cm.fit(simulated.poisson_data(250, 5, mu=150.0), sampler=SMALL, seed=2)
     assert np.exp(lo.draws["beta"].mean()) == pytest.approx(20.0, rel=0.1)
     assert np.exp(hi.draws["beta"].mean()) == pytest.approx(150.0, rel=0.05)
 
 
 @pytest.mark.slow
 def test_regression_refit_does_not_compile(betareg_cm):
-    from conftest import betareg_design
+    from fit_helpers import betareg_design
 
     before = compile_count()
     for n, seed in [(120, 1), (180, 2)]:
@@ -120,7 +120,7 @@ def test_regression_refit_does_not_compile(betareg_cm):
 
 @pytest.fixture(scope="module")
 def lognormal_fit(lognormal_cm):
-    x = datasets.lognormal_data(200, 9, meanlog=0.5, sdlog=0.8)
+    x = simulated.lognormal_data(200, 9, meanlog=0.5, sdlog=0.8)
     w = np.linspace(0.2, 1.0, 200)
     return lognormal_cm.fit(x, weights=w, sampler=SMALL, seed=9)
 
@@ -155,7 +155,7 @@ def test_fit_bounds_are_the_reduced_loglik_matrix(lognormal_fit):
 
 @pytest.mark.slow
 def test_privacy_weights_used_for_bounds_only(lognormal_cm):
-    x = datasets.lognormal_data(150, 10)
+    x = simulated.lognormal_data(150, 10)
     pw = np.full(150, 0.25)
     f = lognormal_cm.fit(x, weights=None, privacy_weights=pw, sampler=SMALL, seed=10)
     np.testing.assert_array_equal(f.weights, np.ones(150))
@@ -164,7 +164,7 @@ def test_privacy_weights_used_for_bounds_only(lognormal_cm):
 
 @pytest.mark.slow
 def test_draw_quantile_from_sampler_config(lognormal_cm):
-    x = datasets.lognormal_data(150, 11)
+    x = simulated.lognormal_data(150, 11)
     cfg = SamplerConfig(draws=300, tune=300, chains=2, draw_quantile=0.9)
     f = lognormal_cm.fit(x, sampler=cfg, seed=11)
     assert f.bounds.draw_quantile == 0.9
@@ -177,14 +177,14 @@ def test_draw_quantile_from_sampler_config(lognormal_cm):
 
 @pytest.mark.slow
 def test_keep_idata_false(lognormal_cm):
-    f = lognormal_cm.fit(datasets.lognormal_data(100, 12), sampler=SMALL, seed=12, keep_idata=False)
+    f = lognormal_cm.fit(simulated.lognormal_data(100, 12), sampler=SMALL, seed=12, keep_idata=False)
     assert f.idata is None
     assert f.n_draws == 600
 
 
 @pytest.mark.slow
 def test_same_seed_same_draws_other_seed_differs(lognormal_cm):
-    x = datasets.lognormal_data(120, 13)
+    x = simulated.lognormal_data(120, 13)
     a = lognormal_cm.fit(x, sampler=SMALL, seed=123)
     b = lognormal_cm.fit(x, sampler=SMALL, seed=123)
     c = lognormal_cm.fit(x, sampler=SMALL, seed=124)
@@ -203,7 +203,7 @@ def test_same_seed_same_draws_other_seed_differs(lognormal_cm):
 @pytest.mark.filterwarnings("default::dpsynth.fitting.ConvergenceWarning")
 @pytest.mark.filterwarnings("ignore:More chains:UserWarning")  # ArviZ, on nutpie's 1-step warm-up
 def test_bad_sampler_config_warns_and_names_parameter(beta_cm):
-    x = datasets.beta_data(300, 14)
+    x = simulated.beta_data(300, 14)
     cfg = SamplerConfig(draws=10, tune=1, chains=2)  # tune=0 crashes nutpie, see above
     with pytest.warns(ConvergenceWarning, match=r"beta fit did not converge: .*\b(phi|lam) \(R-hat") as rec:
         f = beta_cm.fit(x, sampler=cfg, seed=14)
@@ -220,7 +220,7 @@ def test_bad_sampler_config_warns_and_names_parameter(beta_cm):
 @pytest.mark.slow
 @pytest.mark.filterwarnings("error::dpsynth.fitting.ConvergenceWarning")
 def test_good_sampler_config_does_not_warn(lognormal_cm):
-    x = datasets.lognormal_data(200, 15)
+    x = simulated.lognormal_data(200, 15)
     f = lognormal_cm.fit(x, sampler=SamplerConfig(draws=1000, tune=500, chains=2), seed=15)
     assert f.diagnostics.ok
     assert set(f.diagnostics.rhat) == {"mu", "sigma"}
@@ -246,7 +246,7 @@ def test_divergences_are_counted_and_fail_the_fit():
 
 @pytest.mark.slow
 def test_real_fit_records_divergences(beta_cm):
-    x = datasets.beta_data(200, 3)
+    x = simulated.beta_data(200, 3)
     f = beta_cm.fit(x, sampler=SamplerConfig(draws=200, tune=200, chains=2), seed=3)
     assert isinstance(f.diagnostics.divergences, int) and f.diagnostics.divergences >= 0
     assert f.idata.sample_stats["diverging"].shape == (2, 200)
@@ -288,7 +288,7 @@ def test_unconstrained_start_is_the_sampler_vector(negbin_cm):
 def test_chains_start_at_a_public_point(lognormal_cm):
     """A censored likelihood is flat where every record is censored; chains started at a public value inside
     the window (the reference) find the data, and a starting point must name every parameter."""
-    x = datasets.lognormal_data(200, 3)
+    x = simulated.lognormal_data(200, 3)
     # long enough that sigma's R-hat clears 1.01 whatever the process (at 300 draws it landed at 1.014 in one)
     cfg = SamplerConfig(draws=1000, tune=500)
     near = {"mu": np.array(float(np.log(x).mean())), "sigma": np.array(float(np.log(x).std()))}
@@ -351,7 +351,7 @@ def test_diagnostics_are_arviz_s_on_the_inference_data_and_draws_its_posterior(l
     assert d.ess_bulk["beta"] == pytest.approx(float(az.ess(ds, method="bulk")["beta"].min()))
     assert "beta" in d.failed
 
-    f = lognormal_cm.fit(datasets.lognormal_data(100, 21), sampler=SMALL, seed=21)
+    f = lognormal_cm.fit(simulated.lognormal_data(100, 21), sampler=SMALL, seed=21)
     post = f.idata.posterior
     assert set(f.draws) == set(post.data_vars)
     for k in post.data_vars:

@@ -7,7 +7,8 @@ import warnings
 
 import numpy as np
 import pytest
-from conftest import SMALL, TINY, fit_from_draws
+import simulated
+from fit_helpers import SMALL, TINY, fit_from_draws
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -15,14 +16,13 @@ from dpsynth import mechanisms
 from dpsynth.fitting import ConvergenceWarning
 from dpsynth.privacy import CENSOR_TOL
 from dpsynth.weights import count_weights, lipschitz_weights, reweight, scale_weights
-from dpsynth_book import datasets
 
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::dpsynth.fitting.ConvergenceWarning")]
 
 
 @pytest.fixture(scope="module")
 def pois_x():
-    return datasets.poisson_data(250, 31, mu=100.0)
+    return simulated.poisson_data(250, 31, mu=100.0)
 
 
 @pytest.fixture(scope="module")
@@ -168,7 +168,7 @@ def test_reweighted_lw_final(poisson_cm, lw):
 @settings(max_examples=4, deadline=None, suppress_health_check=list(HealthCheck))
 @given(dseed=st.integers(0, 1000), k0=st.floats(0.5, 1.0), tol=st.floats(0.01, 0.3))
 def test_reweighting_never_ends_above_original_delta(poisson_cm, dseed, k0, tol):
-    x = datasets.poisson_data(80, dseed, mu=50.0)
+    x = simulated.poisson_data(80, dseed, mu=50.0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         b = mechanisms.unweighted(poisson_cm, x, sampler=TINY, seed=dseed)
@@ -188,7 +188,7 @@ def test_reweighting_never_ends_above_original_delta(poisson_cm, dseed, k0, tol)
 
 
 def test_calibrate_downscale_then_censor_later_data(poisson_cm):
-    hist = datasets.poisson_data(200, 51)
+    hist = simulated.poisson_data(200, 51)
     h_fit = mechanisms.unweighted(poisson_cm, hist, sampler=TINY, seed=51).fit
     lw_h = mechanisms.lipschitz_weighted(poisson_cm, h_fit, sampler=TINY, seed=52)
     eps = lw_h.privacy.delta / 2  # one-signed: target Delta = M = eps, half of LW's, so downscaling is needed
@@ -199,7 +199,7 @@ def test_calibrate_downscale_then_censor_later_data(poisson_cm):
     assert (cal.c, cal.delta) in cal.trace
     assert cal.trace[0][0] == 1.0 and cal.trace[0][1] > eps
     # the monthly-release workflow: the same c and eps, now with censoring, on later data
-    later = datasets.poisson_data(220, 54)
+    later = simulated.poisson_data(220, 54)
     l_fit = mechanisms.unweighted(poisson_cm, later, sampler=TINY, seed=54).fit
     w = scale_weights(lipschitz_weights(l_fit.bounds.abs_loglik), cal.c)
     res = mechanisms.censored(poisson_cm, later, eps, weights=w, sampler=TINY, seed=55)
@@ -213,14 +213,14 @@ def test_calibrate_downscale_then_censor_later_data(poisson_cm):
 
 
 def test_public_lipschitz_weights_depend_on_each_record_alone(poisson_cm):
-    hist = datasets.poisson_data(150, 61)
+    hist = simulated.poisson_data(150, 61)
     h_fit = mechanisms.unweighted(poisson_cm, hist, sampler=TINY, seed=61).fit
     rule = mechanisms.public_lipschitz_weights(poisson_cm, h_fit)
-    x = datasets.poisson_data(120, 62)
+    x = simulated.poisson_data(120, 62)
     w = rule(x)
     assert w.shape == x.shape and ((0 <= w) & (w <= 1)).all()
     # another data set sharing the first 60 records gives those records the same weights
-    x2 = np.concatenate([x[:60], datasets.poisson_data(80, 63)])
+    x2 = np.concatenate([x[:60], simulated.poisson_data(80, 63)])
     np.testing.assert_array_equal(rule(x2)[:60], w[:60])
     # the historical records get the plain LW weights of the historical fit (up to thinning of draws)
     full = mechanisms.public_lipschitz_weights(poisson_cm, h_fit, max_draws=None)
@@ -233,7 +233,7 @@ def test_public_lipschitz_weights_depend_on_each_record_alone(poisson_cm):
 
 @pytest.mark.parametrize("bad", [0, -1, 2.5, True, "3"])
 def test_max_iter_must_be_a_positive_integer(poisson_cm, bad):
-    x = datasets.poisson_data(40, 64)
+    x = simulated.poisson_data(40, 64)
     f = fit_from_draws(poisson_cm, x, {"beta": np.log(np.full((3, 1), 100.0)), "sigma_beta": np.ones(3)})
     with pytest.raises(ValueError, match="`max_iter`"):
         mechanisms.scalar_weighted(poisson_cm, f, 1.0, max_iter=bad)
@@ -243,7 +243,7 @@ def test_max_iter_must_be_a_positive_integer(poisson_cm, bad):
 
 @pytest.mark.slow
 def test_match_cw_radius_lands_in_the_band_or_says_so(poisson_cm):
-    x = datasets.poisson_data(200, 71)
+    x = simulated.poisson_data(200, 71)
     uw = mechanisms.unweighted(poisson_cm, x, sampler=TINY, seed=71)
     lw = mechanisms.lipschitz_weighted(poisson_cm, uw.fit, sampler=TINY, seed=72)
     target = lw.privacy.delta

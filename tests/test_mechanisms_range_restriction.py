@@ -14,7 +14,8 @@ import warnings
 
 import numpy as np
 import pytest
-from conftest import SMALL, TINY, fit_from_draws
+import simulated
+from fit_helpers import SMALL, TINY, fit_from_draws
 from scipy import integrate, special, stats
 
 from dpsynth import fitting, mechanisms, models, synthetic_data
@@ -23,7 +24,6 @@ from dpsynth.mechanisms import range_restriction as rr
 from dpsynth.privacy import record_bounds
 from dpsynth.validation import DataError
 from dpsynth.weights import lipschitz_weights
-from dpsynth_book import datasets
 
 pytestmark = pytest.mark.filterwarnings("ignore::dpsynth.fitting.ConvergenceWarning")
 
@@ -122,7 +122,7 @@ A, B = 0.4, 1.8
 
 @pytest.fixture(scope="module")
 def ln_base(lognormal_cm):
-    x = datasets.lognormal_data(150, 41, meanlog=1.0, sdlog=0.6)
+    x = simulated.lognormal_data(150, 41, meanlog=1.0, sdlog=0.6)
     rng = np.random.default_rng(41)
     draws = {"mu": rng.normal(1.0, 0.05, size=40), "sigma": np.abs(rng.normal(0.6, 0.03, size=40))}
     return fit_from_draws(lognormal_cm, x, draws)
@@ -203,7 +203,7 @@ def test_range_wholly_outside_the_support_gives_minus_inf_not_nan(beta_cm):
 
 @pytest.mark.slow
 def test_accounting_on_real_fits():
-    x = datasets.lognormal_data(40, 3, meanlog=1.0, sdlog=1.0)
+    x = simulated.lognormal_data(40, 3, meanlog=1.0, sdlog=1.0)
     cm = fitting.compiled_model(models.LognormalFamily(mu_prior_sd=10.0, sigma_prior_scale=5.0), x)
     cfg = SamplerConfig(draws=200, tune=200, chains=2)
     with warnings.catch_warnings():

@@ -6,13 +6,13 @@ import warnings
 
 import numpy as np
 import pytest
-from conftest import betareg_design
+import simulated
+from fit_helpers import betareg_design
 from scipy import special, stats
 
 from dpsynth import models
 from dpsynth.fitting import ConvergenceWarning, SamplerConfig
 from dpsynth.likelihood import BOUND, WEIGHTS, likelihood_term
-from dpsynth_book import datasets
 
 RNG = np.random.default_rng(2024)
 
@@ -252,7 +252,7 @@ def _fit(cm, x, cov=None, seed=1):
 
 @pytest.mark.slow
 def test_beta_family_recovers_parameters(beta_cm):
-    x = datasets.beta_data(500, 1, a=0.5, b=3.0)
+    x = simulated.beta_data(500, 1, a=0.5, b=3.0)
     f = _fit(beta_cm, x)
     assert f.draws["a"].mean() == pytest.approx(0.5, abs=0.1)
     assert f.draws["b"].mean() == pytest.approx(3.0, rel=0.3)
@@ -261,7 +261,7 @@ def test_beta_family_recovers_parameters(beta_cm):
 
 @pytest.mark.slow
 def test_poisson_family_recovers_mean(poisson_cm):
-    x = datasets.poisson_data(300, 2, mu=100.0)
+    x = simulated.poisson_data(300, 2, mu=100.0)
     f = _fit(poisson_cm, x)
     assert np.exp(f.draws["beta"][:, 0]).mean() == pytest.approx(100.0, abs=2.5)
 
@@ -281,7 +281,7 @@ def test_poisson_regression_recovers_coefficients():
 @pytest.mark.slow
 def test_negbin_family_recovers_mean_and_dispersion(negbin_cm):
     rng = np.random.default_rng(4)
-    x = datasets.nb_draw(rng, 100.0, 10.0, 400)
+    x = simulated.nb_draw(rng, 100.0, 10.0, 400)
     f = _fit(negbin_cm, x)
     assert np.exp(f.draws["beta"][:, 0]).mean() == pytest.approx(100.0, rel=0.06)
     assert 6.0 < f.draws["phi"].mean() < 16.0
@@ -289,7 +289,7 @@ def test_negbin_family_recovers_mean_and_dispersion(negbin_cm):
 
 @pytest.mark.slow
 def test_lognormal_family_recovers_parameters(lognormal_cm):
-    x = datasets.lognormal_data(400, 5, meanlog=1.0, sdlog=0.5)
+    x = simulated.lognormal_data(400, 5, meanlog=1.0, sdlog=0.5)
     f = _fit(lognormal_cm, x)
     assert f.draws["mu"].mean() == pytest.approx(1.0, abs=0.1)
     assert f.draws["sigma"].mean() == pytest.approx(0.5, abs=0.06)

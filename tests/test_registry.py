@@ -6,14 +6,14 @@ import warnings
 
 import numpy as np
 import pytest
-from conftest import SMALL
+import simulated
+from fit_helpers import SMALL
 
 from dpsynth import mechanisms, registry
 from dpsynth.fitting import ConvergenceWarning
 from dpsynth.mechanisms import histogram
 from dpsynth.privacy import CENSOR_TOL
 from dpsynth.validation import DataError
-from dpsynth_book import datasets
 
 
 def test_every_entry_has_a_valid_guarantee_and_no_look():
@@ -63,8 +63,8 @@ def test_names_in_the_catalogue_s_order():
 @pytest.fixture(scope="module")
 def beta_results(beta_cm):
     """One run of every model-based mechanism on a small Beta data set."""
-    x = datasets.beta_data(300, 11)
-    hist = datasets.beta_data(300, 12)
+    x = simulated.beta_data(300, 11)
+    hist = simulated.beta_data(300, 12)
     eps = 3.0
     out = {}
     with warnings.catch_warnings():
@@ -108,7 +108,7 @@ def test_every_mechanism_label_agrees_with_what_it_computes(beta_results):
 
 
 def test_ph_label_agrees_with_its_noise():
-    x = datasets.beta_data(200, 3)
+    x = simulated.beta_data(200, 3)
     res = histogram.perturbed_histogram(x, 2.0, upper=1.0, seed=1)
     assert res.guarantee == registry.guarantee("PH") == "DP"
 

@@ -83,12 +83,11 @@ def test_bad_seed(bad):
 @pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::dpsynth.fitting.ConvergenceWarning")
 def test_fit_with_same_stream_gives_identical_draws(poisson_cm):
-    from conftest import TINY
+    import simulated
+    from fit_helpers import TINY
 
-    from dpsynth_book import datasets
-
-    x = datasets.poisson_data(100, stream(1, 0, "data"))
-    np.testing.assert_array_equal(x, datasets.poisson_data(100, stream(1, 0, "data")))
+    x = simulated.poisson_data(100, stream(1, 0, "data"))
+    np.testing.assert_array_equal(x, simulated.poisson_data(100, stream(1, 0, "data")))
     a = poisson_cm.fit(x, sampler=TINY, seed=stream(1, 0, "fit"))
     b = poisson_cm.fit(x, sampler=TINY, seed=stream(1, 0, "fit"))
     c = poisson_cm.fit(x, sampler=TINY, seed=stream(1, 1, "fit"))

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import SMALL, betareg_design, fit_from_draws
+import simulated
+from fit_helpers import SMALL, betareg_design, fit_from_draws
 
 from dpsynth import mechanisms
 from dpsynth.synthetic_data import composed_eps, release, release_sets, synthesize
 from dpsynth.validation import DataError
-from dpsynth_book import datasets
 
 
 def test_composed_eps():
@@ -29,7 +29,7 @@ def test_composed_eps_refuses_bad_input(eps, m, arg):
 @pytest.fixture(scope="module")
 def two_draw_fit(lognormal_cm):
     # two very different posterior draws: exp(N(0, tiny)) ~ 1 and exp(N(5, tiny)) ~ 148
-    x = datasets.lognormal_data(400, 1)
+    x = simulated.lognormal_data(400, 1)
     return fit_from_draws(lognormal_cm, x, {"mu": [0.0, 5.0], "sigma": [1e-6, 1e-6]})
 
 
@@ -97,7 +97,7 @@ def test_synthesis_reproducible_by_seed(two_draw_fit):
 
 @pytest.mark.slow
 def test_synthetic_counts_from_a_real_fit(poisson_cm):
-    x = datasets.poisson_data(300, 5, mu=100.0)
+    x = simulated.poisson_data(300, 5, mu=100.0)
     res = mechanisms.unweighted(poisson_cm, x, sampler=SMALL, seed=5)
     syn = synthesize(res.fit, seed=6)
     assert syn.shape == x.shape

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import betareg_design, fit_from_draws
+from fit_helpers import betareg_design, fit_from_draws
 
 from dpsynth import mechanisms, metrics, models, privacy, synthetic_data, weights
 from dpsynth.fitting import SamplerConfig, eps_to_bound
@@ -23,7 +23,6 @@ from dpsynth.validation import (
     check_same_length,
     check_support,
 )
-from dpsynth_book import studies
 
 # --------------------------------------------------------------------------------------------
 # the helpers themselves
@@ -425,7 +424,7 @@ def test_ph_bad_mode():
 
 
 # --------------------------------------------------------------------------------------------
-# metrics, synthesis, studies
+# metrics, synthesis
 # --------------------------------------------------------------------------------------------
 
 
@@ -452,21 +451,6 @@ def test_interval_over_sets_bad_level():
 def test_composed_eps_bad_m():
     with pytest.raises(ValueError, match=r"`m` must be (an integer )?>= 1"):
         synthetic_data.composed_eps(1.0, 0)
-
-
-def test_run_study_bad_replicates(tmp_path):
-    with pytest.raises(ValueError, match=r"`replicates` must be a positive integer"):
-        studies.run_study("s", lambda r, s, p: None, {}, replicates=0, seed=1, cache_dir=tmp_path)
-
-
-def test_run_study_bad_seed(tmp_path):
-    with pytest.raises(ValueError, match=r"`seed` must be a non-negative integer"):
-        studies.run_study("s", lambda r, s, p: None, {}, replicates=1, seed=-3, cache_dir=tmp_path)
-
-
-def test_rows_to_dataset_empty():
-    with pytest.raises(ValueError, match=r"`rows` is empty"):
-        studies.rows_to_dataset([], ["synth"])
 
 
 # --------------------------------------------------------------------------------------------

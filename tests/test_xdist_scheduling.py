@@ -44,18 +44,19 @@ def made():
 
 def test_a_test_belongs_to_its_module_unless_its_module_is_split():
     split = ("test_shipped.py",)
-    assert work_unit("tests/test_book.py::test_index", split) == "tests/test_book.py"
-    assert work_unit("tests/test_book.py::Test::test_x[a::b]", split) == "tests/test_book.py"
-    assert work_unit("tests/test_shipped.py::test_current[own_data]", split) == \
-        "tests/test_shipped.py::test_current[own_data]"
+    assert work_unit("tests/book/test_book.py::test_index", split) == "tests/book/test_book.py"
+    assert work_unit("tests/book/test_book.py::Test::test_x[a::b]", split) == "tests/book/test_book.py"
+    assert work_unit("tests/book/test_shipped.py::test_current[own_data]", split) == \
+        "tests/book/test_shipped.py::test_current[own_data]"
     # a chapter's tests of the modules that read its smoke-executed notebook are one unit, across them
     split, chapters = ("test_notebooks.py", "test_page_check.py"), ("test_notebooks.py", "test_page_check.py")
-    units = {work_unit(n, split, chapters) for n in ("tests/test_notebooks.py::test_runs[own_data]",
-                                                     "tests/test_notebooks.py::test_glued[own_data]",
-                                                     "tests/test_page_check.py::test_held[own_data]")}
+    units = {work_unit(n, split, chapters) for n in ("tests/book/test_notebooks.py::test_runs[own_data]",
+                                                     "tests/book/test_notebooks.py::test_glued[own_data]",
+                                                     "tests/book/test_page_check.py::test_held[own_data]")}
     assert units == {"chapter own_data"}
-    assert work_unit("tests/test_notebooks.py::test_runs[censoring]", split, chapters) == "chapter censoring"
-    assert work_unit("tests/test_page_check.py::test_plain", split, chapters) == "tests/test_page_check.py::test_plain"
+    assert work_unit("tests/book/test_notebooks.py::test_runs[censoring]", split, chapters) == "chapter censoring"
+    plain = "tests/book/test_page_check.py::test_plain"
+    assert work_unit(plain, split, chapters) == plain
 
 
 def test_a_module_s_fixture_is_made_once_under_two_workers(tmp_path):

@@ -17,7 +17,7 @@ Exempt, and only these:
 * numbers inside references to the papers' items ("Figures 14–17", "Table 2", "Section 5.2",
   "Algorithm 3") and inside mechanism names with a range (``A[0.4,1.8]``).
 
-**Page form.** What a reader of a page must not see, as rules the browser test (``tests/test_book.py``)
+**Page form.** What a reader of a page must not see, as rules the browser test (``tests/book/test_book.py``)
 and the notebook tests apply:
 
 * :func:`raw_myst_defects`: MyST source printed as text (a directive's fence or options, a role, ``$$``)

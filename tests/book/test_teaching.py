@@ -146,7 +146,7 @@ def test_the_tutorial_defines_each_term_where_it_first_appears():
 
     import nbformat
 
-    nb = nbformat.read(Path(__file__).resolve().parents[1] / "notebooks" / "tutorial.ipynb", as_version=4)
+    nb = nbformat.read(Path(__file__).resolve().parents[2] / "notebooks" / "tutorial.ipynb", as_version=4)
     text = "\n".join(line for c in nb.cells if c.cell_type == "markdown" for line in c.source.splitlines()
                      if not line.startswith(("#", ":::", "```", "(")))  # prose: no headings, fences or labels
     undefined = []

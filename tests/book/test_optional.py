@@ -10,7 +10,7 @@ import subprocess
 import sys
 import textwrap
 
-import conftest
+import study_replicates
 import pytest
 
 from dpsynth.validation import DataError
@@ -93,14 +93,14 @@ def test_error_class_of_the_caller(monkeypatch):
 
 def test_study_on_a_dask_cluster_without_distributed(tmp_path, monkeypatch):
     _hide(monkeypatch, "dask", "distributed")
-    conftest.CALLS.clear()
+    study_replicates.CALLS.clear()
     with pytest.raises(MissingDependencyError) as info:
-        studies.run_study("nodask", conftest.counting_replicate, {"loc": 1.5}, replicates=2, seed=1,
+        studies.run_study("nodask", study_replicates.counting_replicate, {"loc": 1.5}, replicates=2, seed=1,
                           cache_dir=tmp_path, scheduler="tcp://127.0.0.1:8786", progress=False, results="off")
     msg = str(info.value)
     assert "Running study 'nodask' on the Dask cluster at tcp://127.0.0.1:8786" in msg
     assert "`distributed`, which is not installed" in msg and "pip install 'dpsynth[dask]'" in msg
-    assert conftest.CALLS == []  # no replicate ran
+    assert study_replicates.CALLS == []  # no replicate ran
     assert not any(p.suffix == ".nc" for p in tmp_path.iterdir())  # nothing cached
 
 

@@ -16,7 +16,7 @@ import pytest
 
 from dpsynth_book.verdicts import Verdict
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 #: chapter -> verdict keys that must hold at smoke scale (the guarantees, not the utility rankings)
 CHAPTERS: dict[str, tuple[str, ...]] = {

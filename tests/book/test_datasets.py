@@ -123,3 +123,20 @@ def test_beta_data_with_degenerate_shapes_raises_instead_of_looping():
 
     with pytest.raises(DataError, match="`a` and `b`"):
         datasets.beta_data(50, 1, a=1e-300, b=1.0)
+
+
+def test_the_library_tests_draw_the_same_data_with_numpy():
+    """``tests/simulated.py`` (the library's tests may not import the book) gives the simulators' draws exactly."""
+    import simulated
+
+    from dpsynth.seeds import stream
+
+    np.testing.assert_array_equal(simulated.beta_data(300, 11), datasets.beta_data(300, 11))
+    np.testing.assert_array_equal(simulated.beta_data(50, 0, a=0.5, b=3.0), datasets.beta_data(50, 0))
+    np.testing.assert_array_equal(simulated.poisson_data(250, 31, mu=100.0), datasets.poisson_data(250, 31))
+    np.testing.assert_array_equal(simulated.poisson_data(100, stream(1, 0, "data")),
+                                  datasets.poisson_data(100, stream(1, 0, "data")))
+    np.testing.assert_array_equal(simulated.lognormal_data(150, 41, meanlog=1.0, sdlog=0.6),
+                                  datasets.lognormal_data(150, 41, meanlog=1.0, sdlog=0.6))
+    a, b = np.random.default_rng(4), np.random.default_rng(4)
+    np.testing.assert_array_equal(simulated.nb_draw(a, 100.0, 10.0, 400), datasets.nb_draw(b, 100.0, 10.0, 400))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-import conftest
+import study_replicates
 import numpy as np
 import pytest
 import xarray as xr
@@ -52,11 +52,11 @@ def test_code_fingerprint_enters_the_key(tmp_path):
 
     import dpsynth
 
-    fp = studies.code_fingerprint(conftest.counting_replicate)
+    fp = studies.code_fingerprint(study_replicates.counting_replicate)
     packages = (Path(dpsynth.__file__).resolve().parent, Path(studies.__file__).resolve().parent)
     pkg = sorted(f for package in packages for f in package.rglob("*.py"))
     h = hashlib.sha256()
-    for f in pkg + [Path(conftest.__file__).resolve()]:
+    for f in pkg + [Path(study_replicates.__file__).resolve()]:
         h.update(f.read_bytes())
     assert fp == h.hexdigest()[:16]  # the library's and the book's modules and the replicate's own file
     assert studies.code_fingerprint(len) != fp  # built-in: no source file, package code only
@@ -87,7 +87,7 @@ def test_rows_to_dataset():
 # --------------------------------------------------------------------------------------------
 
 
-def _run(tmp_path, fn=conftest.counting_replicate, seed=1, params=PARAMS, replicates=3, **kw):
+def _run(tmp_path, fn=study_replicates.counting_replicate, seed=1, params=PARAMS, replicates=3, **kw):
     return studies.run_study("study", fn, params, replicates=replicates, seed=seed, cache_dir=tmp_path,
                              progress=False, **kw)
 
@@ -120,33 +120,33 @@ def test_same_seed_same_results_other_seed_differs(tmp_path):
 
 
 def test_cache_used_on_second_call(tmp_path):
-    conftest.CALLS.clear()
+    study_replicates.CALLS.clear()
     first = _run(tmp_path, params={"loc": 2.0})
-    assert conftest.CALLS == [0, 1, 2]
+    assert study_replicates.CALLS == [0, 1, 2]
     second = _run(tmp_path, params={"loc": 2.0})
-    assert conftest.CALLS == [0, 1, 2]  # loaded, not recomputed
+    assert study_replicates.CALLS == [0, 1, 2]  # loaded, not recomputed
     assert first.attrs["from_cache"] == 0 and second.attrs["from_cache"] == 1
     for ds in (first, second):
         del ds.attrs["from_cache"]
     xr.testing.assert_identical(first, second)  # including elapsed_seconds of the computation
     # other parameters: a new computation and a second file
     _run(tmp_path, params={"loc": 3.0})
-    assert conftest.CALLS == [0, 1, 2] * 2
+    assert study_replicates.CALLS == [0, 1, 2] * 2
     assert len(_files(tmp_path)) == 2
     # force recomputes
     _run(tmp_path, params={"loc": 2.0}, force=True)
-    assert len(conftest.CALLS) == 9
+    assert len(study_replicates.CALLS) == 9
 
 
 def test_failing_replicate_leaves_nothing(tmp_path):
     with pytest.raises(RuntimeError, match="replicate 1 failed on purpose"):
-        _run(tmp_path, fn=conftest.failing_replicate)
+        _run(tmp_path, fn=study_replicates.failing_replicate)
     assert _files(tmp_path) == []
 
 
 def test_failed_write_leaves_no_file_and_no_temp(tmp_path):
     with pytest.raises(ValueError, match="cannot serialize"):
-        _run(tmp_path, fn=conftest.unwritable_replicate, replicates=1)
+        _run(tmp_path, fn=study_replicates.unwritable_replicate, replicates=1)
     assert _files(tmp_path) == []
 
 
@@ -175,7 +175,7 @@ def test_failed_write_keeps_an_existing_result(tmp_path):
     # same key (same name, params, replicates, seed), but this time the computed result cannot
     # be written: the earlier file must survive intact, and no temporary file remain
     with pytest.raises(ValueError, match="cannot serialize"):
-        studies.run_study("study", conftest.unwritable_replicate, PARAMS, replicates=3, seed=5,
+        studies.run_study("study", study_replicates.unwritable_replicate, PARAMS, replicates=3, seed=5,
                           cache_dir=tmp_path, progress=False, force=True)
     assert _files(tmp_path) == before
     assert path.read_bytes() == content
@@ -189,10 +189,10 @@ def test_failed_write_keeps_an_existing_result(tmp_path):
 def test_unwritable_cache_dir_fails_before_any_replicate(tmp_path):
     afile = tmp_path / "afile"
     afile.write_text("a regular file, not a directory")
-    conftest.CALLS.clear()
+    study_replicates.CALLS.clear()
     with pytest.raises(studies.CacheDirError, match=r"`cache_dir` .*afile/cache.* cannot be used"):
         _run(tmp_path / "afile" / "cache")
-    assert conftest.CALLS == []  # failed before computing any replicate
+    assert study_replicates.CALLS == []  # failed before computing any replicate
     assert issubclass(studies.CacheDirError, ValueError)
 
 
@@ -203,15 +203,15 @@ def test_cache_dir_probe_leaves_no_file(tmp_path):
 
 
 def test_damaged_cache_file_is_reported_and_recomputed(tmp_path):
-    fn = conftest.counting_replicate
+    fn = study_replicates.counting_replicate
     path = studies.study_path("study", PARAMS, 3, 1, tmp_path, studies.code_fingerprint(fn))
     reference = _run(tmp_path / "reference")
     path.write_bytes(b"\x89HDF\r\n\x1a\n truncated garbage")
-    conftest.CALLS.clear()
+    study_replicates.CALLS.clear()
     with pytest.warns(studies.DamagedCacheWarning, match=r"could not be read") as rec:
         ds = _run(tmp_path)
     assert any(str(path) in str(w.message) for w in rec)
-    assert conftest.CALLS == [0, 1, 2]  # recomputed
+    assert study_replicates.CALLS == [0, 1, 2]  # recomputed
     assert ds.attrs["from_cache"] == 0
     np.testing.assert_array_equal(ds.value.values, reference.value.values)
     # the file was replaced by a readable one, and no temporary file is left
@@ -229,7 +229,7 @@ def test_damaged_cache_file_is_reported_and_recomputed(tmp_path):
 @pytest.fixture(scope="module")
 def mcmc_reference(tmp_path_factory, poisson_cm):
     d = tmp_path_factory.mktemp("mcmc_ref")
-    return studies.run_study("mcmc", conftest.mcmc_replicate, MCMC_PARAMS, replicates=2, seed=11,
+    return studies.run_study("mcmc", study_replicates.mcmc_replicate, MCMC_PARAMS, replicates=2, seed=11,
                              cache_dir=d, progress=False, force=True)
 
 
@@ -242,10 +242,10 @@ def test_mcmc_study_reproducible(tmp_path, mcmc_reference):
     ref = mcmc_reference
     assert set(ref.synth.values) == {"Unweighted", "Censor_uw"}
     assert float(ref.delta.sel(synth="Censor_uw").max()) <= MCMC_PARAMS["eps"]  # Poisson, one-signed: M = eps
-    again = studies.run_study("mcmc", conftest.mcmc_replicate, MCMC_PARAMS, replicates=2, seed=11,
+    again = studies.run_study("mcmc", study_replicates.mcmc_replicate, MCMC_PARAMS, replicates=2, seed=11,
                               cache_dir=tmp_path, progress=False, force=True)
     _values_equal(ref, again)
-    other = studies.run_study("mcmc", conftest.mcmc_replicate, MCMC_PARAMS, replicates=2, seed=12,
+    other = studies.run_study("mcmc", study_replicates.mcmc_replicate, MCMC_PARAMS, replicates=2, seed=12,
                               cache_dir=tmp_path, progress=False, force=True)
     assert not np.allclose(ref.beta_mean.values, other.beta_mean.values)
     # replicates differ from each other too (own streams)
@@ -258,7 +258,7 @@ def test_mcmc_study_on_dask_cluster_matches_local(tmp_path, mcmc_reference):
 
     with LocalCluster(n_workers=1, processes=False, threads_per_worker=1, host="127.0.0.1", protocol="tcp",
                       dashboard_address=":0") as cluster:
-        ds = studies.run_study("mcmc", conftest.mcmc_replicate, MCMC_PARAMS, replicates=2, seed=11,
+        ds = studies.run_study("mcmc", study_replicates.mcmc_replicate, MCMC_PARAMS, replicates=2, seed=11,
                                cache_dir=tmp_path, progress=False, force=True, scheduler=cluster.scheduler_address)
     _values_equal(mcmc_reference, ds)
     assert len(_files(tmp_path)) == 1
@@ -266,7 +266,7 @@ def test_mcmc_study_on_dask_cluster_matches_local(tmp_path, mcmc_reference):
 
 @pytest.mark.slow
 def test_mcmc_study_on_local_processes_matches_in_process(tmp_path, mcmc_reference):
-    ds = studies.run_study("mcmc", conftest.mcmc_replicate, MCMC_PARAMS, replicates=2, seed=11,
+    ds = studies.run_study("mcmc", study_replicates.mcmc_replicate, MCMC_PARAMS, replicates=2, seed=11,
                            cache_dir=tmp_path, progress=False, force=True, workers=2)
     _values_equal(mcmc_reference, ds)
 
@@ -299,7 +299,7 @@ def warning_replicate(r, ss, params):
 
     w.warn("fit 1 did not converge", ConvergenceWarning, stacklevel=1)
     w.warn("fit 2 did not converge", ConvergenceWarning, stacklevel=1)
-    return conftest.counting_replicate(r, ss, params)
+    return study_replicates.counting_replicate(r, ss, params)
 
 
 def test_study_driver_counts_convergence_warnings(tmp_path, recwarn):
@@ -319,32 +319,32 @@ def test_shipped_results_write_then_use(tmp_path, monkeypatch):
 
     monkeypatch.setenv("DPSYNTH_RESULTS_DIR", str(tmp_path / "results"))
     params = {"loc": 1.0, "draws": 10, "tune": 10, "chains": 2}
-    conftest.CALLS.clear()
-    ds = studies.run_study("shipme", conftest.counting_replicate, params, replicates=3, seed=4,
+    study_replicates.CALLS.clear()
+    ds = studies.run_study("shipme", study_replicates.counting_replicate, params, replicates=3, seed=4,
                            cache_dir=tmp_path / "cache", progress=False, results="write")
     f = tmp_path / "results" / "shipme.nc"
     assert f.exists()
-    conftest.CALLS.clear()
-    used = studies.run_study("shipme", conftest.counting_replicate, params, replicates=3, seed=4,
+    study_replicates.CALLS.clear()
+    used = studies.run_study("shipme", study_replicates.counting_replicate, params, replicates=3, seed=4,
                              cache_dir=tmp_path / "other-cache", progress=False, results="use")
-    assert conftest.CALLS == []  # nothing recomputed
+    assert study_replicates.CALLS == []  # nothing recomputed
     xr.testing.assert_allclose(used["value"], ds["value"])
     for key in ("dpsynth_version", "git_commit", "params", "sampler", "created", "elapsed_seconds", "machine"):
         assert key in used.attrs, key
     assert json.loads(used.attrs["sampler"]) == {"draws": 10, "tune": 10, "chains": 2}
     # other settings, a missing file: clear errors that say what to do
     with pytest.raises(result_files.ShippedResultsError, match="loc: shipped 1.0, asked 2.0.*make results"):
-        studies.run_study("shipme", conftest.counting_replicate, {**params, "loc": 2.0}, replicates=3, seed=4,
+        studies.run_study("shipme", study_replicates.counting_replicate, {**params, "loc": 2.0}, replicates=3, seed=4,
                           cache_dir=tmp_path / "c", progress=False, results="use")
     with pytest.raises(result_files.ShippedResultsError, match="replicates: shipped 3, asked 2"):
-        studies.run_study("shipme", conftest.counting_replicate, params, replicates=2, seed=4,
+        studies.run_study("shipme", study_replicates.counting_replicate, params, replicates=2, seed=4,
                           cache_dir=tmp_path / "c", progress=False, results="use")
     with pytest.raises(result_files.ShippedResultsError, match="no shipped result nothere.nc"):
-        studies.run_study("nothere", conftest.counting_replicate, params, replicates=2, seed=4,
+        studies.run_study("nothere", study_replicates.counting_replicate, params, replicates=2, seed=4,
                           cache_dir=tmp_path / "c", progress=False, results="use")
     monkeypatch.setenv("DPSYNTH_RESULTS", "sometimes")
     with pytest.raises(ValueError, match="DPSYNTH_RESULTS"):
-        studies.run_study("shipme", conftest.counting_replicate, params, replicates=3, seed=4,
+        studies.run_study("shipme", study_replicates.counting_replicate, params, replicates=3, seed=4,
                           cache_dir=tmp_path / "c", progress=False)
 
 
@@ -377,3 +377,23 @@ def test_data_fingerprint_tells_data_sets_apart():
     assert studies.data_fingerprint(y) != a
     assert studies.data_fingerprint(x[:49]) != a
     assert studies.data_fingerprint(x, x) != a
+
+
+# ------------------------------------------------------------------------------------------
+# refused arguments
+# ------------------------------------------------------------------------------------------
+
+
+def test_run_study_bad_replicates(tmp_path):
+    with pytest.raises(ValueError, match=r"`replicates` must be a positive integer"):
+        studies.run_study("s", lambda r, s, p: None, {}, replicates=0, seed=1, cache_dir=tmp_path)
+
+
+def test_run_study_bad_seed(tmp_path):
+    with pytest.raises(ValueError, match=r"`seed` must be a non-negative integer"):
+        studies.run_study("s", lambda r, s, p: None, {}, replicates=1, seed=-3, cache_dir=tmp_path)
+
+
+def test_rows_to_dataset_empty():
+    with pytest.raises(ValueError, match=r"`rows` is empty"):
+        studies.rows_to_dataset([], ["synth"])

@@ -18,7 +18,7 @@ from dpsynth_book import page_check
 from dpsynth_book.book import table_markdown
 from dpsynth_book.verdicts import Verdict, verdicts_markdown
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _page(verdicts: list[Verdict], tables: list, params: dict | None = None) -> dict:

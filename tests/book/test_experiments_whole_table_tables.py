@@ -1,4 +1,4 @@
-"""Tables of the "Releasing a whole table" chapter, on constructed Datasets (tests/whole_table_fake.py)."""
+"""Tables of the "Releasing a whole table" chapter, on constructed Datasets (tests/book/whole_table_fake.py)."""
 
 from __future__ import annotations
 

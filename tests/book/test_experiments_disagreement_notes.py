@@ -11,7 +11,7 @@ import pytest
 from dpsynth_book.notes import MARKERS, disagreement_note, note_title
 from dpsynth_book.verdicts import Verdict
 
-NB = Path(__file__).resolve().parents[1] / "notebooks"
+NB = Path(__file__).resolve().parents[2] / "notebooks"
 
 #: page -> text that must be in the code cell that renders its marked note
 PAGES = {

@@ -11,7 +11,7 @@ import papermill
 
 from dpsynth import registry
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 @dataclass

@@ -28,7 +28,7 @@ import pytest
 
 from dpsynth_book import tasks
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "src" / "dpsynth_book" / "tasks.py"
 
 
