@@ -51,7 +51,7 @@ def test_privacy_table_rows_columns_and_medians():
     assert list(tab.columns) == ["ε (one removed)", "ε (one replaced)", "Δ", "records censored", "converged",
                                  "time per release (s)"]
     assert tab.attrs["runs"] == 3
-    # registry order, the eps-free fits first; Data is not a mechanism
+    # the book's order, the eps-free fits first; Data is not a mechanism
     assert [i.removesuffix(" †") for i in tab.index] == [
         _label("Unweighted"), _label("LW"),
         *[_label(n, e) for e in EPS for n in ("Censor_w", "Censor_uw", "PH", "OpenDP-Q")]]
@@ -136,7 +136,7 @@ def test_units_table():
     assert tab.index.names == ["mechanism", "ε", "setting"]
     assert list(tab.columns) == [f"records censored (of {N:,})", "synthetic median ($)", "max-ECDF", "converged"]
     assert len(tab) == 2 * 2 * 3
-    # registry order (Censor_w first), though the Dataset holds the mechanisms alphabetically
+    # the book's order (Censor_w first), though the Dataset holds the mechanisms alphabetically
     assert list(units["mechanism"].values) == ["Censor_uw", "Censor_w"]
     assert list(tab.index.get_level_values(0).unique()) == [registry.label("Censor_w"), registry.label("Censor_uw")]
     assert list(tab.index.get_level_values(1)[:6]) == [5.0] * 3 + [10.0] * 3

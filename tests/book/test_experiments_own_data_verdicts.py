@@ -33,7 +33,7 @@ def test_units_numbers_are_the_study_s():
         assert n[key]["max_ecdf"] == pytest.approx(float(pick["max_ecdf"].sel(setting=setting)))
     assert n["dollars"]["median"] == pytest.approx(150.5)
     assert set(UNIT_SETTINGS) == {"dollars", "thousands", "dollars, offset -log 1000"}
-    # with both censorings, the numbers are of the first in the registry's order (Censor_w), as with one
+    # with both censorings, the numbers are of the first in the book's order (Censor_w), as with one
     both = V.units_numbers(fake_units(dollars=0.9, thousands=0.01, offset=0.012, mechanisms=("Censor_w", "Censor_uw")))
     assert both["mechanism"] == registry.label("Censor_w")
 

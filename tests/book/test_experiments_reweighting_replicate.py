@@ -31,7 +31,7 @@ def synth():
 def test_synthesizers_structure(synth):
     ds = synth
     assert list(ds.data_model.values) == list(rw.DATA_MODELS)
-    # one synthesizer dimension: "Data" and the fits, in registry order
+    # one synthesizer dimension: "Data" and the fits, in the book's order
     assert list(ds.synthesizer.values) == list(rw.SYNTHESIZER_COORD) == presentation.order(["Data", *rw.SYNTHESIZERS])
     assert list(ds.synthesizer.values) == ["Data", *rw.SYNTHESIZERS] and "source" not in ds.dims
     assert ds.is_fit.dtype == bool

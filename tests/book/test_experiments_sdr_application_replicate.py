@@ -82,7 +82,7 @@ def test_part1_structure_and_privacy(part1):
 
 def test_part2_structure_and_invariants(part2):
     # one synthesizer dimension: "Data" (bootstrap resamples for the statistics; not a fit) and the fits,
-    # in registry order
+    # in the book's order
     rows = ["Data"] + list(app.PART2_SYNTHESIZERS)
     assert list(part2.synthesizer.values) == list(app.PART2_ROWS) == presentation.order(rows) == rows
     assert "source" not in part2.dims and "source" not in part2.coords

@@ -216,7 +216,7 @@ def downscale_utility_figure(results, axes=None, *, stats=("max_ecdf", "mean")):
     return axes
 
 
-#: Okabe-Ito colours of Censor_ref's fixed-alpha variants, largest alpha first (Censor_ref keeps its registry blue).
+#: Okabe-Ito colours of Censor_ref's fixed-alpha variants, largest alpha first (Censor_ref keeps its own blue).
 _ALPHA_COLOURS = (PALETTE["orange"], PALETTE["bluish green"], PALETTE["vermillion"], PALETTE["yellow"])
 _ALPHA_MARKERS = ("^", "v", "<", ">")
 
@@ -224,7 +224,7 @@ _ALPHA_MARKERS = ("^", "v", "<", ">")
 def reference_style(variant: str, variants) -> dict:
     """Colour, line style and marker of a variant of the Censor_ref study (distinct without colour too).
 
-    Censor_uw, Censor_w-pub and Censor_ref keep their registry colours (solid lines, circles,
+    Censor_uw, Censor_w-pub and Censor_ref keep their colours (presentation; solid lines, circles,
     diamonds, squares); each fixed alpha of Censor_ref an Okabe-Ito colour, dotted, with its own
     triangle; the common theta_0 black, the DP median dashed with an X and the historical one
     dash-dotted with a plus; each other widening of the DP median a grey, dash-dotted, with its own cross.

@@ -1,7 +1,8 @@
 """Figures of the "Your own data" chapter: ``f(results, ...) -> Figure``.
 
-Colours, markers and labels come from the registry (:mod:`dpsynth.registry`): a filled marker is
-a strict-DP mechanism, an open one aDP, a line the non-private reference.
+Labels and guarantees come from the registry (:mod:`dpsynth.registry`), colours from the book's
+presentation (:mod:`dpsynth_book.presentation`): a filled marker is a strict-DP mechanism, an open one
+aDP, a line the non-private reference.
 """
 
 from __future__ import annotations

@@ -89,7 +89,7 @@ def family(p: OwnDataParams, n_coef: int) -> LognormalRegression:
 
 
 def synthesizer_names(p: OwnDataParams) -> list[str]:
-    """Display names of the fits, in the registry's order (Data and Unweighted first)."""
+    """Display names of the fits, in the book's order (Data and Unweighted first)."""
     return presentation.order(["Data", "Unweighted", *[get_mechanism(k).name for k in p.mechanisms]])
 
 

@@ -25,7 +25,7 @@ def units_numbers(results) -> dict:
     -------
     dict
         ``mechanism`` (the registry label of the first censored mechanism of the units study, in
-        registry order), ``eps`` (the study's largest), ``bound`` (its censoring bound M, half the draw's share
+        the book's order), ``eps`` (the study's largest), ``bound`` (its censoring bound M, half the draw's share
         ``draw`` of the total: no covariates, so the DP released size's share comes first), ``n`` records and the
         data's median wage
         (``data_median``, dollars); and per setting, ``dollars``, ``thousands`` and ``offset``

@@ -41,7 +41,7 @@ class RangeRestrictionResults:
 
     @property
     def names(self) -> list[str]:
-        """The synthesizers, registry display names in the registry's order."""
+        """The synthesizers, registry display names in the book's order."""
         return [str(m) for m in self.study["synthesizer"].values]
 
 

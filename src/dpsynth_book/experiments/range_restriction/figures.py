@@ -1,7 +1,7 @@
 """Figures of the range-restriction chapter: ``f(study, ax=None) -> Axes`` (multi-panel: ``axes=None``).
 
 ``study`` is the chapter's results object or its study Dataset. Every figure uses the book's style,
-the registry's colours and labels, and :func:`dpsynth_book.plots.violins`; B' (the same fit as B,
+the book's colours, the registry's labels, and :func:`dpsynth_book.plots.violins`; B' (the same fit as B,
 accounted differently) is hatched so that it can be told apart from B.
 """
 

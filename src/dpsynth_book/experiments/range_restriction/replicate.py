@@ -10,7 +10,7 @@ One replicate draws, for every sample size ``n`` in ``ns``, a lognormal sample a
 
 Every mechanism but Unweighted is aDP: its weights (and, for (A), its knowledge probabilities)
 are computed from the confidential data, and its bound is local. The names are the registry's
-display names (:mod:`dpsynth.registry`), in the registry's order.
+display names (:mod:`dpsynth.registry`), in the book's order.
 
 It records per (n, synthesizer): Delta, eps with one record removed (``2 Delta``) and with one
 record replaced (``4 Delta``: the lognormal log density takes both signs), the convergence
@@ -56,7 +56,7 @@ def range_tag(a: float, b: float) -> str:
 
 
 def synthesizer_names(ranges) -> list[str]:
-    """Registry display names in the registry's order: Unweighted, LW, then every A, B, B' range."""
+    """Registry display names in the book's order: Unweighted, LW, then every A, B, B' range."""
     names = ["Unweighted", "LW"]
     for a, b in ranges:
         t = range_tag(a, b)

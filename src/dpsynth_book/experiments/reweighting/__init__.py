@@ -7,7 +7,7 @@ the chapter's "What this shows".
 
 Both results have one dimension for the synthesizer, ``synthesizer``: "Data" (the confidential
 data, not a fit: ``is_fit`` is false and the per-fit variables are NaN, False, 0 or "" there) and
-the synthesizers, in registry order (:data:`SYNTHESIZER_COORD`, :data:`CONTRACTION_COORD`).
+the synthesizers, in the book's order (:data:`SYNTHESIZER_COORD`, :data:`CONTRACTION_COORD`).
 """
 
 from __future__ import annotations

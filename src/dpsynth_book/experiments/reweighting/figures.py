@@ -1,7 +1,7 @@
 """Figures of the re-weighting chapter: ``f(results, ..., axes=None) -> axes``.
 
 Each function draws on the given axes (a figure is created when none is given), in the book's
-style, with registry labels and colours, at most 9 inches wide so that no text is smaller than
+style, with registry labels and the book's colours, at most 9 inches wide so that no text is smaller than
 :data:`dpsynth_book.book.MIN_TEXT_PX` in the book's column.
 """
 

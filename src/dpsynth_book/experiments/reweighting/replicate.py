@@ -60,7 +60,7 @@ __all__ = [
 
 #: Synthesizers fitted by :func:`synthesizers_replicate`, in fitting order (registry display names).
 SYNTHESIZERS = ("Unweighted", "LW", "CW", "SW", "LW_final", "CW_final")
-#: The ``synthesizer`` coordinate of :func:`synthesizers_replicate`: "Data" and the fits, registry order.
+#: The ``synthesizer`` coordinate of :func:`synthesizers_replicate`: "Data" and the fits, the book's order.
 SYNTHESIZER_COORD = tuple(presentation.order(["Data", *SYNTHESIZERS]))
 #: The ``synthesizer`` coordinate of :func:`contraction_replicate`.
 CONTRACTION_COORD = tuple(presentation.order(["Data", "Unweighted", "LW"]))
@@ -275,7 +275,7 @@ def synthesizers_replicate(replicate: int, seed: np.random.SeedSequence, params:
     -------
     xarray.Dataset
         The ``synthesizer`` coordinate is :data:`SYNTHESIZER_COORD`: "Data" and the six fits in
-        registry order; ``is_fit`` (bool) is false for "Data", whose per-fit values are NaN
+        the book's order; ``is_fit`` (bool) is false for "Data", whose per-fit values are NaN
         (floats), False (booleans), 0 (counts) or "" (``guarantee``).
         Over ``data_model`` and ``synthesizer``: ``is_fit``, ``delta``, ``eps`` (one draw, one record
         removed: ``2 Delta``), ``eps_replace`` (one record replaced; equal to ``eps`` here, the Poisson and NB

@@ -11,7 +11,7 @@
 :func:`run` runs (or loads from the cache) both studies and loads the data they used.
 
 Both results have one dimension for the synthesizer, ``synthesizer``, starting with "Data":
-:data:`PART1_ROWS` for Part 1 and :data:`PART2_ROWS` ("Data" and the six fits in registry order)
+:data:`PART1_ROWS` for Part 1 and :data:`PART2_ROWS` ("Data" and the six fits in the book's order)
 for Part 2, where "Data" is not a fit (``is_fit`` is false and the per-fit variables are NaN, 0 or
 False there).
 """

@@ -2,7 +2,8 @@
 
 Each function takes the chapter's results (:class:`dpsynth_book.experiments.sdr_application.SDRResults`)
 and an optional array of axes, and returns the axes array (creating a figure when none is given).
-Salary is shown in thousand dollars. Names, colours and labels come from the registry.
+Salary is shown in thousand dollars. Names and labels come from the registry, colours from the book's
+presentation (:mod:`dpsynth_book.presentation`).
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ can move.
 Both results have ONE dimension for the synthesizer, ``synthesizer``, and both start with "Data":
 Part 1's coordinate is :data:`PART1_ROWS` (the data row holds the confidential salaries), Part 2's
 is :data:`PART2_ROWS`, "Data" (bootstrap resamples of the confidential records for the utility
-statistics) and the six fits in registry order. In Part 2 "Data" is not a fit: the boolean
+statistics) and the six fits in the book's order. In Part 2 "Data" is not a fit: the boolean
 ``is_fit`` is false there, and every per-fit variable holds NaN (floats), 0 (counts) or False
 (booleans) on that row.
 
@@ -81,7 +81,7 @@ PART1_HISTOGRAMS = {"PH": "ph", "PH-paper": "ph_paper"}
 PART1_ROWS = ("Data",) + PART1_SYNTHESIZERS + tuple(PART1_HISTOGRAMS)
 #: Fits of Part 2 (re-weighting paper), in fitting order.
 PART2_SYNTHESIZERS = ("Unweighted", "LW", "CW", "SW", "LW_final", "CW_final")
-#: The ``synthesizer`` coordinate of Part 2's results: "Data" and the fits, in registry order.
+#: The ``synthesizer`` coordinate of Part 2's results: "Data" and the fits, in the book's order.
 PART2_ROWS = tuple(presentation.order(["Data", *PART2_SYNTHESIZERS]))
 
 STATS = metrics.STAT_NAMES  # ("mean", "median", "q15", "q90")
