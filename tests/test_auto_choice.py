@@ -180,7 +180,7 @@ def test_the_default_fits_and_releases_a_real_file():
 
     df = islr_wage()[["wage", "age", "education"]].sample(300, random_state=1).reset_index(drop=True)
     s = Synthesizer(df, "wage", covariates=["age", "education"], eps=3, mode="research", progress=False,
-                    sampler={"draws": 500, "tune": 500}, allow_unconverged=True)
+                    sampler={"draws": 500, "tune": 500})
     assert s.mechanism_requested == "auto" and s.choice is not None
     s.fit(seed=1)
     syn = s.sample_unaccounted(seed=2)
@@ -197,7 +197,7 @@ def test_the_default_fits_and_releases_a_real_file():
 def cli_args(data, out, *extra):
     # short MCMC settings, should the table pick a model (only that the command runs is checked)
     return ["fit", str(data), "--target", "y", "--eps", "2", "--draws", "200", "--tune", "200", "--chains", "1",
-            "--ess-min", "10", "--allow-unconverged", "--seed", "1", "--quiet", "--out", str(out), *extra]
+            "--ess-min", "10", "--seed", "1", "--quiet", "--out", str(out), *extra]
 
 
 def test_cli_default_is_auto_and_says_why(tmp_path, capsys):

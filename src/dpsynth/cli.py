@@ -7,7 +7,7 @@
                 [--neighbours remove|replace] [--unit U] [--offset O] [--draws N --tune N --chains N]
                 [--sep SEP] [--seed S] [--force] --out SYNTH.json
     dpsynth release SYNTH.json --out OUT.csv|OUT.parquet [--covariates-from DATA] [--budget B]
-                [--seed S] [--force] [--allow-unusable]
+                [--seed S --allow-research] [--force] [--allow-unusable]
     dpsynth ledger SYNTH.json
     dpsynth report SYNTH.json --data DATA --released OUT.csv --out DIR [--force] [--sep SEP]
 
@@ -421,10 +421,8 @@ def _cmd_fit_table(a: argparse.Namespace) -> int:
             size_eps=a.size_eps,
             keep_draws=max(a.keep_draws, a.releases),
             releases=a.releases,
-            retries=a.retries,
             progress=not a.quiet,
             censor_warn_share=a.censor_warn_share,
-            allow_unconverged=a.allow_unconverged,
         )
     except DataError as e:
         raise CLIError(_as_flags(str(e), ", ".join(targets)).replace("`targets`", "--targets")) from None
@@ -532,13 +530,11 @@ def _cmd_fit(a: argparse.Namespace) -> int:
             offset=a.offset,
             sampler=sampler,
             censor_warn_share=a.censor_warn_share,
-            allow_unconverged=a.allow_unconverged,
             neighbours=a.neighbours,
             n_release=a.n_release,
             size_eps=a.size_eps,
             keep_draws=max(a.keep_draws, a.releases),
             releases=a.releases,
-            retries=a.retries,
             progress=not a.quiet,
             calibrate=None if choice is None else choice.calibrate,
         )
@@ -591,7 +587,7 @@ def _cmd_fit(a: argparse.Namespace) -> int:
             continue
         seen.add(msg)
         _progress(f"warning: {msg}")
-    p = s.privacy  # raises UnconvergedError (reported as an error) unless --allow-unconverged
+    p = s.privacy
     s.save(out, force=a.force)
     _progress(f"saved {out}, owner-readable only: {p.worth()}")
     _progress(p.diagnostics())
@@ -633,7 +629,8 @@ def _cmd_release(a: argparse.Namespace) -> int:
         _check_columns(src, s.covariates, {c: "a covariate of the synthesizer" for c in s.covariates}, source)
         public = src
     try:
-        df = s.release(a.out, budget=a.budget, seed=a.seed, data=public, force=a.force, allow_unusable=a.allow_unusable)
+        df = s.release(a.out, budget=a.budget, seed=a.seed, data=public, force=a.force, allow_unusable=a.allow_unusable,
+                       allow_research=a.allow_research)
     except DataError as e:
         raise CLIError(" ".join(str(e).split())) from None
     book = Ledger(s.dataset)
@@ -864,11 +861,6 @@ def _parser() -> argparse.ArgumentParser:
         help="warn when a censored fit censors more than this share of records (default 0.5)",
     )
     f.add_argument(
-        "--allow-unconverged",
-        action="store_true",
-        help="save a fit that failed its convergence checks (its statement says so)",
-    )
-    f.add_argument(
         "--neighbours",
         choices=("remove", "replace"),
         help="neighbour relation of the statement and the "
@@ -887,13 +879,6 @@ def _parser() -> argparse.ArgumentParser:
         metavar="E",
         help="share of --eps for the DP count of the released size (one record removed, no public size), charged "
         "once (default 5%% of --eps)",
-    )
-    f.add_argument(
-        "--retries",
-        type=int,
-        default=2,
-        metavar="R",
-        help="refit a fit that fails its convergence checks with twice the draws, at most R times (default 2)",
     )
     f.add_argument(
         "--keep-draws",
@@ -915,7 +900,9 @@ def _parser() -> argparse.ArgumentParser:
                    "refused: they would not be released)")
     f.add_argument("--thousands", metavar="SEP", help="thousands separator used in a CSV (e.g. ',')")
     f.add_argument("--sep", metavar="SEP", help="column separator of a CSV (default ','; e.g. ';')")
-    f.add_argument("--seed", type=int, help="seed of the fit")
+    f.add_argument("--seed", type=int, help="seed of the fit: makes it RESEARCH MODE (reproducible, not a private "
+                   "release; releasing it needs `dpsynth release --allow-research`); leave it out for a private "
+                   "release")
     f.add_argument("--out", required=True, metavar="SYNTH.json", help="where to save the synthesizer")
     f.add_argument("--force", action="store_true", help="replace an existing --out file")
     f.add_argument("--quiet", action="store_true", help="no progress bars (they are shown only on a terminal)")
@@ -933,7 +920,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     r.add_argument("--sep", metavar="SEP", help="column separator of --covariates-from (default ',')")
     r.add_argument("--budget", type=float, help="refuse a release that brings the strict-DP spend above this eps")
-    r.add_argument("--seed", type=int, help="seed of the release")
+    r.add_argument("--seed", type=int, help="seed of a release from a research-mode fit (with --allow-research); "
+                   "ignored for a release-mode fit, whose randomness comes from the system")
+    r.add_argument("--allow-research", action="store_true",
+                   help="release from a research-mode (seeded) fit, which is refused otherwise; recorded in the "
+                   "statement and the ledger")
     r.add_argument("--force", action="store_true", help="replace an existing --out file")
     r.add_argument(
         "--allow-unusable",
@@ -980,8 +971,6 @@ def run(argv: Sequence[str] | None = None) -> int:
         a = parser.parse_args(argv)
     except SystemExit as e:  # argparse's own usage errors (code 2) and --help (code 0)
         return int(e.code or 0)
-    from .synthesizer import UnconvergedError
-
     def show(message, category, filename, lineno, file=None, line=None):  # a warning as one line, not a source line
         print(f"{PROG}: warning: {' '.join(str(message).split())}", file=sys.stderr, flush=True)
 
@@ -989,7 +978,7 @@ def run(argv: Sequence[str] | None = None) -> int:
         with warnings.catch_warnings():
             warnings.showwarning = show
             return a.func(a)
-    except (CLIError, DataError, UnconvergedError) as e:
+    except (CLIError, DataError) as e:
         msg = " ".join(str(e).split())
         print(f"{PROG}: error: {msg}", file=sys.stderr, flush=True)
         return 2

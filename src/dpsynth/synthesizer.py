@@ -51,6 +51,7 @@ from .models import FAMILIES, ModelFamily, OffsetFamily, PyMCFunctionFamily, fam
 from .privacy import check_neighbours
 from .release_protocol import UnusableReleaseError, bar, release, show_progress, unusable_values
 from .release_size import ReleaseSize, dp_count
+from .run_mode import RUN_MODES, ResearchModeError, SeedIgnoredWarning, check_mode, resolve_mode
 from .seeds import SeedLike, generator, stream
 from .statement import CONFIDENTIAL, SynthesizerPrivacy
 from .synthesizer_checks import check_kinds, ignored_covariates
@@ -61,7 +62,6 @@ from .validation import (
     DataError,
     _is_number,
     check_bool,
-    check_count,
     check_eps,
     check_optional_finite,
     check_positive,
@@ -84,7 +84,8 @@ __all__ = [
     "CovariatesIgnoredWarning",
     "PyMCFunctionFamily",
     "CensoringWarning",
-    "UnconvergedError",
+    "ResearchModeError",
+    "SeedIgnoredWarning",
     "ChecksumError",
     "FAMILIES",
     "confidential_path",
@@ -96,8 +97,9 @@ __all__ = [
 #: which halves the gradient evaluations of a regression with correlated coefficients (measured by
 #: ``benchmarks/bench_release.py``) and leaves the posterior unchanged.
 RELEASE_SAMPLER: Mapping = {"mass_matrix": RELEASE_MASS_MATRIX}
-#: Where DP noise comes from: OpenDP's secure randomness, or the seeded streams (reproducible, not for publication).
-MODES = ("release", "research")
+#: Where every random choice of a fit and its releases comes from (:mod:`dpsynth.run_mode`): the operating
+#: system's entropy (a private release), or seeded streams (research: reproducible, not a private release).
+MODES = RUN_MODES
 
 
 def __getattr__(name: str):
@@ -108,10 +110,6 @@ def __getattr__(name: str):
 
 class CensoringWarning(UserWarning):
     """CONFIDENTIAL: a censored fit censored more than the stated share of records (a figure of the data)."""
-
-
-class UnconvergedError(RuntimeError):
-    """A privacy figure was asked of a fit that failed its convergence checks."""
 
 
 class CovariatesIgnoredWarning(UserWarning):
@@ -274,9 +272,6 @@ class Synthesizer(SynthesizerIO):
     censor_warn_share : float
         A :class:`CensoringWarning` (confidential) is raised when a censored fit censors more than this share of
         the records at a typical draw.
-    allow_unconverged : bool
-        Report privacy figures of a fit that failed its convergence checks (else they raise);
-        every release then records the override.
     neighbours : {"remove", "replace"}, optional
         The neighbour relation of every eps. Default: ``"remove"`` without covariates; ``"replace"``
         with covariates, whose rows (and so ``n``) were declared public and are carried into the release.
@@ -292,9 +287,6 @@ class Synthesizer(SynthesizerIO):
         :mod:`dpsynth.combining`): each posterior draw then gets ``(eps - size - reference) / releases``.
         A model-free mechanism's one release serves any number of data sets at no further cost, so
         it is planned as one. At most ``keep_draws``.
-    retries : int
-        A fit that fails its convergence checks is run again with twice the draws and tuning
-        steps, at most this many times; :attr:`fit_log` says what was done.
     progress : bool
         Progress bars, shown only when standard error is a terminal.
     target_levels : sequence, optional
@@ -311,11 +303,12 @@ class Synthesizer(SynthesizerIO):
         subsample of :data:`dpsynth.budget.SUBSAMPLE_SIZE` records drawn without replacement, the
         mechanism spending the amplified eps on it (:mod:`dpsynth.budget`); an integer: that many
         records; ``False``: every record.
-    mode : {"release", "research"}
-        Where the noise of a DP release made with the fit comes from (a released size's count, a
-        categorical target's level counts, a histogram): OpenDP's secure randomness (``"release"``,
-        the default, not seedable) or the seeded streams (``"research"``: the same data, seed and
-        settings give the same file; not for publication). The statement says which.
+    mode : {None, "release", "research"}
+        Where every random choice of the fit and its releases comes from (:mod:`dpsynth.run_mode`):
+        ``"release"``, the operating system's entropy whatever ``seed`` says (a private release; DP
+        noise from OpenDP's secure sampler); ``"research"``, streams under the seed (reproducible,
+        not a private release: releasing needs ``allow_research=True``, recorded). ``None`` (the
+        default): research when ``fit`` is given a seed, release otherwise. The statement says which.
     calibrate : dict, optional
         Calibrate the synthetic values of a numeric target to its DP marginal: ``{"lower": L, "upper":
         U}`` (public bounds in the data's unit, never from the data) and optionally ``"bins"``,
@@ -368,19 +361,17 @@ class Synthesizer(SynthesizerIO):
         offset: float | None = None,
         sampler: SamplerConfig | Mapping | None = None,
         censor_warn_share: float = 0.5,
-        allow_unconverged: bool = False,
         neighbours: str | None = None,
         n_release: int | None = None,
         size_eps: float | None = None,
         keep_draws: int = 10,
         releases: int = 1,
-        retries: int = 2,
         progress: bool = True,
         target_levels: Sequence | None = None,
         standardize: bool | None = None,
         design: CovariateDesign | None = None,
         subsample: int | bool | None = None,
-        mode: str = "release",
+        mode: str | None = None,
         part_of: str | None = None,
         confidential_covariates: Sequence[str] | None = None,
         calibrate: Mapping | None = None,
@@ -419,8 +410,10 @@ class Synthesizer(SynthesizerIO):
             from .mcmc_settings import release_iterations
 
             sampler = {"draws": release_iterations(len(data)), "tune": release_iterations(len(data))}
-        self._settings(target, covs, model, mechanism, eps, model_params, unit, offset, sampler, censor_warn_share,
-                       allow_unconverged)
+        self._mode_setting = check_mode(mode)
+        #: The run's mode (:mod:`dpsynth.run_mode`): decided by :meth:`fit` when ``mode`` is None.
+        self.mode = self._mode_setting or "release"
+        self._settings(target, covs, model, mechanism, eps, model_params, unit, offset, sampler, censor_warn_share)
         if self.choice is None:
             self.mechanism_requested = self.spec.key
             if bounds is not None:
@@ -441,12 +434,7 @@ class Synthesizer(SynthesizerIO):
         if self.releases > self.keep_draws:
             raise DataError(f"`releases` ({self.releases}) exceeds `keep_draws` ({self.keep_draws}): each release "
                             f"needs its own posterior draw; keep at least as many draws.")
-        self.retries = check_count(retries, "retries", minimum=0)
         self.progress = check_bool(progress, "progress")
-        if mode not in MODES:
-            raise DataError(f"`mode` must be one of {MODES} (secure noise for a release, or seeded for research); "
-                            f"got {mode!r}.")
-        self.mode = mode
         if subsample is not None and not isinstance(subsample, bool) and not (
                 isinstance(subsample, (int, np.integer)) and subsample >= 1):
             raise DataError(f"`subsample` must be None (the rule), True, False or a number of records; got "
@@ -491,8 +479,8 @@ class Synthesizer(SynthesizerIO):
                             f"{', '.join(self.spec.params) or 'none'}. Name the mechanism these parameters are for "
                             f"(mechanism=...), or leave them out.")
 
-    def _settings(self, target, covs, model, mechanism, eps, model_params, unit, offset, sampler, censor_warn_share,
-                  allow_unconverged) -> None:
+    def _settings(self, target, covs, model, mechanism, eps, model_params, unit, offset, sampler,
+                  censor_warn_share) -> None:
         from .mcmc_settings import SamplerConfig
 
         self.target, self.covariates = target, covs
@@ -527,7 +515,6 @@ class Synthesizer(SynthesizerIO):
             raise DataError(f"`sampler` must be a SamplerConfig or a dict of its fields; got {sampler!r}.")
         self.sampler = sampler or SamplerConfig(**RELEASE_SAMPLER)
         self.censor_warn_share = check_share(censor_warn_share, "censor_warn_share")
-        self.allow_unconverged = check_bool(allow_unconverged, "allow_unconverged")
 
     def _covariate_design(self, design, standardize) -> CovariateDesign:
         covs = self.covariates
@@ -596,8 +583,14 @@ class Synthesizer(SynthesizerIO):
         for k, p in self.spec.params.items():  # public values for parameters that may take them
             if p.fill is not None and converted.get(k) is None and fills.get(p.fill) is not None:
                 converted[k] = fills[p.fill]
-        if "mode" in self.spec.params and converted.get("mode") is None:
-            converted["mode"] = self.mode  # a mechanism's own noise follows the synthesizer's mode
+        if "mode" in self.spec.params:
+            if given.get("mode") is not None:  # the mechanism's `mode` is the synthesizer's (run_mode)
+                wanted = check_mode(given["mode"], "mechanism_params['mode']")
+                if self._mode_setting not in (None, wanted):
+                    raise DataError(f"`mechanism_params` mode={wanted!r} disagrees with the synthesizer's "
+                                    f"mode={self._mode_setting!r}; give `mode` once.")
+                self._mode_setting, self.mode = wanted, wanted
+            converted["mode"] = self.mode  # a mechanism's own noise follows the synthesizer's mode (set again at fit)
         dp_ref = bool(self.spec.releases_reference is not None and self.spec.uses_model
                       and self.spec.releases_reference(converted, self.family()))
         strict = self.spec.takes_eps and self.spec.guarantee == "DP" and self.spec.uses_model
@@ -720,17 +713,30 @@ class Synthesizer(SynthesizerIO):
 
     # ------------------------------------------------------------------ fit
     def fit(self, seed: SeedLike = None) -> Synthesizer:
-        """Run the mechanism on the data; sets :attr:`privacy` and the posterior draws. Returns ``self``."""
+        """Run the mechanism on the data; sets :attr:`privacy` and the posterior draws. Returns ``self``.
+
+        With a ``seed`` (and ``mode`` None or ``"research"``) the fit is in **research mode**: reproducible, and
+        not a private release (:mod:`dpsynth.run_mode`); without one, or with ``mode="release"``, every random
+        choice comes from the system's entropy. Values outside public bounds are clamped to them first.
+        Whether the chains passed their convergence checks is reported to the data holder
+        (:meth:`SynthesizerPrivacy.diagnostics`, a confidential :class:`~dpsynth.mcmc_settings.ConvergenceWarning`);
+        it decides nothing: no fit is retried and no release refused on it (a decision on a figure of the
+        data would itself be a release).
+        """
         if self._x is None:
             raise DataError(
                 "this synthesizer was loaded without its confidential data; it can sample and release, "
                 "not fit. Build a new Synthesizer from the data to refit."
             )
+        self.mode, seed = resolve_mode(self._mode_setting, seed)
+        if "mode" in self.spec.params:
+            self._run_params["mode"] = self.mode
         uses_model = self.spec.uses_model
         show = show_progress(self.progress)
         rows = self._fitted_rows(seed)
-        x, X, public = (self._x, self._X, self.public) if rows is None else (
-            self._x[rows], self._X[rows], self.public.iloc[rows].reset_index(drop=True))
+        x_all, clamped = self._clamped_values()
+        x, X, public = (x_all, self._X, self.public) if rows is None else (
+            x_all[rows], self._X[rows], self.public.iloc[rows].reset_index(drop=True))
         self._size = self._released_size(seed)  # before the fit: settings chosen from n may read its DP count
         hint = self._size.n if self._size is not None else self.size_hint
         with bar(show, f"{self.spec.name}: fits", unit="fit") as progress:
@@ -742,7 +748,6 @@ class Synthesizer(SynthesizerIO):
                 sampler=dataclasses.replace(self.sampler, progress=show),
                 seed_fn=lambda *parts: stream(seed, "synthesizer", *parts),
                 compiled=self._compiled() if uses_model else None,
-                retries=self.retries,
                 on_fit=lambda step: (progress.set_postfix_str(step), progress.update()),
                 relation=self.relation,
                 mode=self.mode,
@@ -750,9 +755,9 @@ class Synthesizer(SynthesizerIO):
             )
             res = self.spec.run(ctx, dict(self._run_params))
         calibration = self._calibrate_fit(x, seed, show, ctx.log) if self.calibrate is not None else None
-        #: What the fit did besides fitting once (retries of fits that failed their checks). Confidential.
+        #: What the fit did besides fitting once. Confidential.
         self.fit_log = [f"{CONFIDENTIAL}: {line}" for line in ctx.log]
-        self._privacy = self._report(res, ctx)
+        self._privacy = self._report(res, ctx, clamped)
         self._calibration = None if calibration is None else calibration.release
         if calibration is not None and not calibration.converged:
             self._privacy = dataclasses.replace(self._privacy, converged=False)
@@ -779,13 +784,36 @@ class Synthesizer(SynthesizerIO):
         hint = self._size.n if self._size is not None else self.size_hint
         ctx = mechanisms.RunContext(x, public=None, sampler=dataclasses.replace(self.sampler, progress=show),
                                     seed_fn=lambda *parts: stream(seed, "synthesizer", "calibration", *parts),
-                                    retries=self.retries, relation=self.relation, mode=self.mode, size_hint=hint)
+                                    relation=self.relation, mode=self.mode, size_hint=hint)
         res = spec.run(ctx, params)
         log += [f"calibration marginal: {line}" for line in ctx.log]
         spent = res.privacy.epsilon(self.relation)
         if not spent <= b.on_sample(b.marginal) * (1 + 1e-9):
             raise AssertionError(f"the calibration marginal spent eps = {spent}, more than its share {b.marginal}")
         return res
+
+    def public_bounds(self) -> tuple[float, float] | None:
+        """The target's public bounds in the model's unit (the mechanism's ``lower``/``upper``, or the calibration's),
+        or None: every record is clamped to them before the mechanism."""
+        pairs = [(self._run_params.get("lower"), self._run_params.get("upper"))]
+        if self.calibrate is not None:
+            c = self._calibration_params()
+            pairs.append((c.get("lower"), c.get("upper")))
+        if self.encoding.kind == "categorical":
+            return None
+        for lo, hi in pairs:
+            if lo is not None and hi is not None:
+                return float(lo), float(hi)
+        return None
+
+    def _clamped_values(self) -> tuple[np.ndarray, int]:
+        """The target's values clamped to the public bounds (as OpenDP's ``make_clamp`` and SmartNoise do) and how
+        many were moved (confidential: it goes to the diagnostics only)."""
+        b = self.public_bounds()
+        if b is None:
+            return self._x, 0
+        out = np.clip(self._x, b[0], b[1])
+        return out, int(np.count_nonzero(out != self._x))
 
     def _fitted_rows(self, seed: SeedLike) -> np.ndarray | None:
         """The rows a subsampled fit sees (None: every row): drawn without replacement, from the seeded streams in
@@ -798,7 +826,7 @@ class Synthesizer(SynthesizerIO):
             np.random.default_rng(secrets.randbits(128))
         return np.sort(rng.choice(n, size=int(round(q * n)), replace=False))
 
-    def _report(self, res, ctx) -> SynthesizerPrivacy:
+    def _report(self, res, ctx, clamped: int = 0) -> SynthesizerPrivacy:
         """The privacy report of a run: the planned budget, checked against what the mechanism's run accounts."""
         p = res.privacy
         spent = p.epsilon(self.relation)  # the run's own accounting: its reference and its draw
@@ -819,11 +847,17 @@ class Synthesizer(SynthesizerIO):
             mode=self.mode,
             censored_typical=0.0 if res.bounds is None else float(res.bounds.censored_draw_share),
             draws_kept=1 if res.fit is None else min(self.keep_draws, res.fit.n_draws),
-            extra=jsonable({
-                **{k: v for k, v in p.extra.items() if isinstance(v, (int, float, str, bool, np.number))},
-                "retries": sum(1 for line in ctx.log if "refitted" in line),
-            }),
+            extra=jsonable({k: v for k, v in p.extra.items() if isinstance(v, (int, float, str, bool, np.number))}),
+            bounds=self._bounds_in_data_unit(),
+            clamped=int(clamped),
         )
+
+    def _bounds_in_data_unit(self) -> tuple | None:
+        b = self.public_bounds()
+        if b is None:
+            return None
+        u = self.unit or 1.0
+        return (b[0] * u, b[1] * u)
 
     def _released_size(self, seed: SeedLike = None) -> ReleaseSize | None:
         """The size of a release over the fitted records (None: a public frame must be given at release)."""
@@ -858,36 +892,20 @@ class Synthesizer(SynthesizerIO):
 
     @property
     def privacy(self) -> SynthesizerPrivacy:
-        """The privacy report; raises :class:`UnconvergedError` for a fit that failed convergence.
+        """The privacy report (its :meth:`~SynthesizerPrivacy.statement` is public, its diagnostics confidential).
 
-        Pass ``allow_unconverged=True`` at construction to read it anyway.
+        It is the same whether or not the chains passed their convergence checks: the guarantee is stated for
+        an exact posterior draw, and the diagnostics tell the data holder how far the sampler is to be trusted
+        (the book's introduction, "What MCMC costs"); they never decide what is released.
         """
         if self._privacy is None:
-            raise DataError("the synthesizer is not fitted; call .fit(seed=...) first.")
-        if not self._privacy.converged and not self.allow_unconverged:
-            p = self._privacy
-            raise UnconvergedError(
-                f"the {p.name} fit failed its convergence checks ({CONFIDENTIAL}: R-hat max {p.rhat_max:.3f}, bulk "
-                f"ESS min {p.ess_min:.0f}, {p.divergences} divergences): " + (
-                    "the guarantee holds whatever the sampler did (its MCMC post-processes the DP release), but "
-                    "draws that are not from the posterior make the synthetic data and any intervals from them "
-                    "unreliable" if p.model_free else
-                    "the guarantee is for a posterior draw, and this is not one, so no privacy figure is reported")
-                + ". Increase draws/tune (or retries), or pass allow_unconverged=True to accept it."
-            )
-        return self._privacy
-
-    @property
-    def report_unchecked(self) -> SynthesizerPrivacy:
-        """The report whether or not the fit converged (read its ``converged``): for a table composing its parts."""
-        if self._privacy is None:
-            raise DataError("the synthesizer is not fitted; call .fit(seed=...) first.")
+            raise DataError("the synthesizer is not fitted; call .fit() first.")
         return self._privacy
 
     @property
     def n_draws(self) -> int:
         """Posterior draws available for releases (1 for a model-free mechanism, released once)."""
-        self.privacy  # noqa: B018 - raises if unfitted or unconverged
+        self.privacy  # noqa: B018 - raises if unfitted
         return 1 if self.draws is None else int(next(iter(self.draws.values())).shape[0])
 
     # ------------------------------------------------------------------ synthetic values
@@ -918,6 +936,10 @@ class Synthesizer(SynthesizerIO):
                     self._model_covariates(X),
                 )
         values = np.asarray(values, dtype=float)
+        bounds = self.public_bounds()
+        if bounds is not None:  # public bounds clamp the synthetic values too (post-processing)
+            with np.errstate(invalid="ignore"):
+                values = np.where(np.isfinite(values), np.clip(values, bounds[0], bounds[1]), values)
         if self._calibration is not None:
             from .mechanisms.noise_aware import calibrated_values
 
@@ -999,20 +1021,21 @@ class Synthesizer(SynthesizerIO):
                     return f"synthetic values outside the {self.model} model's support ({' '.join(str(e).split())})"
                 return None
 
-        bounds = (self._run_params.get("lower"), self._run_params.get("upper"))
-        return unusable_values(values, support_check=support, bounds=bounds, unit=self.unit)
+        return unusable_values(values, support_check=support)
 
     # ------------------------------------------------------------------ releases (booked)
     def sample(self, seed: SeedLike = None, *, data: pd.DataFrame | None = None, budget: float | None = None,
-               allow_unusable: bool = False) -> pd.DataFrame:
+               allow_unusable: bool = False, allow_research: bool = False) -> pd.DataFrame:
         """One released synthetic data set, booked in the data set's ledger, returned in memory.
 
         As :meth:`release` without writing a file.
         """
-        return release(self, None, seed=seed, data=data, budget=budget, force=False, allow_unusable=allow_unusable)
+        return release(self, None, seed=seed, data=data, budget=budget, force=False, allow_unusable=allow_unusable,
+                       allow_research=allow_research)
 
     def release(self, path_out: str | os.PathLike, *, seed: SeedLike = None, data: pd.DataFrame | None = None,
-                budget: float | None = None, force: bool = False, allow_unusable: bool = False) -> pd.DataFrame:
+                budget: float | None = None, force: bool = False, allow_unusable: bool = False,
+                allow_research: bool = False) -> pd.DataFrame:
         """Release one synthetic data set: book it in the data set's ledger and write it (CSV or Parquet).
 
         The one release protocol (:func:`dpsynth.release_protocol.release`): one posterior draw not
@@ -1025,7 +1048,8 @@ class Synthesizer(SynthesizerIO):
         path_out : path-like
             ``.csv`` or ``.parquet``; its folder must exist, and an existing file is refused unless ``force``.
         seed : int or SeedSequence, optional
-            Chooses the draw and the records.
+            Chooses the draw and the records of a research-mode fit released with ``allow_research``; ignored
+            (with a :class:`SeedIgnoredWarning`) in release mode, where they come from the system's entropy.
         data : pandas.DataFrame, optional
             A public frame of covariates for the synthetic records (its rows set the size, declared public).
         budget : float, optional
@@ -1033,13 +1057,17 @@ class Synthesizer(SynthesizerIO):
             (:class:`dpsynth.ledger.BudgetExceeded`).
         allow_unusable : bool
             Release values that fail the usability checks; the statement and the ledger record it.
+        allow_research : bool
+            Release from a research-mode (seeded) fit, which is otherwise refused
+            (:class:`~dpsynth.run_mode.ResearchModeError`); the statement and the ledger record it.
 
         Returns
         -------
         pandas.DataFrame
             The released data; ``attrs["privacy_statement"]`` says what it covers.
         """
-        return release(self, path_out, seed=seed, data=data, budget=budget, force=force, allow_unusable=allow_unusable)
+        return release(self, path_out, seed=seed, data=data, budget=budget, force=force, allow_unusable=allow_unusable,
+                       allow_research=allow_research)
 
     # the release protocol's interface (dpsynth.release_protocol.Releaser)
     def _draw_slots(self) -> dict[str, tuple[str, int]]:
@@ -1078,7 +1106,7 @@ class Synthesizer(SynthesizerIO):
         """
         from .report import write_report
 
-        p = self.privacy  # raises for an unfitted synthesizer, or an unconverged fit unless allow_unconverged
+        p = self.privacy  # raises for an unfitted synthesizer
         if original is None:
             if self._x is None:
                 raise DataError(

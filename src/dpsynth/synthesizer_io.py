@@ -68,9 +68,9 @@ class SynthesizerIO:
                 "dtypes": self.dtypes, "mechanism": self.mechanism, "eps": self.eps,
                 "mechanism_params": {k: v for k, v in self.mechanism_params.items() if _plain(v)},
                 "unit": self.unit, "offset": self.offset, "sampler": dataclasses.asdict(self.sampler),
-                "censor_warn_share": self.censor_warn_share, "allow_unconverged": self.allow_unconverged,
+                "censor_warn_share": self.censor_warn_share,
                 "relation": self.relation, "n_release": self.n_release, "size_eps": self.size_eps,
-                "keep_draws": self.keep_draws, "releases": self.releases, "retries": self.retries,
+                "keep_draws": self.keep_draws, "releases": self.releases,
                 "progress": self.progress, "part_of": self.part_of, "mode": self.mode, "subsample": self.subsample,
                 "calibrate": self.calibrate, "confidential_covariates": self.confidential_covariates,
                 "mechanism_requested": getattr(self, "mechanism_requested", self.mechanism),
@@ -144,12 +144,13 @@ class SynthesizerIO:
         self = cls.__new__(cls)
         self.encoding = TargetEncoding.from_dict(content["target"])
         self._settings(st["target"], st["covariates"], model, st["mechanism"], st["eps"], spec.get("params"),
-                       st["unit"], st["offset"], st["sampler"], st["censor_warn_share"], st["allow_unconverged"])
+                       st["unit"], st["offset"], st["sampler"], st["censor_warn_share"])
         self.relation = check_neighbours(st["relation"])
         self.n_release, self.size_eps = st["n_release"], st["size_eps"]
-        self.keep_draws, self.retries = int(st["keep_draws"]), int(st["retries"])
+        self.keep_draws = int(st["keep_draws"])
         self.releases = int(st.get("releases", 1))
         self.progress, self.part_of, self.mode = bool(st["progress"]), st["part_of"], st["mode"]
+        self._mode_setting = self.mode
         self.subsample = st["subsample"]
         self.fit_log, self.dataset, self.fit_id = [], str(content["dataset"]), str(content["fit_id"])
         self._size = None if content["size"] is None else ReleaseSize(**content["size"])

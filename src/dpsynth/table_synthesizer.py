@@ -60,9 +60,10 @@ from .covariates import CovariateDesign, public_rows
 from .privacy import check_neighbours
 from .release_protocol import bar, release, show_progress
 from .release_size import ReleaseSize, dp_count
+from .run_mode import check_mode, resolve_mode
 from .seeds import SeedLike, generator, stream
 from .statement import GUARANTEE_RANK, TablePrivacy
-from .synthesizer import Synthesizer, UnconvergedError
+from .synthesizer import Synthesizer
 from .table_synthesizer_io import TableSynthesizerIO
 from .target import TargetEncoding
 from .validation import DataError, check_bool, check_count, check_eps, positive_count
@@ -107,10 +108,12 @@ class TableSynthesizer(TableSynthesizerIO):
         column's :class:`dpsynth.Synthesizer` is given a named mechanism.
     neighbours : {"remove", "replace"}, optional
         Default: ``"replace"`` with covariates (their rows and n are public), ``"remove"`` without.
-    n_release, size_eps, sampler, keep_draws, releases, retries, progress, standardize : optional
+    n_release, size_eps, sampler, keep_draws, releases, progress, standardize : optional
         As for :class:`dpsynth.Synthesizer` (``standardize`` applies to the public covariates).
-    censor_warn_share, allow_unconverged, mode : optional
-        As for :class:`dpsynth.Synthesizer` (``mode``: secure noise for a release, or seeded for research).
+    censor_warn_share, mode : optional
+        As for :class:`dpsynth.Synthesizer` (``mode``: None, decided by whether ``fit`` is given a seed;
+        ``"release"``, every random choice from the system's entropy; ``"research"``, seeded,
+        reproducible, not a private release: :mod:`dpsynth.run_mode`).
     calibrate : dict, optional
         Column -> its ``calibrate`` setting (:class:`dpsynth.Synthesizer`): the column's synthetic values
         mapped by rank onto its DP marginal (public bounds required), the marginal's share taken out of
@@ -140,12 +143,10 @@ class TableSynthesizer(TableSynthesizerIO):
         sampler=None,
         keep_draws: int = 10,
         releases: int = 1,
-        retries: int = 2,
         progress: bool = True,
         standardize: bool | None = None,
         censor_warn_share: float = 0.5,
-        allow_unconverged: bool = False,
-        mode: str = "release",
+        mode: str | None = None,
         calibrate: Mapping[str, Mapping] | None = None,
         bounds: Mapping[str, Sequence | Mapping] | None = None,
     ) -> None:
@@ -199,15 +200,11 @@ class TableSynthesizer(TableSynthesizerIO):
             raise DataError(f"`releases` ({self.releases}) exceeds `keep_draws` ({self.keep_draws}): each released "
                             f"table needs its own posterior draws; keep at least as many draws.")
         self.progress = check_bool(progress, "progress")
-        self.allow_unconverged = check_bool(allow_unconverged, "allow_unconverged")
-        from .synthesizer import MODES
-
-        if mode not in MODES:
-            raise DataError(f"`mode` must be one of {MODES}; got {mode!r}.")
-        self.mode = mode
-        self._common = dict(sampler=sampler, keep_draws=self.keep_draws, releases=self.releases, retries=retries,
-                            progress=self.progress,
-                            censor_warn_share=censor_warn_share, allow_unconverged=allow_unconverged, mode=mode)
+        self._mode_setting = check_mode(mode)
+        #: The run's mode (:mod:`dpsynth.run_mode`): decided by :meth:`fit` when ``mode`` is None.
+        self.mode = self._mode_setting or "release"
+        self._common = dict(sampler=sampler, keep_draws=self.keep_draws, releases=self.releases,
+                            progress=self.progress, censor_warn_share=censor_warn_share)
         self.public = data[covs].reset_index(drop=True).copy()
         if standardize is None:
             standardize = self.relation == "replace"
@@ -333,7 +330,7 @@ class TableSynthesizer(TableSynthesizerIO):
             fam = part.family() if isinstance(part.model, str) else None
             kind = fam.reference_scale[0] if fam is not None and fam.reference_scale is not None else "identity"
             transforms[t] = kind
-            extra = part.report_unchecked.extra  # the part's DP reference (public once released)
+            extra = part.privacy.extra  # the part's DP reference (public once released)
             if extra.get("reference_source") == "dp" and "reference_loc" in extra:
                 scaling[t] = (float(extra["reference_loc"]), float(extra["reference_scale"]))
         return CovariateDesign(
@@ -355,7 +352,7 @@ class TableSynthesizer(TableSynthesizerIO):
             eps=None if planned is None else planned.total, model_params=self.model_params[t],
             mechanism_params=params, neighbours=self.relation, target_levels=self.target_levels[t],
             design=self._predictor_design(j), part_of=self.dataset, confidential_covariates=self.targets[:j],
-            calibrate=self.calibrate[t], **self._common,
+            calibrate=self.calibrate[t], mode=self.mode, **self._common,
         )
 
     def _automatic_cells(self, j: int) -> dict:
@@ -414,6 +411,7 @@ class TableSynthesizer(TableSynthesizerIO):
         """Fit each conditional in order. Returns ``self``."""
         if self._data is None:
             raise DataError("this synthesizer was loaded without its confidential data; it can release, not fit.")
+        self.mode, seed = resolve_mode(self._mode_setting, seed)
         self.parts, self.fit_log = {}, []
         if self.choices and show_progress(self.progress):
             import sys
@@ -429,7 +427,7 @@ class TableSynthesizer(TableSynthesizerIO):
                 planned = self.budget.parts.get(t)
                 if planned is not None and part.budget != planned:
                     raise AssertionError(f"the conditional of {t!r} planned {part.budget}, the table {planned}")
-                self.parts[t] = part.fit(seed=stream(seed, "table", t))
+                self.parts[t] = part.fit(seed=None if seed is None else stream(seed, "table", t))
                 self.fit_log += [f"{t}: {line}" for line in part.fit_log]
                 progress.update()
         self.fit_id = secrets.token_hex(8)
@@ -453,17 +451,10 @@ class TableSynthesizer(TableSynthesizerIO):
 
     @property
     def privacy(self) -> TablePrivacy:
-        """The composed report; raises :class:`UnconvergedError` when a part failed its checks (unless allowed)."""
+        """The composed report (the same whether or not the parts' chains passed their checks: the diagnostics say)."""
         if not self.fitted:
-            raise DataError("the table synthesizer is not fitted; call .fit(seed=...) first.")
-        reports = {t: p.report_unchecked for t, p in self.parts.items()}
-        bad = [t for t, r in reports.items() if not r.converged]
-        if bad and not self.allow_unconverged:
-            raise UnconvergedError(
-                f"the fit(s) of {bad} failed their convergence checks: the guarantee is for posterior draws, and "
-                f"these are not, so no privacy figure is reported. Increase draws/tune, or pass "
-                f"allow_unconverged=True to accept them."
-            )
+            raise DataError("the table synthesizer is not fitted; call .fit() first.")
+        reports = {t: p.privacy for t, p in self.parts.items()}
         return TablePrivacy(targets=tuple(self.targets), parts=tuple(reports[t] for t in self.targets),
                             relation=self.relation, budget=self.budget)
 
@@ -528,19 +519,22 @@ class TableSynthesizer(TableSynthesizerIO):
         return df
 
     def sample(self, seed: SeedLike = None, *, data: pd.DataFrame | None = None, budget: float | None = None,
-               allow_unusable: bool = False) -> pd.DataFrame:
+               allow_unusable: bool = False, allow_research: bool = False) -> pd.DataFrame:
         """One released synthetic table, booked in the data set's ledger (its new charges), returned in memory."""
-        return release(self, None, seed=seed, data=data, budget=budget, force=False, allow_unusable=allow_unusable)
+        return release(self, None, seed=seed, data=data, budget=budget, force=False, allow_unusable=allow_unusable,
+                       allow_research=allow_research)
 
     def release(self, path_out: str | os.PathLike, *, seed: SeedLike = None, data: pd.DataFrame | None = None,
-                budget: float | None = None, force: bool = False, allow_unusable: bool = False) -> pd.DataFrame:
+                budget: float | None = None, force: bool = False, allow_unusable: bool = False,
+                allow_research: bool = False) -> pd.DataFrame:
         """Release one synthetic table: book it in the data set's ledger and write it (CSV or Parquet).
 
         The one release protocol (:func:`dpsynth.release_protocol.release`): one posterior draw of
         each conditional (one not released before while one is left), the later columns generated on
         the synthetic earlier ones; the statement gives the total and the split.
         """
-        return release(self, path_out, seed=seed, data=data, budget=budget, force=force, allow_unusable=allow_unusable)
+        return release(self, path_out, seed=seed, data=data, budget=budget, force=force, allow_unusable=allow_unusable,
+                       allow_research=allow_research)
 
     # the release protocol's interface (dpsynth.release_protocol.Releaser)
     def _draw_slots(self) -> dict[str, tuple[str, int]]:
@@ -562,7 +556,7 @@ class TableSynthesizer(TableSynthesizerIO):
     @property
     def name(self) -> str:
         """A display name: the parts' mechanisms."""
-        names = [self.parts[t].report_unchecked.name if t in self.parts else self.mechanisms[t]
+        names = [self.parts[t].privacy.name if t in self.parts else self.mechanisms[t]
                  for t in self.targets]
         return "Table(" + ", ".join(names) + ")"
 

@@ -30,17 +30,16 @@ class TableSynthesizerIO:
             c = self.parts[t]._content()  # noqa: SLF001 - the part's own contents
             c["public_covariates"] = {}  # the table holds the public rows once; earlier targets are confidential
             parts[t] = c
-        allowed = self.privacy.converged or self.allow_unconverged
         return jsonable({
             "confidential": True,
             "kind": self._KIND,
-            "worth": self.privacy.worth(self.keep_draws) if allowed else "",
+            "worth": self.privacy.worth(self.keep_draws),
             "settings": {
                 "targets": self.targets, "covariates": self.covariates, "columns": self.columns,
                 "dtypes": self.dtypes, "relation": self.relation, "eps": self.eps, "eps_split": self.eps_split,
                 "mechanisms": self.mechanisms, "n_release": self.n_release, "size_eps": self.size_eps,
                 "keep_draws": self.keep_draws, "releases": self.releases, "progress": self.progress,
-                "allow_unconverged": self.allow_unconverged, "mode": self.mode, "calibrate": self.calibrate,
+                "mode": self.mode, "calibrate": self.calibrate,
             },
             "budget": self.budget.to_dict(),
             "dataset": self.dataset,
@@ -79,7 +78,7 @@ class TableSynthesizerIO:
         self.n_release, self.size_eps = st["n_release"], st["size_eps"]
         self.keep_draws, self.progress = int(st["keep_draws"]), bool(st["progress"])
         self.releases = int(st.get("releases", 1))
-        self.allow_unconverged, self.mode = bool(st["allow_unconverged"]), st["mode"]
+        self.mode = self._mode_setting = st["mode"]
         self.calibrate = dict(st.get("calibrate") or {t: None for t in self.targets})
         self.budget = TableBudget.from_dict(content["budget"])
         self.dataset, self.fit_id = str(content["dataset"]), str(content["fit_id"])
