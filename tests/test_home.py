@@ -320,14 +320,14 @@ def test_a_home_from_before_the_record_gets_one(home, monkeypatch):
     book("d1", 1.0)
     book("d2", 2.0)
     heads_path = home / "ledgers" / "HEADS.json"
-    heads = json.loads(heads_path.read_text())["heads"]
+    heads = {d: h for d, h in json.loads(heads_path.read_text())["heads"].items() if d.isalnum()}
     heads_path.write_text(json.dumps({"heads": heads, "mac": mac("dpsynth-ledger-heads", canon(heads))}))
     (home / RECORD_FILE).unlink()
     assert Ledger("d1").total() == pytest.approx(1.0)  # the old home still reads
     book("d1", 0.5)
     record = json.loads((home / RECORD_FILE).read_text())["record"]["ledgers"]
     assert record == {"d1": [2, 1.5], "d2": [1, 2.0]}
-    assert json.loads(heads_path.read_text())["record"] is True
+    assert json.loads(heads_path.read_text())["heads"]["+record"] is True
 
 
 # ----------------------------------------------------------------------------------- messages (d) and the CLI

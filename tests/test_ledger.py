@@ -277,6 +277,8 @@ def test_an_older_copy_is_refused(led, tmp_path, what):
     assert "\n" not in msg and "backup" not in msg.lower()
     if what == "the ledger and its head file":  # consistent with each other: only the record tells
         assert "reached line 3 (total eps = 3)" in msg and "older copy" in msg
+    if what == "the head file alone":
+        assert "records line 2 of ledger" in msg and "the head file was replaced by an older copy" in msg
     with pytest.raises(LedgerError):
         _book(led, spend=1.0, draw=2)
 

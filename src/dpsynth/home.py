@@ -346,14 +346,19 @@ def ledger_folder() -> Path:
     return folder
 
 
+#: The entry of the head file that marks a home keeping a high-water record (not a data set id: those are alphanumeric).
+RECORD_MARK = "+record"
+
+
 def write_heads(path: Path, heads: dict, *, key: bytes | None = None) -> None:
     """Write the head file ``{dataset: [seq, mac]}`` atomically, owner-only, under a MAC of its own.
 
-    The MAC also covers the mark that the home keeps a high-water record (:data:`RECORD_FILE`), so a
-    record removed later is noticed.
+    It also holds :data:`RECORD_MARK`, under the same MAC: the home keeps a high-water record
+    (:data:`RECORD_FILE`), so a record removed later is noticed. (An earlier dpsynth reads the file
+    as before: it looks up data set ids only.)
     """
-    body = {"heads": heads, "record": True}
-    write_private(path, json.dumps({**body, "mac": mac("dpsynth-ledger-heads", canon(body), key=key)}).encode())
+    body = {**heads, RECORD_MARK: True}
+    write_private(path, json.dumps({"heads": body, "mac": mac("dpsynth-ledger-heads", canon(body), key=key)}).encode())
 
 
 def write_record(path: Path, record: dict, *, key: bytes | None = None) -> None:

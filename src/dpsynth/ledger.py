@@ -62,7 +62,9 @@ import numpy as np
 from .home import (
     HEADS_FILE,
     RECORD_FILE,
+    RECORD_MARK,
     check_open,
+    has_key,
     key_id,
     keyring,
     ledger_folder,
@@ -211,7 +213,8 @@ class _Heads:
 
     def __init__(self, folder: Path, *, required: bool = False, key: bytes | None = None) -> None:
         self.path = folder / HEADS_FILE
-        #: The home's own head file is written with its key (:func:`init_heads`): missing, it was removed.
+        #: The home's own head file is written with its key (:func:`init_heads`): missing once the key exists, it
+        #: was removed.
         self.required = required
         self.key = key
 
@@ -221,7 +224,7 @@ class _Heads:
     def read_doc(self) -> tuple[dict, bool]:
         """The heads, and whether the home keeps a high-water record (the mark is under the head file's MAC)."""
         if not self.path.exists():
-            if self.required or any(self.path.parent.glob("*.jsonl")):
+            if (self.required and has_key()) or any(self.path.parent.glob("*.jsonl")):
                 raise LedgerError(f"the ledgers' head file {self.path} is missing: it was removed (with the ledgers, "
                                   f"or not). It is what vouches for the ledgers, so no release is booked from this "
                                   f"home, and dpsynth does not write a new one (it would vouch for ledgers it never "
@@ -230,14 +233,13 @@ class _Heads:
         try:
             doc = json.loads(self.path.read_text())
             heads, tag = doc["heads"], doc["mac"]
-            flagged = doc.get("record") is True
         except (ValueError, KeyError, TypeError, AttributeError):
             raise LedgerError(f"the ledgers' head file {self.path} is unreadable (it was edited or corrupted): no "
                               f"release is booked from this home until it verifies.") from None
-        body = {"heads": heads, "record": True} if flagged else heads
-        if not isinstance(heads, dict) or tag != mac("dpsynth-ledger-heads", _canon(body), key=self.key):
+        if not isinstance(heads, dict) or tag != mac("dpsynth-ledger-heads", _canon(heads), key=self.key):
             raise LedgerError(f"the ledgers' head file {self.path} does not match its MAC (it was edited or rewritten): "
                               f"no release is booked from this home until it verifies.")
+        flagged = heads.pop(RECORD_MARK, None) is True
         return heads, flagged
 
     def write(self, heads: dict) -> None:
@@ -339,6 +341,12 @@ def _verify(text: str, path: Path, head, dataset: str, keys: Mapping[str, bytes]
             raise _fail(path, 1, f"is missing: the ledger is empty or deleted, but {HEADS_FILE} records {seq + 1} "
                         f"line(s)")
         if seq != len(out) - 1 or last != prev:
+            if high is not None and seq < high[0] <= len(out) - 1:
+                raise LedgerError(
+                    f"the head file {path.parent / HEADS_FILE} records line {seq + 1} of ledger {path}, but this home's "
+                    f"own record says the ledger reached line {int(high[0]) + 1}: the head file was replaced by an "
+                    f"older copy. No release is booked from this home until the head file dpsynth wrote last is in "
+                    f"place; an older copy is never accepted.")
             raise _fail(path, len(lines), f"is the last line, but {HEADS_FILE} records line {seq + 1} (the ledger "
                         f"was emptied, cut short or replaced)")
     if high is not None:
