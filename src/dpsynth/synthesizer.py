@@ -66,6 +66,8 @@ from .validation import (
     check_optional_finite,
     check_positive,
     check_share,
+    check_magnitude,
+    check_not_constant,
     check_table_columns,
     positive_count,
 )
@@ -143,6 +145,15 @@ def check_bounds(bounds, kind: str) -> dict | None:
     if not lo < hi:
         raise DataError(f"`bounds` need lower < upper; got lower={lo:g}, upper={hi:g}.")
     return {"lower": lo, "upper": hi}
+
+
+def check_magnitudes(data: pd.DataFrame, targets: Sequence[str], covariates: Sequence[str]) -> None:
+    """Every numeric target and covariate within :data:`dpsynth.validation.MAX_MAGNITUDE` (the check the command line
+    applies too)."""
+    for c in targets:
+        check_magnitude(data[c], c, "target column")
+    for c in covariates:
+        check_magnitude(data[c], c, "covariate")
 
 
 def auto_choice(kind: str, eps, *, n: int, has_covariates: bool, relation: str, bounds=None) -> Choice:
@@ -385,8 +396,6 @@ class Synthesizer(SynthesizerIO):
         confidential_covariates: Sequence[str] | None = None,
         calibrate: Mapping | None = None,
     ) -> None:
-        from .ledger import dataset_id
-
         if isinstance(target, (list, tuple)):
             raise DataError(
                 f"`target` must be one column name; got {list(target)!r}. To synthesize several "
@@ -398,6 +407,7 @@ class Synthesizer(SynthesizerIO):
             data[target], levels=target_levels, unit=None if unit is None else check_positive(unit, "unit")
         )
         self._x = self.encoding.to_model(data[target])  # the target's values checked before any setting
+        check_magnitudes(data, [target], covs)
         bounds = check_bounds(bounds, self.encoding.kind)
         # what mechanism="auto" chose, with the reason (None: a mechanism was named); "auto" or the key named
         self.choice: Choice | None = None
@@ -429,6 +439,8 @@ class Synthesizer(SynthesizerIO):
             self._check_chosen_params(mechanism_params)
         self.relation = check_neighbours(neighbours if neighbours is not None else ("replace" if covs else "remove"))
         self._check_kinds()
+        if self.spec.uses_model:
+            check_not_constant(self._x, target, self.model)
         self.n_release = None if n_release is None else positive_count(n_release, "n_release")
         if self.n_release is not None and self.relation == "replace":
             raise DataError(
@@ -463,7 +475,6 @@ class Synthesizer(SynthesizerIO):
         self._calibration = None
         #: A number of records public or released under DP that settings may be chosen from (a table sets it).
         self.size_hint: int | None = None
-        self.dataset = part_of if part_of is not None else dataset_id(data, [target, *covs])
         self._size: ReleaseSize | None = None
         self.columns = list(data.columns)
         self.dtypes = {c: str(data[c].dtype) for c in self.columns}
@@ -480,8 +491,20 @@ class Synthesizer(SynthesizerIO):
         self._simulator = None
         self.fit_id = ""
         self.fit_log: list[str] = []
+        # last: every check of the input is done before the home (its key, its ledgers) is touched
+        self.dataset, self.linked = self._dataset_ids(data, [target, *covs])
 
     # ------------------------------------------------------------------ settings and data
+    def _dataset_ids(self, data: pd.DataFrame, columns: list[str]) -> tuple[str, list[str]]:
+        """The data set's id under the home's primary key, and its ids under the home's other keys (a part of a
+        table books into the table's)."""
+        if self.part_of is not None:
+            return self.part_of, []
+        from .ledger import dataset_ids
+
+        ids = list(dataset_ids(data, columns).values())
+        return ids[0], ids[1:]
+
     def _check_chosen_params(self, given: Mapping | None) -> None:
         """With ``auto``, ``mechanism_params`` must be parameters of the mechanism chosen (said with the choice)."""
         unknown = sorted(set(given or {}) - set(self.spec.params))
@@ -720,12 +743,24 @@ class Synthesizer(SynthesizerIO):
 
     # ------------------------------------------------------------------ fit
     def fit(self, seed: SeedLike = None) -> Synthesizer:
-        """Run the mechanism on the data; sets :attr:`privacy` and the posterior draws. Returns ``self``."""
+        """Run the mechanism on the data; sets :attr:`privacy` and the posterior draws. Returns ``self``.
+
+        Refused in a sealed home (one moved into another, :func:`dpsynth.home.check_open`). In a home
+        that holds the keys of homes moved into it, the fit records the data set's ids under all of
+        them as one data set (:func:`dpsynth.ledger.link_datasets`), so that every release of it
+        counts their ledgers together.
+        """
         if self._x is None:
             raise DataError(
                 "this synthesizer was loaded without its confidential data; it can sample and release, "
                 "not fit. Build a new Synthesizer from the data to refit."
             )
+        from .home import check_open
+        from .ledger import link_datasets
+
+        check_open("fit")
+        if self.linked:  # the data at hand: its ids under every key of the home are one data set from now on
+            link_datasets([self.dataset, *self.linked])
         uses_model = self.spec.uses_model
         show = show_progress(self.progress)
         rows = self._fitted_rows(seed)

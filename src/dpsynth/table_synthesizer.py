@@ -149,7 +149,6 @@ class TableSynthesizer(TableSynthesizerIO):
         calibrate: Mapping[str, Mapping] | None = None,
         bounds: Mapping[str, Sequence | Mapping] | None = None,
     ) -> None:
-        from .ledger import dataset_id
         from .validation import check_table_columns
 
         if isinstance(targets, str) or not isinstance(targets, Sequence) or not targets:
@@ -185,6 +184,7 @@ class TableSynthesizer(TableSynthesizerIO):
         #: Why each column got its mechanism, where ``auto`` chose it (:func:`dpsynth.choice.table_column_choice`).
         self.choices = self._choose()
         self._check_mechanisms()
+        self._check_values(data)
         self.n_release = None if n_release is None else positive_count(n_release, "n_release")
         if self.n_release is not None and self.relation == "replace":
             raise DataError(
@@ -217,7 +217,7 @@ class TableSynthesizer(TableSynthesizerIO):
                 "data; use neighbours='replace' (their rows are then public)."
             )
         self._public_design = CovariateDesign.from_frame(self.public, covs, standardize=standardize)
-        self.dataset = dataset_id(data, [*targets, *covs])
+        self._public_design.matrix(self.public)  # the covariates' values checked (missing, infinite)
         self._data = data[self.columns].reset_index(drop=True).copy()
         #: The table's total and its shares, under its relation, fixed before the fit (:mod:`dpsynth.budget`).
         self.budget = self._plan()
@@ -226,6 +226,12 @@ class TableSynthesizer(TableSynthesizerIO):
         self.fit_log: list[str] = []
         self.fit_id = ""
         self.path: Path | None = None
+        # last: every check of the input is done before the home (its key, its ledgers) is touched
+        from .ledger import dataset_ids
+
+        ids = list(dataset_ids(data, [*targets, *covs]).values())
+        #: The data set's id (its ledger) and its ids under the home's other keys (their ledgers count with it).
+        self.dataset, self.linked = ids[0], ids[1:]
 
     # ------------------------------------------------------------------ settings
     def _choose(self) -> dict[str, str]:
@@ -243,6 +249,35 @@ class TableSynthesizer(TableSynthesizerIO):
                 self.calibrate[t] = c.calibrate
             reasons[t] = f"{t}: {c.mechanism} ({c.reason})"
         return reasons
+
+    def _check_values(self, data: pd.DataFrame) -> None:
+        """Every target's values checked before the home is touched: as its model sees them (missing values, levels),
+        their magnitude, a constant column a model cannot fit, and the public bounds given."""
+        from .mechanisms import catalog
+        from .synthesizer import check_bounds, check_magnitudes
+        from .validation import _is_number, check_not_constant
+
+        check_magnitudes(data, self.targets, self.covariates)
+        for j, t in enumerate(self.targets):
+            enc = self.encodings[t]
+            x = enc.to_model(data[t])
+            if catalog.get(self.mechanisms[t]).uses_model:
+                check_not_constant(x, t, self.models[t] or enc.default_model(bool(self.covariates) or j > 0))
+            if enc.kind == "categorical":
+                continue
+            given = [("bounds", check_bounds(self.bounds[t], enc.kind)), ("mechanism_params", self.mechanism_params[t]),
+                     ("calibrate", self.calibrate[t])]
+            for name, b in given:
+                lo, hi = ((v if _is_number(v) else None) for v in ((b or {}).get("lower"), (b or {}).get("upper")))
+                for bound, bad, side in (("lower", lo is not None and (x < lo).any(), "below"),
+                                         ("upper", hi is not None and (x > hi).any(), "above")):
+                    if bad:
+                        v = lo if bound == "lower" else hi
+                        i = int(np.flatnonzero(x < v if bound == "lower" else x > v)[0])
+                        raise DataError(
+                            f"target column {t!r} has value(s) {side} the public bound {bound} = {v:g} of `{name}` "
+                            f"(first at row {data.index[i]!r}); widen the bound to a public bound of the variable's "
+                            f"range (not one read from the data), or top-code the records first. Nothing is clipped.")
 
     def _check_mechanisms(self) -> None:
         from .mechanisms import catalog
@@ -414,6 +449,12 @@ class TableSynthesizer(TableSynthesizerIO):
         """Fit each conditional in order. Returns ``self``."""
         if self._data is None:
             raise DataError("this synthesizer was loaded without its confidential data; it can release, not fit.")
+        from .home import check_open
+        from .ledger import link_datasets
+
+        check_open("fit")
+        if self.linked:  # the data at hand: its ids under every key of the home are one data set from now on
+            link_datasets([self.dataset, *self.linked])
         self.parts, self.fit_log = {}, []
         if self.choices and show_progress(self.progress):
             import sys
