@@ -24,13 +24,12 @@ from dpsynth.home import (
     NewHomeWarning,
     check_key_id,
     has_key,
-    import_home,
     key_id,
     keyring,
     mac,
     secret_key,
 )
-from dpsynth.ledger import BudgetExceeded, Ledger, LedgerError
+from dpsynth.ledger import BudgetExceeded, Ledger, LedgerError, import_home
 from dpsynth.validation import DataError
 
 
@@ -288,8 +287,9 @@ def test_an_older_copy_of_the_ledgers_is_refused(home, tmp_path, monkeypatch):
     assert Ledger("d1").total() == pytest.approx(5.75)
     shutil.rmtree(home / "ledgers")
     shutil.copytree(tmp_path / "earlier", home / "ledgers")
-    with pytest.raises(LedgerError, match=r"holds 3 line\(s\) \(strict-DP total eps = 3.85\), but this home's own "
-                                          r"record .* says it reached line 4 \(total eps = 5.75\): .*older copy") as err:
+    with pytest.raises(LedgerError, match=r"holds 3 line\(s\) \(strict-DP total eps = 3.85\), but this home's "
+                                          r"own record .* says it reached line 4 \(total eps = 5.75\): .*older "
+                                          r"copy") as err:
         Ledger("d1").total()
     msg = str(err.value)
     assert "\n" not in msg and "backup" not in msg.lower()

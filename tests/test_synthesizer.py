@@ -301,7 +301,8 @@ def test_an_edited_and_rehashed_file_is_refused(censor_uw, tmp_path, edit):
 @pytest.mark.slow
 def test_a_file_from_another_home_is_refused_naming_the_fix(censor_uw, tmp_path, monkeypatch):
     """Acceptance: a saved file names its key; released from a home with another key, it is refused in one line."""
-    from dpsynth.home import KeyMismatchError, NewHomeWarning, import_home, key_id
+    from dpsynth.home import KeyMismatchError, NewHomeWarning, key_id
+    from dpsynth.ledger import import_home
 
     path = censor_uw.save(tmp_path / "syn.json")
     written = json.loads(path.read_text())["key_id"]

@@ -25,7 +25,7 @@ confidential data set the synthesizer was fitted on (copies of a synthesizer sha
 a CONFIDENTIAL page (``DIR/report.html`` and its figures) that sets a release against the
 confidential data, for the data holder (:mod:`dpsynth.report`). ``home`` shows this home (its
 key ids, and whether it was moved); ``home import OLD_HOME`` merges another home's keys and ledgers
-here, never lowering a total, and seals it (:func:`dpsynth.home.import_home`). No command
+here, never lowering a total, and seals it (:func:`dpsynth.ledger.import_home`). No command
 overwrites a file without ``--force`` or creates a folder. Every failure prints one line
 ``dpsynth: error: ...``, exits with code 2 and writes nothing.
 """
@@ -746,7 +746,8 @@ def _cmd_report(a: argparse.Namespace) -> int:
 
 
 def _cmd_home(a: argparse.Namespace) -> int:
-    from .home import has_key, import_home, key_id, keyring, seal_of
+    from .home import has_key, key_id, keyring, seal_of
+    from .ledger import import_home
     from .paths import dpsynth_home
 
     home = dpsynth_home()

@@ -6,7 +6,7 @@ in it written owner-only (0o600):
 * ``secret.key``: the home's **primary key** (32 random bytes). New fits, saved files, data set
   ids and new ledgers use it. A key file that group or others may read or write is refused (as
   ssh refuses one), naming the fix ``chmod 600 <path>``.
-* ``keys/<key id>.key``: the **keyring**, the keys of homes moved here (:func:`import_home`). The
+* ``keys/<key id>.key``: the **keyring**, the keys of homes moved here (:func:`dpsynth.ledger.import_home`). The
   home reads and verifies files and ledgers written under any key it holds.
 * ``ledgers/``: one ledger per data set and the ledgers' authenticated head file
   (:mod:`dpsynth.ledger`).
@@ -27,7 +27,7 @@ The key does three jobs:
 A saved file names the key it was written under by its **key id** (:func:`key_id`, an HMAC of a
 fixed label: public, and useless for forging). A file written under a key this home does not hold
 is refused with one line naming the fix: release it from the home that holds its key, or move
-that home here (:func:`import_home`, ``dpsynth home import OLD_HOME``), the one explicit way to
+that home here (:func:`dpsynth.ledger.import_home`, ``dpsynth home import OLD_HOME``), the one explicit way to
 move a home. A home is never created silently: the first use of a new home creates its key and
 warns (:class:`NewHomeWarning`) that ledgers of earlier homes do not count in it.
 
@@ -81,7 +81,7 @@ from .validation import DataError
 
 __all__ = ["KEY_FILE", "KEYS_DIR", "SEAL_FILE", "HEADS_FILE", "RECORD_FILE", "NewHomeWarning", "KeyMismatchError",
            "HomeSealedError", "secret_key", "keyring", "key_for", "key_id", "key_id_of", "mac", "check_key_id",
-           "check_open", "seal_of", "import_home", "has_key", "write_private"]
+           "check_open", "seal_of", "seal", "adopt_keys", "read_key", "has_key", "write_private"]
 
 #: The primary key's file in the home.
 KEY_FILE = "secret.key"
@@ -268,61 +268,11 @@ def check_open(action: str, home: str | os.PathLike | None = None) -> None:
         f"and is sealed, so that its ledgers live in one home only. Set {HOME_ENV}={seal['moved_to']}.")
 
 
-def _seal(src: Path, home: Path, key: bytes) -> None:
-    body = {"moved_to": str(home.resolve()), "time": datetime.now(UTC).isoformat(timespec="seconds")}
-    write_private(src / SEAL_FILE, json.dumps({**body, "mac": _hmac(key, "dpsynth-home-seal", canon(body))}).encode())
+# ------------------------------------------------------------------- moving a home (dpsynth.ledger.import_home)
 
 
-# ----------------------------------------------------------------------------- moving a home
-
-
-def import_home(source: str | os.PathLike) -> list[str]:
-    """Move another home into this one: merge its keys and ledgers here, then seal it.
-
-    Nothing is moved aside and no total goes down. A home with this home's key (a copy made
-    earlier) has its ledgers merged data set by data set: where one chain extends the other the
-    longer is kept; where they forked, both homes' releases are kept, the other home's after a
-    ``merge`` line. A home with another key joins the keyring (its files load and its ledgers count
-    here) and its ledgers are copied as they are. Every ledger of the moved home is verified first
-    (under its own keys, head file and record): if one does not verify, nothing is written. Then
-    the moved home is sealed (:func:`check_open` refuses any fit, release, save or append there).
-
-    Parameters
-    ----------
-    source : path-like
-        The folder of the home to move here (the one holding its ``secret.key``).
-
-    Returns
-    -------
-    list of str
-        One line per data set merged: copied, kept, extended, or forked and merged.
-    """
-    from .ledger import home_lock, merge_into_home, read_home
-
-    src = Path(source).expanduser()
-    home = dpsynth_home()
-    if not (src / KEY_FILE).is_file():
-        raise DataError(f"{src} is not a dpsynth home: it has no {KEY_FILE}. Give the folder that holds it.")
-    if src.resolve() == home.resolve():
-        raise DataError(f"{src} is this home already; give the folder of the home to move here.")
-    check_open("import")
-    seal = seal_of(src)
-    if seal is not None:
-        raise DataError(f"{src} was moved to {seal['moved_to']} on {seal['time']} already (it is sealed): importing it "
-                        f"again would make its ledgers live in two homes. Import {seal['moved_to']} instead.")
-    src_keys = keyring(src)
-    src_primary = _read_key(src / KEY_FILE)
-    with home_lock(src / "ledgers", create=False):
-        ledgers, links = read_home(src, src_keys, src_primary)  # every ledger verified before anything is written
-        with home_lock(dpsynth_home() / "ledgers"):
-            _adopt_keys(src_keys, src_primary)
-            lines = merge_into_home(ledgers, links, str(src.resolve()))
-        _seal(src, home, src_primary)
-    return lines
-
-
-def _adopt_keys(src_keys: dict[str, bytes], src_primary: bytes) -> None:
-    """Bring the moved home's keys here: its primary key becomes this home's if this home has none yet."""
+def adopt_keys(src_keys: dict[str, bytes], src_primary: bytes) -> None:
+    """Bring a moved home's keys here (into the keyring): its primary key becomes this home's if this home has none."""
     home = dpsynth_home()
     if not has_key():
         write_private(home / KEY_FILE, src_primary)
@@ -334,6 +284,18 @@ def _adopt_keys(src_keys: dict[str, bytes], src_primary: bytes) -> None:
         folder.mkdir(mode=0o700, exist_ok=True)
         for kid, k in new.items():
             write_private(folder / f"{kid}.key", k)
+
+
+def seal(src: Path, key: bytes) -> None:
+    """Seal the home ``src`` (moved into this one): ``SEALED.json`` names this home and the time, under its key."""
+    body = {"moved_to": str(dpsynth_home().resolve()), "time": datetime.now(UTC).isoformat(timespec="seconds")}
+    write_private(src / SEAL_FILE, json.dumps({**body, "mac": _hmac(key, "dpsynth-home-seal", canon(body))}).encode())
+
+
+def read_key(path: str | os.PathLike) -> bytes:
+    """A key file's 32 bytes, refused (naming the fix) if group or others may read or write it, or if it is not 32
+    bytes."""
+    return _read_key(Path(path))
 
 
 # ----------------------------------------------------------------------------- the ledgers' heads and the record

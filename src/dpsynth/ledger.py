@@ -80,7 +80,7 @@ from .privacy import GUARANTEES, check_neighbours, neighbours_phrase
 from .validation import DataError
 
 __all__ = ["Ledger", "BudgetExceeded", "LedgerError", "LEDGER_FIELDS", "dataset_id", "dataset_ids", "ledger_folder",
-           "HEADS_FILE", "RECORD_FILE", "RelationMismatch", "link_datasets", "home_lock"]
+           "HEADS_FILE", "RECORD_FILE", "RelationMismatch", "link_datasets", "home_lock", "import_home"]
 
 #: Fields of an ``open`` line, of a ``release`` line and of a ``merge`` line.
 OPEN_FIELDS = ("seq", "kind", "time", "dataset", "relation", "key_id", "prev", "mac")
@@ -237,8 +237,8 @@ class _Heads:
             raise LedgerError(f"the ledgers' head file {self.path} is unreadable (it was edited or corrupted): no "
                               f"release is booked from this home until it verifies.") from None
         if not isinstance(heads, dict) or tag != mac("dpsynth-ledger-heads", _canon(heads), key=self.key):
-            raise LedgerError(f"the ledgers' head file {self.path} does not match its MAC (it was edited or rewritten): "
-                              f"no release is booked from this home until it verifies.")
+            raise LedgerError(f"the ledgers' head file {self.path} does not match its MAC (it was edited or "
+                              f"rewritten): no release is booked from this home until it verifies.")
         flagged = heads.pop(RECORD_MARK, None) is True
         return heads, flagged
 
@@ -343,10 +343,10 @@ def _verify(text: str, path: Path, head, dataset: str, keys: Mapping[str, bytes]
         if seq != len(out) - 1 or last != prev:
             if high is not None and seq < high[0] <= len(out) - 1:
                 raise LedgerError(
-                    f"the head file {path.parent / HEADS_FILE} records line {seq + 1} of ledger {path}, but this home's "
-                    f"own record says the ledger reached line {int(high[0]) + 1}: the head file was replaced by an "
-                    f"older copy. No release is booked from this home until the head file dpsynth wrote last is in "
-                    f"place; an older copy is never accepted.")
+                    f"the head file {path.parent / HEADS_FILE} records line {seq + 1} of ledger {path}, but this "
+                    f"home's own record says the ledger reached line {int(high[0]) + 1}: the head file was replaced "
+                    f"by an older copy. No release is booked from this home until the head file dpsynth wrote last "
+                    f"is in place; an older copy is never accepted.")
             raise _fail(path, len(lines), f"is the last line, but {HEADS_FILE} records line {seq + 1} (the ledger "
                         f"was emptied, cut short or replaced)")
     if high is not None:
@@ -755,3 +755,51 @@ def merge_into_home(ledgers: Mapping[str, list[dict]], links: list, source: str)
     heads_obj.write(heads)
     rec.write(record)
     return report
+
+
+def import_home(source: str | os.PathLike) -> list[str]:
+    """Move another home into this one: merge its keys and ledgers here, then seal it (``dpsynth home import``).
+
+    Nothing is moved aside and no total goes down. A home with this home's key (a copy made
+    earlier) has its ledgers merged data set by data set: where one chain extends the other the
+    longer is kept; where they forked, both homes' releases are kept, the other home's after a
+    ``merge`` line (:func:`merge_into_home`). A home with another key joins the keyring (its files
+    load and its ledgers count here) and its ledgers are copied as they are. Every ledger of the
+    moved home is verified first (under its own keys, head file and record): if one does not
+    verify, nothing is written. Then the moved home is sealed (:func:`dpsynth.home.check_open`
+    refuses any fit, release, save or append there), all under both homes' ledger locks.
+
+    Parameters
+    ----------
+    source : path-like
+        The folder of the home to move here (the one holding its ``secret.key``).
+
+    Returns
+    -------
+    list of str
+        One line per data set merged: copied, kept, extended, or forked and merged.
+    """
+    from .home import KEY_FILE, adopt_keys, read_key, seal, seal_of
+    from .paths import dpsynth_home
+
+    src = Path(source).expanduser()
+    home = dpsynth_home()
+    if not (src / KEY_FILE).is_file():
+        raise DataError(f"{src} is not a dpsynth home: it has no {KEY_FILE}. Give the folder that holds it.")
+    if src.resolve() == home.resolve():
+        raise DataError(f"{src} is this home already; give the folder of the home to move here.")
+    check_open("import")
+    sealed = seal_of(src)
+    if sealed is not None:
+        raise DataError(f"{src} was moved to {sealed['moved_to']} on {sealed['time']} already (it is sealed): "
+                        f"importing it again would make its ledgers live in two homes. Import {sealed['moved_to']} "
+                        f"instead.")
+    src_keys = keyring(src)
+    src_primary = read_key(src / KEY_FILE)
+    with home_lock(src / "ledgers", create=False):
+        ledgers, links = read_home(src, src_keys, src_primary)  # every ledger verified before anything is written
+        with home_lock(home / "ledgers"):
+            adopt_keys(src_keys, src_primary)
+            lines = merge_into_home(ledgers, links, str(src.resolve()))
+        seal(src, src_primary)
+    return lines

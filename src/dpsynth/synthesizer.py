@@ -63,11 +63,11 @@ from .validation import (
     check_bool,
     check_count,
     check_eps,
+    check_magnitude,
+    check_not_constant,
     check_optional_finite,
     check_positive,
     check_share,
-    check_magnitude,
-    check_not_constant,
     check_table_columns,
     positive_count,
 )
