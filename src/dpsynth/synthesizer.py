@@ -361,6 +361,12 @@ class Synthesizer(SynthesizerIO):
         it was given, the calibration and ``reason``), or None when a mechanism was named.
     mechanism_requested : str
         ``"auto"``, or the registry key named.
+    dataset : str
+        The data set's id under the home's primary key: the ledger its releases are booked in
+        (computed last, once every check of the input has passed).
+    linked : list of str
+        Its ids under the other keys of the home (those of homes moved here): their ledgers count
+        with it (:class:`dpsynth.ledger.Ledger`).
     """
 
     def __init__(
