@@ -197,7 +197,8 @@ def test_an_edited_ledger_stops_the_next_release_with_one_line(fitted, tmp_path,
     try:
         assert main(["release", "--allow-research", str(syn), "--out", str(tmp_path / "r2.csv"), "--seed", "6"]) == 2
         line = error_line(capsys)
-        assert f"ledger {ledger.path} line 2" in line and "restore it" in line
+        assert f"ledger {ledger.path} line 2" in line and "no release of it is booked" in line
+        assert "backup" not in line
         assert not (tmp_path / "r2.csv").exists()
         assert main(["ledger", str(syn)]) == 2
     finally:
@@ -292,7 +293,8 @@ def test_non_numeric_values(tmp_path, csv, capsys):
     data = csv(df)
     assert main(fit_args(data, tmp_path / "syn.json")) == 2
     line = error_line(capsys)
-    assert "column 'wage' (--target)" in line and "non-numeric value 'twelve' at row 4" in line
+    assert "target column 'wage' holds numbers and text: 1 of 10 value(s) are not numbers (first at row 4: " \
+           "'twelve'). Clean or convert the column" in line
     df.loc[4, "wage"] = "n/a"  # read as missing
     data = csv(df)
     assert main(fit_args(data, tmp_path / "syn.json")) == 2
@@ -353,6 +355,33 @@ def test_values_above_the_public_bound_are_clamped(tmp_path, csv, capsys):
     assert "values outside the public bounds [0, 10] are clamped to them" in out
     assert "1 value(s) clamped to the public bounds" in err and "CONFIDENTIAL" in err  # for the data holder only
     assert "clamped to the public bounds" not in out.replace("are clamped to them", "")
+
+
+#: Bad input the command line refuses in one line before the home is touched, and the message (the API's own).
+BAD_DATA = {
+    "a value beyond float32": (lambda df: df.assign(wage=df["wage"].where(df.index != 3, 1e300)),
+                               "target column 'wage' has the value 1e+300 at row 3, beyond what dpsynth holds"),
+    "a covariate beyond float32": (lambda df: df.assign(age=df["age"].astype(float).where(df.index != 4, 1e39)),
+                                   "covariate 'age' has the value 1e+39 at row 4"),
+    "NaN in a covariate": (lambda df: df.assign(age=df["age"].astype(float).where(df.index != 2)),
+                           "covariate 'age' has missing"),
+    "one record": (lambda df: df.iloc[:1], "`data` has 1 record(s); synthesis needs at least 2"),
+    "a constant target": (lambda df: df.assign(wage=3.0), "holds the same value in every record: the lognormal model"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_DATA))
+def test_bad_data_is_refused_as_by_the_api_before_the_home_is_touched(tmp_path, csv, capsys, monkeypatch, case):
+    """Acceptance (C): the command line and the API apply the same checks (dpsynth.validation), all of them before the
+    home (its key, its ledgers) is touched."""
+    make, message = BAD_DATA[case]
+    home = tmp_path / "fresh-home"
+    monkeypatch.setenv("DPSYNTH_HOME", str(home))
+    data = csv(make(wages(10)))
+    assert main(fit_args(data, tmp_path / "syn.json")) == 2
+    assert message in error_line(capsys)
+    assert not home.exists()
+    assert_nothing_written(tmp_path, data)
 
 
 def test_bad_arguments_are_one_line_errors(tmp_path, csv, capsys):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import warnings
 
 import numpy as np
@@ -296,24 +297,24 @@ def test_an_edited_and_rehashed_file_is_refused(censor_uw, tmp_path, edit):
 @pytest.mark.slow
 def test_a_file_from_another_home_is_refused_naming_the_fix(censor_uw, tmp_path, monkeypatch):
     """Acceptance: a saved file names its key; released from a home with another key, it is refused in one line."""
-    from dpsynth.home import KeyMismatchError, NewHomeWarning, import_home, key_id
+    from dpsynth.home import KeyMismatchError, NewHomeWarning, key_id
+    from dpsynth.ledger import import_home
 
     path = censor_uw.save(tmp_path / "syn.json")
     written = json.loads(path.read_text())["key_id"]
     assert written == key_id()
-    old_home = os.environ["DPSYNTH_HOME"]
+    spent = Ledger(censor_uw.dataset).total()
+    old_home = tmp_path / "old-home"
+    shutil.copytree(os.environ["DPSYNTH_HOME"], old_home)  # a copy: the import seals it, not the session's home
     monkeypatch.setenv("DPSYNTH_HOME", str(tmp_path / "new-home"))
     with pytest.warns(NewHomeWarning, match="new secret key"):  # a new home is never silent
-        key_id()
+        new = key_id()
     with pytest.raises(KeyMismatchError, match=f"written under dpsynth key {written}.*dpsynth home import") as err:
         Synthesizer.load(path)
     assert "\n" not in str(err.value)
-    with pytest.raises(DataError, match="has ledgers already|orphan"):
-        (tmp_path / "new-home" / "ledgers" / "x.jsonl").write_text("")
-        import_home(old_home)
-    (tmp_path / "new-home" / "ledgers" / "x.jsonl").unlink()
-    import_home(old_home)  # the explicit way to move a home
-    assert key_id() == written and Synthesizer.load(path).privacy == censor_uw.privacy
+    import_home(old_home)  # the explicit way to move a home: its key joins this home's keyring, its ledgers come
+    assert key_id() == new and Synthesizer.load(path).privacy == censor_uw.privacy
+    assert Ledger(censor_uw.dataset).total() == spent  # its ledgers came with it
 
 
 @pytest.mark.slow
@@ -734,3 +735,74 @@ def test_a_value_outside_the_models_support_is_named_by_its_column():
                                         r".*Transform or remove those records\. Or choose a model") as err:
         s.fit(seed=1)
     assert "\n" not in str(err.value)
+
+
+# ----------------------------------------------------------------------------------- bad input: refused before the home
+
+
+def _with(df: pd.DataFrame, column: str, row: int, value, dtype=None) -> pd.DataFrame:
+    out = df.copy()
+    out[column] = out[column].astype(dtype or (object if isinstance(value, str) else float))
+    out.loc[row, column] = value
+    return out
+
+
+#: Each bad input, the Synthesizer's settings, and the one-line refusal it gets (API; the table's below).
+BAD_INPUT = {
+    "one record": (lambda df: df.iloc[:1], {}, r"`data` has 1 record\(s\); synthesis needs at least 2"),
+    "a target beyond float32": (lambda df: _with(df, "wage", 3, 1e300), {},
+                                r"target column 'wage' has the value 1e\+300 at row 3, beyond"),
+    "a covariate beyond float32": (lambda df: _with(df, "age", 5, -1e300), {},
+                                   r"covariate 'age' has the value -1e\+300 at row 5"),
+    "NaN in a covariate": (lambda df: _with(df, "age", 2, np.nan), {}, r"covariate 'age' has missing"),
+    "text in a numeric target": (lambda df: _with(df, "wage", 7, "n/a"), {},
+                                 r"target column 'wage' holds numbers and text: 1 of 120 value\(s\) are not numbers "
+                                 r"\(first at row 7: 'n/a'\)\. Clean or convert the column"),
+    "a constant target": (lambda df: df.assign(wage=2.0), {},
+                          r"target column 'wage' holds the same value in every record: the lognormal_regression "
+                          r"model cannot fit a constant column .*bounds=\(lower, upper\) with mechanism='noise_aware'"),
+    "a level not declared": (lambda df: df.assign(wage=df["region"]), {"target_levels": ["north", "south"]},
+                             r"value\(s\) \['west'\] outside its public levels"),
+    "a value above the public bounds": (lambda df: df, {"mechanism": "ph", "bounds": (0.0, 1.5)},
+                                        r"above the public bound `upper` = 1.5"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_INPUT))
+def test_bad_input_is_one_line_before_the_home_is_touched(df, tmp_path, monkeypatch, case):
+    """Acceptance (C): every check of the input runs before the home is touched: a refusal leaves no key, no ledgers
+    folder, no home folder (a NaN covariate used to create the key and the ledgers first)."""
+    make, kw, match = BAD_INPUT[case]
+    home = tmp_path / "fresh-home"
+    monkeypatch.setenv("DPSYNTH_HOME", str(home))
+    with pytest.raises(DataError, match=match) as err:
+        Synthesizer(make(df), "wage", covariates=["region", "age"], **{"eps": 1.0, "progress": False, **kw})
+    assert "\n" not in str(err.value)
+    assert not home.exists()
+
+
+@pytest.mark.parametrize("case", list(BAD_INPUT))
+def test_a_tables_bad_input_is_refused_before_the_home_is_touched(df, tmp_path, monkeypatch, case):
+    from dpsynth import TableSynthesizer
+
+    make, kw, match = BAD_INPUT[case]
+    kw = dict(kw)
+    if "target_levels" in kw:
+        kw["target_levels"] = {"wage": kw["target_levels"]}
+    if "bounds" in kw:
+        kw = {"mechanisms": "ph", "bounds": {"wage": kw["bounds"]}}
+        match = r"target column 'wage' has value\(s\) above the public bound upper = 1.5 of `bounds` \(first at row 2\)"
+    home = tmp_path / "fresh-home"
+    monkeypatch.setenv("DPSYNTH_HOME", str(home))
+    with pytest.raises(DataError, match=match):
+        TableSynthesizer(make(df), ["wage"], covariates=["region", "age"], **{"eps": 1.0, "progress": False, **kw})
+    assert not home.exists()
+
+
+def test_a_constant_target_is_taken_by_a_mechanism_with_public_bounds(df):
+    """The fix the refusal names: public bounds and a mechanism that takes a constant column."""
+    s = Synthesizer(df[["wage"]].assign(wage=2.0), "wage", mechanism="ph", eps=1.0, bounds=(0.0, 10.0),
+                    progress=False).fit(seed=1)
+    assert s.sample_unaccounted(seed=1)["wage"].between(0.0, 10.0).all()
+    with pytest.raises(DataError, match="holds the same value"):  # counts too, before any fit
+        Synthesizer(df.assign(age=7), "age", covariates=["region", "wage"], eps=1.0, progress=False)

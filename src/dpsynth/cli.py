@@ -10,6 +10,7 @@
                 [--seed S --allow-research] [--force] [--allow-unusable]
     dpsynth ledger SYNTH.json
     dpsynth report SYNTH.json --data DATA --released OUT.csv --out DIR [--force] [--sep SEP]
+    dpsynth home [import OLD_HOME]
 
 DATA is read as CSV (any separator with ``--sep``; a byte-order mark is handled) or Parquet by its
 extension. ``fit`` saves the synthesizer (JSON with a SHA-256, owner-readable only: it holds
@@ -22,7 +23,9 @@ public bounds ``--lower``/``--upper`` if given; the reason is printed (``auto: .
 confidential data set the synthesizer was fitted on (copies of a synthesizer share it); with
 ``--budget`` a release that would bring the strict-DP spend above it is refused. ``report`` writes
 a CONFIDENTIAL page (``DIR/report.html`` and its figures) that sets a release against the
-confidential data, for the data holder (:mod:`dpsynth.report`). No command
+confidential data, for the data holder (:mod:`dpsynth.report`). ``home`` shows this home (its
+key ids, and whether it was moved); ``home import OLD_HOME`` merges another home's keys and ledgers
+here, never lowering a total, and seals it (:func:`dpsynth.ledger.import_home`). No command
 overwrites a file without ``--force`` or creates a folder. Every failure prints one line
 ``dpsynth: error: ...``, exits with code 2 and writes nothing.
 """
@@ -41,7 +44,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .choice import AUTO, is_auto
-from .validation import DataError
+from .validation import DataError, check_magnitude, check_numeric_text
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -213,11 +216,13 @@ def _numeric_target(s: pd.Series, source: str, flag: str = "--target-levels") ->
             f"those rows."
         )
     if pd.api.types.is_numeric_dtype(s):
+        check_magnitude(s, str(s.name), "target column")  # the rule the API applies (dpsynth.validation)
         return s
     text = s.astype("string")
     num = pd.to_numeric(text.str.strip(), errors="coerce")
     bad = num.isna() & text.notna()
     if not bad.any():
+        check_magnitude(num, str(s.name), "target column")
         return num.astype(float)
     vals = text[bad]
     thou = vals.str.strip().str.match(_THOUSANDS)
@@ -244,10 +249,10 @@ def _numeric_target(s: pd.Series, source: str, flag: str = "--target-levels") ->
             f"categorical, declare its public levels, e.g. {shown} (the values found in the "
             f"file; list every level that exists publicly, whether it occurs here or not)."
         )
-    raise CLIError(
-        f"column {s.name!r} (--target) in {source} has non-numeric value {vals[i]!r} at row {i} "
-        f"({int(bad.sum())} such row(s)); the target must be a number in every row: fix or drop those "
-        f"rows."
+    check_numeric_text(s, str(s.name))  # mostly numbers, some text: the API's message (dpsynth.validation)
+    raise CLIError(  # pragma: no cover - the check above refuses what is left
+        f"column {s.name!r} (--target) in {source} has non-numeric value {vals[i]!r} at row {i}; the target must be "
+        f"a number in every row: fix or drop those rows."
     )
 
 
@@ -633,7 +638,7 @@ def _cmd_release(a: argparse.Namespace) -> int:
                        allow_research=a.allow_research)
     except DataError as e:
         raise CLIError(" ".join(str(e).split())) from None
-    book = Ledger(s.dataset)
+    book = Ledger(s.dataset, linked=s.linked)
     _progress(f"released {len(df)} records to {a.out}; booked in the ledger of data set {s.dataset} ({book.path})")
     print(df.attrs["privacy_statement"])
     left = "" if a.budget is None else f" of budget {a.budget:g}"
@@ -648,7 +653,7 @@ def _cmd_ledger(a: argparse.Namespace) -> int:
     from .ledger import Ledger
 
     s = _load(a.synth)
-    book = Ledger(s.dataset)
+    book = Ledger(s.dataset, linked=s.linked)
     for r in book.releases():
         paid = ", ".join(f"{w} {e:.4g}" for _, w, e, _ in r["charges"]) or "nothing new"
         print(
@@ -738,17 +743,29 @@ def _cmd_report(a: argparse.Namespace) -> int:
 
 
 def _cmd_home(a: argparse.Namespace) -> int:
-    from .home import has_key, import_home, key_id
+    from .home import has_key, key_id, keyring, seal_of
+    from .ledger import import_home
     from .paths import dpsynth_home
 
+    home = dpsynth_home()
     if a.action == "import":
         if a.source is None:
             raise CLIError("dpsynth home import OLD_HOME: give the folder of the home to move here.")
-        home = import_home(a.source, force=a.force)
-        print(f"moved {a.source} here: {home} holds its key (id {key_id()}) and its ledgers")
+        lines = import_home(a.source)
+        print(f"merged {a.source} into {home} (key id {key_id()}); no total went down")
+        for line in lines:
+            print(f"  {line}")
+        print(f"sealed: {a.source} (nothing is fitted, released, saved or booked there any more)")
         return 0
-    home = dpsynth_home()
     print(f"dpsynth home: {home}" + (f", key id {key_id()}" if has_key() else ", no key yet"))
+    if has_key():
+        others = list(keyring())[1:]
+        if others:
+            print(f"keys of homes moved here: {', '.join(others)}")
+    seal = seal_of()
+    if seal is not None:
+        print(f"sealed: moved to {seal['moved_to']} on {seal['time']}" + ("" if seal["verified"] else
+                                                                           " (the seal does not verify)"))
     return 0
 
 
@@ -955,11 +972,11 @@ def _parser() -> argparse.ArgumentParser:
     q.add_argument("--sep", metavar="SEP", help="column separator of the CSV files (default ',')")
     q.set_defaults(func=_cmd_report)
 
-    h = sub.add_parser("home", help="show this dpsynth home (its key id), or move another home here")
+    h = sub.add_parser("home", help="show this dpsynth home (its key ids), or move another home here")
     h.add_argument("action", nargs="?", choices=("show", "import"), default="show",
-                   help="show (default), or import OLD_HOME: copy its key and ledgers here")
+                   help="show (default), or import OLD_HOME: merge its keys and ledgers here (no total goes down) "
+                   "and seal it")
     h.add_argument("source", nargs="?", metavar="OLD_HOME", help="the home to import (a folder holding secret.key)")
-    h.add_argument("--force", action="store_true", help="import even if this home has ledgers (kept aside)")
     h.set_defaults(func=_cmd_home)
     return p
 

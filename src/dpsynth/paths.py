@@ -9,7 +9,7 @@ from pathlib import Path
 
 __all__ = ["project_root", "cache_dir", "atomic_write", "dpsynth_home", "HOME_ENV"]
 
-#: Environment variable: the folder of this user's dpsynth state (ledgers, the ledger key).
+#: Environment variable: the folder of this user's dpsynth state (its keys, ledgers and their record).
 HOME_ENV = "DPSYNTH_HOME"
 
 
@@ -34,8 +34,9 @@ def cache_dir() -> Path:
 def dpsynth_home() -> Path:
     """This user's dpsynth folder: ``$DPSYNTH_HOME``, else ``$XDG_DATA_HOME/dpsynth``, else ``~/.local/share/dpsynth``.
 
-    It holds the release ledgers (one per confidential data set and neighbour relation) and the
-    secret key that chains their lines. It is created owner-only (0o700) on first use.
+    It holds the secret key(s), the release ledgers (one per confidential data set) and the
+    home's high-water record of them (:mod:`dpsynth.home`). It is created owner-only (0o700) on
+    first use, and every file dpsynth writes in it is owner-only (0o600).
     """
     env = os.environ.get(HOME_ENV)
     if env:

@@ -4,7 +4,8 @@
 through :func:`release`. In one step under the ledger's lock it
 
 1. checks the synthesizer's neighbour relation against its data set's ledger (one data set, one
-   relation, :mod:`dpsynth.ledger`);
+   relation, :mod:`dpsynth.ledger`; the ledgers of its ids under every key of the home count
+   together);
 2. picks one posterior draw of each part, one not released before while one is left;
 3. lists the release's charges (:meth:`dpsynth.budget.Budget.charges`: the released size, the
    reference, the draw, each keyed by the fit it belongs to) and keeps those not booked before: a
@@ -24,7 +25,8 @@ diagnostics and censoring counts are confidential warnings for the data holder. 
 (seeded) fit is refused unless ``allow_research`` (:mod:`dpsynth.run_mode`): a public setting.
 
 A synthesizer hands the protocol what it knows through the :class:`Releaser` methods; the
-protocol knows no mechanism and no model.
+protocol knows no mechanism and no model. A sealed home (moved into another one) releases nothing
+(:func:`dpsynth.home.check_open`).
 """
 
 from __future__ import annotations
@@ -69,6 +71,8 @@ class Releaser(Protocol):
     """What a synthesizer tells the release protocol."""
 
     dataset: str
+    #: The same data set's ids under the other keys of the home (recorded at fit time; may be empty).
+    linked: list[str]
     relation: str
     progress: bool
     mode: str
@@ -134,8 +138,10 @@ def release(owner: Releaser, path_out: str | os.PathLike | None, *, seed: SeedLi
     pandas.DataFrame
         The released data; ``attrs["privacy_statement"]`` says what it covers.
     """
+    from .home import check_open
     from .synthesizer_files import check_output_path, write_frame
 
+    check_open("release")
     p = owner.privacy  # raises for an unfitted synthesizer
     out = None if path_out is None else check_output_path(path_out, force=check_bool(force, "force"))
     allow_unusable = check_bool(allow_unusable, "allow_unusable")
@@ -148,7 +154,7 @@ def release(owner: Releaser, path_out: str | os.PathLike | None, *, seed: SeedLi
     ident = owner.checksum
     mechanism, name = owner._ledger_labels()  # noqa: SLF001
     with bar(show_progress(owner.progress), "release", total=3, unit="step") as progress, \
-            Ledger(owner.dataset).locked() as book:
+            Ledger(owner.dataset, linked=getattr(owner, "linked", ())).locked() as book:
         book.check_relation(owner.relation)
         charged = book.charged()
         base = stream(seed, "release")

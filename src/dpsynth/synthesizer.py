@@ -63,6 +63,8 @@ from .validation import (
     _is_number,
     check_bool,
     check_eps,
+    check_magnitude,
+    check_not_constant,
     check_optional_finite,
     check_positive,
     check_share,
@@ -141,6 +143,15 @@ def check_bounds(bounds, kind: str) -> dict | None:
     if not lo < hi:
         raise DataError(f"`bounds` need lower < upper; got lower={lo:g}, upper={hi:g}.")
     return {"lower": lo, "upper": hi}
+
+
+def check_magnitudes(data: pd.DataFrame, targets: Sequence[str], covariates: Sequence[str]) -> None:
+    """Every numeric target and covariate within :data:`dpsynth.validation.MAX_MAGNITUDE` (the check the command line
+    applies too)."""
+    for c in targets:
+        check_magnitude(data[c], c, "target column")
+    for c in covariates:
+        check_magnitude(data[c], c, "covariate")
 
 
 def auto_choice(kind: str, eps, *, n: int, has_covariates: bool, relation: str, bounds=None) -> Choice:
@@ -343,6 +354,12 @@ class Synthesizer(SynthesizerIO):
         it was given, the calibration and ``reason``), or None when a mechanism was named.
     mechanism_requested : str
         ``"auto"``, or the registry key named.
+    dataset : str
+        The data set's id under the home's primary key: the ledger its releases are booked in
+        (computed last, once every check of the input has passed).
+    linked : list of str
+        Its ids under the other keys of the home (those of homes moved here): their ledgers count
+        with it (:class:`dpsynth.ledger.Ledger`).
     """
 
     def __init__(
@@ -376,8 +393,6 @@ class Synthesizer(SynthesizerIO):
         confidential_covariates: Sequence[str] | None = None,
         calibrate: Mapping | None = None,
     ) -> None:
-        from .ledger import dataset_id
-
         if isinstance(target, (list, tuple)):
             raise DataError(
                 f"`target` must be one column name; got {list(target)!r}. To synthesize several "
@@ -389,6 +404,7 @@ class Synthesizer(SynthesizerIO):
             data[target], levels=target_levels, unit=None if unit is None else check_positive(unit, "unit")
         )
         self._x = self.encoding.to_model(data[target])  # the target's values checked before any setting
+        check_magnitudes(data, [target], covs)
         bounds = check_bounds(bounds, self.encoding.kind)
         # what mechanism="auto" chose, with the reason (None: a mechanism was named); "auto" or the key named
         self.choice: Choice | None = None
@@ -422,6 +438,8 @@ class Synthesizer(SynthesizerIO):
             self._check_chosen_params(mechanism_params)
         self.relation = check_neighbours(neighbours if neighbours is not None else ("replace" if covs else "remove"))
         self._check_kinds()
+        if self.spec.uses_model:
+            check_not_constant(self._x, target, self.model)
         self.n_release = None if n_release is None else positive_count(n_release, "n_release")
         if self.n_release is not None and self.relation == "replace":
             raise DataError(
@@ -451,7 +469,6 @@ class Synthesizer(SynthesizerIO):
         self._calibration = None
         #: A number of records public or released under DP that settings may be chosen from (a table sets it).
         self.size_hint: int | None = None
-        self.dataset = part_of if part_of is not None else dataset_id(data, [target, *covs])
         self._size: ReleaseSize | None = None
         self.columns = list(data.columns)
         self.dtypes = {c: str(data[c].dtype) for c in self.columns}
@@ -468,8 +485,20 @@ class Synthesizer(SynthesizerIO):
         self._simulator = None
         self.fit_id = ""
         self.fit_log: list[str] = []
+        # last: every check of the input is done before the home (its key, its ledgers) is touched
+        self.dataset, self.linked = self._dataset_ids(data, [target, *covs])
 
     # ------------------------------------------------------------------ settings and data
+    def _dataset_ids(self, data: pd.DataFrame, columns: list[str]) -> tuple[str, list[str]]:
+        """The data set's id under the home's primary key, and its ids under the home's other keys (a part of a
+        table books into the table's)."""
+        if self.part_of is not None:
+            return self.part_of, []
+        from .ledger import dataset_ids
+
+        ids = list(dataset_ids(data, columns).values())
+        return ids[0], ids[1:]
+
     def _check_chosen_params(self, given: Mapping | None) -> None:
         """With ``auto``, ``mechanism_params`` must be parameters of the mechanism chosen (said with the choice)."""
         unknown = sorted(set(given or {}) - set(self.spec.params))
@@ -722,12 +751,23 @@ class Synthesizer(SynthesizerIO):
         (:meth:`SynthesizerPrivacy.diagnostics`, a confidential :class:`~dpsynth.mcmc_settings.ConvergenceWarning`);
         it decides nothing: no fit is retried and no release refused on it (a decision on a figure of the
         data would itself be a release).
+
+        Refused in a sealed home (one moved into another, :func:`dpsynth.home.check_open`). In a home
+        that holds the keys of homes moved into it, the fit records the data set's ids under all of
+        them as one data set (:func:`dpsynth.ledger.link_datasets`), so that every release of it
+        counts their ledgers together.
         """
         if self._x is None:
             raise DataError(
                 "this synthesizer was loaded without its confidential data; it can sample and release, "
                 "not fit. Build a new Synthesizer from the data to refit."
             )
+        from .home import check_open
+        from .ledger import link_datasets
+
+        check_open("fit")
+        if self.linked:  # the data at hand: its ids under every key of the home are one data set from now on
+            link_datasets([self.dataset, *self.linked])
         self.mode, seed = resolve_mode(self._mode_setting, seed)
         if "mode" in self.spec.params:
             self._run_params["mode"] = self.mode

@@ -5,7 +5,8 @@ A saved synthesizer is one JSON document (no pickle) authenticated under the hom
 (:mod:`dpsynth.synthesizer_files`, :mod:`dpsynth.home`): its kept posterior draws (or a model-free
 mechanism's release), the model (family name and parameters, or the model function's
 ``module:qualname``), the settings, the budget, the public covariates, the data set's id (which ledger
-its releases are booked in) and the privacy report. Any edit is refused on load; a file written in
+its releases are booked in) and its ids under the home's other keys at fit time (whose ledgers
+count with it), and the privacy report. Any edit is refused on load; a file written in
 another home is refused with the fix. On top of that, a loaded report is re-derived from the
 settings where they determine it (the guarantee from the mechanism's spec, the clamp from the
 budget), as a check of the file against the code that reads it.
@@ -78,6 +79,7 @@ class SynthesizerIO:
             },
             "run_params": {k: v for k, v in self._run_params.items() if _plain(v)},
             "dataset": self.dataset,
+            "linked": list(getattr(self, "linked", [])),
             "fit_id": self.fit_id,
             "size": None if self._size is None else dataclasses.asdict(self._size),
             "target": self.encoding.to_dict(),
@@ -153,6 +155,7 @@ class SynthesizerIO:
         self._mode_setting = self.mode
         self.subsample = st["subsample"]
         self.fit_log, self.dataset, self.fit_id = [], str(content["dataset"]), str(content["fit_id"])
+        self.linked = [str(d) for d in content.get("linked") or []]  # the data set's ids under the home's other keys
         self._size = None if content["size"] is None else ReleaseSize(**content["size"])
         self.columns, self.dtypes = st["columns"], st["dtypes"]
         self.mechanism_params = dict(st["mechanism_params"])

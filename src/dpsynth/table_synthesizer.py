@@ -46,6 +46,7 @@ Examples
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import secrets
 from collections.abc import Mapping, Sequence
@@ -150,7 +151,6 @@ class TableSynthesizer(TableSynthesizerIO):
         calibrate: Mapping[str, Mapping] | None = None,
         bounds: Mapping[str, Sequence | Mapping] | None = None,
     ) -> None:
-        from .ledger import dataset_id
         from .validation import check_table_columns
 
         if isinstance(targets, str) or not isinstance(targets, Sequence) or not targets:
@@ -186,6 +186,7 @@ class TableSynthesizer(TableSynthesizerIO):
         #: Why each column got its mechanism, where ``auto`` chose it (:func:`dpsynth.choice.table_column_choice`).
         self.choices = self._choose()
         self._check_mechanisms()
+        self._check_values(data)
         self.n_release = None if n_release is None else positive_count(n_release, "n_release")
         if self.n_release is not None and self.relation == "replace":
             raise DataError(
@@ -214,8 +215,10 @@ class TableSynthesizer(TableSynthesizerIO):
                 "data; use neighbours='replace' (their rows are then public)."
             )
         self._public_design = CovariateDesign.from_frame(self.public, covs, standardize=standardize)
-        self.dataset = dataset_id(data, [*targets, *covs])
+        self._public_design.matrix(self.public)  # the covariates' values checked (missing, infinite)
         self._data = data[self.columns].reset_index(drop=True).copy()
+        #: Values each bounded column moved to its public bounds (confidential: the parts' diagnostics show it).
+        self._clamped = self._clamp()
         #: The table's total and its shares, under its relation, fixed before the fit (:mod:`dpsynth.budget`).
         self.budget = self._plan()
         self.parts: dict[str, Synthesizer] = {}
@@ -223,6 +226,12 @@ class TableSynthesizer(TableSynthesizerIO):
         self.fit_log: list[str] = []
         self.fit_id = ""
         self.path: Path | None = None
+        # last: every check of the input is done before the home (its key, its ledgers) is touched
+        from .ledger import dataset_ids
+
+        ids = list(dataset_ids(data, [*targets, *covs]).values())
+        #: The data set's id (its ledger) and its ids under the home's other keys (their ledgers count with it).
+        self.dataset, self.linked = ids[0], ids[1:]
 
     # ------------------------------------------------------------------ settings
     def _choose(self) -> dict[str, str]:
@@ -240,6 +249,53 @@ class TableSynthesizer(TableSynthesizerIO):
                 self.calibrate[t] = c.calibrate
             reasons[t] = f"{t}: {c.mechanism} ({c.reason})"
         return reasons
+
+    def _check_values(self, data: pd.DataFrame) -> None:
+        """Every target's values checked before the home is touched: as its model sees them (missing values, levels),
+        their magnitude, a constant column a model cannot fit, and the public bounds given."""
+        from .mechanisms import catalog
+        from .synthesizer import check_bounds, check_magnitudes
+        from .validation import check_not_constant
+
+        check_magnitudes(data, self.targets, self.covariates)
+        for j, t in enumerate(self.targets):
+            enc = self.encodings[t]
+            x = enc.to_model(data[t])
+            if catalog.get(self.mechanisms[t]).uses_model:
+                check_not_constant(x, t, self.models[t] or enc.default_model(bool(self.covariates) or j > 0))
+            if enc.kind == "categorical":
+                continue
+            check_bounds(self.bounds[t], enc.kind)  # the bounds' form only: values outside them are clamped
+
+    def public_bounds(self, t: str) -> tuple[float, float] | None:
+        """Column ``t``'s public bounds in the data's unit (``bounds``, the mechanism's ``lower``/``upper`` or the
+        calibration's), or None: the table clamps the column to them before any conditional is fitted."""
+        from .synthesizer import check_bounds
+        from .validation import _is_number
+
+        if self.encodings[t].kind == "categorical":
+            return None
+        for b in (check_bounds(self.bounds[t], self.encodings[t].kind), self.mechanism_params[t], self.calibrate[t]):
+            lo, hi = (b or {}).get("lower"), (b or {}).get("upper")
+            if _is_number(lo) and _is_number(hi):
+                return float(lo), float(hi)
+        return None
+
+    def _clamp(self) -> dict[str, int]:
+        """Clamp every bounded target to its public bounds (as OpenDP's ``make_clamp``), before any fit: a transform
+        of every record, so the later conditionals condition on the clamped columns too. Returns how many values each
+        column moved (confidential)."""
+        moved = {}
+        for t in self.targets:
+            b = self.public_bounds(t)
+            if b is None:
+                continue
+            col = self._data[t].astype(float)
+            clipped = col.clip(b[0], b[1])
+            moved[t] = int((clipped != col).sum())
+            if moved[t]:
+                self._data[t] = clipped.astype(self._data[t].dtype) if self.encodings[t].kind == "count" else clipped
+        return moved
 
     def _check_mechanisms(self) -> None:
         from .mechanisms import catalog
@@ -411,6 +467,12 @@ class TableSynthesizer(TableSynthesizerIO):
         """Fit each conditional in order. Returns ``self``."""
         if self._data is None:
             raise DataError("this synthesizer was loaded without its confidential data; it can release, not fit.")
+        from .home import check_open
+        from .ledger import link_datasets
+
+        check_open("fit")
+        if self.linked:  # the data at hand: its ids under every key of the home are one data set from now on
+            link_datasets([self.dataset, *self.linked])
         self.mode, seed = resolve_mode(self._mode_setting, seed)
         self.parts, self.fit_log = {}, []
         if self.choices and show_progress(self.progress):
@@ -428,6 +490,8 @@ class TableSynthesizer(TableSynthesizerIO):
                 if planned is not None and part.budget != planned:
                     raise AssertionError(f"the conditional of {t!r} planned {part.budget}, the table {planned}")
                 self.parts[t] = part.fit(seed=None if seed is None else stream(seed, "table", t))
+                if t in self._clamped:  # the table clamped the column before the part saw it
+                    part._privacy = dataclasses.replace(part._privacy, clamped=self._clamped[t])  # noqa: SLF001
                 self.fit_log += [f"{t}: {line}" for line in part.fit_log]
                 progress.update()
         self.fit_id = secrets.token_hex(8)

@@ -43,6 +43,7 @@ class TableSynthesizerIO:
             },
             "budget": self.budget.to_dict(),
             "dataset": self.dataset,
+            "linked": list(self.linked),
             "fit_id": self.fit_id,
             "size": None if self._size is None else dataclasses.asdict(self._size),
             "public_levels": self._public_design.levels,
@@ -82,6 +83,7 @@ class TableSynthesizerIO:
         self.calibrate = dict(st.get("calibrate") or {t: None for t in self.targets})
         self.budget = TableBudget.from_dict(content["budget"])
         self.dataset, self.fit_id = str(content["dataset"]), str(content["fit_id"])
+        self.linked = [str(d) for d in content.get("linked") or []]
         self._size = None if content["size"] is None else ReleaseSize(**content["size"])
         self._public_design = CovariateDesign(columns=tuple(self.covariates), levels=content["public_levels"],
                                               scaling={c: tuple(v) for c, v in content["public_scaling"].items()})
