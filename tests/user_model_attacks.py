@@ -48,8 +48,8 @@ def deterministic_from_value(x, X):
 def censored_at_value(x, X):
     """A distribution censored above at the largest value: synthetic values pile up on it exactly."""
     mu, sigma = _priors()
-    return pm.Censored.dist(pm.LogNormal.dist(mu, sigma), lower=None, upper=float(x.get_value().max()),
-                            shape=x.shape)
+    return pm.Censored.dist(pm.LogNormal.dist(mu, sigma, shape=x.shape), lower=None,
+                            upper=float(x.get_value().max()))
 
 
 def closure_over_frame(x, X):

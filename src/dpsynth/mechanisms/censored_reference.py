@@ -205,10 +205,13 @@ def _theta_terms(ctx: RunContext, theta0: dict) -> tuple[np.ndarray, dict]:
     if missing:
         raise DataError(f"the reference parameter lacks {missing}; give every parameter of the model "
                         f"({ctx.compiled.param_names}).")
-    from ..models.user_function import prior_point
+    rvs = ctx.compiled.model.free_RVs
+    if all(None not in rv.type.shape for rv in rvs):
+        shapes = {rv.name: tuple(int(d) for d in rv.type.shape) for rv in rvs}
+    else:  # a shape that follows the design (a model function's shape=X.shape[1]): evaluated
+        from ..models.user_function import prior_point
 
-    # each parameter's shape, evaluated (a model function's may follow the design's: shape=X.shape[1])
-    shapes = {k: np.shape(v) for k, v in prior_point(ctx.compiled.model).items()}
+        shapes = {k: np.shape(v) for k, v in prior_point(ctx.compiled.model).items()}
     try:
         theta0 = {k: np.asarray(theta0[k], dtype=float).reshape((1, *shapes[k])) for k in shapes}
     except ValueError as e:

@@ -125,6 +125,13 @@ class PyMCFunctionFamily(ModelFamily):
         X = np.ones((x.shape[0], 1)) if covariates is None else covariates
         return {"x": x, "X": X}
 
+    def build_values(self, x: np.ndarray, covariates: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        """The values ``x`` and ``X`` hold while the function builds its model: public placeholders of their shapes
+        (:data:`PLACEHOLDERS`, :func:`placeholder_design`), nothing of the data."""
+        n = int(np.shape(x)[0])
+        p = 1 if covariates is None else int(np.shape(covariates)[1])
+        return np.full(n, float(self.placeholder)), placeholder_design(n, p)
+
     def record_logp(self, data):  # pragma: no cover - build() is overridden
         raise NotImplementedError
 
@@ -141,11 +148,10 @@ class PyMCFunctionFamily(ModelFamily):
         from ..likelihood import _ATTR, likelihood_term, weighted_loglik
 
         n = int(np.shape(x)[0])
-        p = 1 if covariates is None else int(np.shape(covariates)[1])
         name = qualname(self.fn)
+        x0, X0 = self.build_values(x, covariates)
         with pm.Model() as model:
-            xd = pm.Data("x", np.full(n, float(self.placeholder)))
-            Xd = pm.Data("X", placeholder_design(n, p))
+            xd, Xd = pm.Data("x", x0), pm.Data("X", X0)
             dist = self.fn(xd, Xd)
             if dist is None or not hasattr(dist, "owner") or dist.owner is None:
                 raise DataError(
@@ -156,7 +162,7 @@ class PyMCFunctionFamily(ModelFamily):
             own = getattr(model, _ATTR, None)
             if own is None:
                 _refuse_custom_code([("the returned distribution", dist)], name)  # before pm.logp runs its logp
-                weighted_loglik(pm.logp(dist, xd))
+                weighted_loglik(_logp_of(dist, xd, model))
         model._dpsynth_dist = dist  # noqa: SLF001
         verify_model(model, dist, xd, name, user_term=own, design=Xd, n=n)
         likelihood_term(model)
@@ -164,6 +170,22 @@ class PyMCFunctionFamily(ModelFamily):
 
     def simulate(self, draws, rng, covariates=None):  # pragma: no cover - the Synthesizer uses ModelSimulator
         raise NotImplementedError("use the Synthesizer, which draws from the model's own distribution")
+
+
+def _logp_of(dist, x, model):
+    """``pm.logp(dist, x)`` in terms of the model's parameters.
+
+    PyMC derives the log density of a symbolic distribution (a censored one, a mixture) from a clone
+    of its graph whose parameters are clones too ("lifted"), which the sampler never sets; taken with
+    the parameters swapped for plain inputs and swapped back, the term reads the parameters themselves.
+    """
+    import pymc as pm
+    from pytensor.graph.replace import graph_replace
+
+    rvs = model.free_RVs
+    inputs = [rv.type(name=rv.name) for rv in rvs]
+    logp = pm.logp(graph_replace(dist, dict(zip(rvs, inputs)), strict=False), x)
+    return graph_replace(logp, dict(zip(inputs, rvs)), strict=False)
 
 
 # ------------------------------------------------------------------------------------- graph walks
@@ -268,6 +290,26 @@ def _refuse_custom_code(roots: Iterable[tuple[str, object]], name: str) -> None:
                 raise DataError(f"the model function {name} uses {why} in {where}: the package cannot check what it "
                                 f"reads; write the model with PyMC's own distributions and PyTensor's operations "
                                 f"(its code could read the data past the clamp).")
+
+
+def _stray_random_variables(var, params) -> list[str]:
+    """Random variables in the graph of ``var`` other than the model's parameters ``params`` (whose own graphs,
+    their priors, are not searched)."""
+    from pymc.distributions.distribution import SymbolicRandomVariable
+    from pytensor.tensor.random.op import RandomVariable
+
+    keep = {id(p) for p in params}
+    stack, seen, out = [var], set(), []
+    while stack:
+        v = stack.pop()
+        if id(v) in seen or id(v) in keep or v.owner is None:
+            continue
+        seen.add(id(v))
+        if isinstance(v.owner.op, (RandomVariable, SymbolicRandomVariable)):
+            out.append(v.name or str(v.owner.op))
+            continue
+        stack.extend(v.owner.inputs)
+    return sorted(set(out))
 
 
 def _named(model) -> list[tuple[str, object]]:
@@ -382,6 +424,11 @@ def verify_model(model, dist, x, name: str, *, user_term=None, design=None, n: i
         if _depends_on(det, x):
             raise DataError(f"the model function {name} keeps a deterministic {det.name!r} computed from the "
                             f"confidential column: posterior draws are saved and released{fix}.")
+    stray = _stray_random_variables(term.logp, model.free_RVs)
+    if stray:
+        raise DataError(f"the model function {name}'s likelihood holds random variable(s) {stray} that are not the "
+                        f"model's parameters (a `pm.<Dist>.dist` inside the distribution's parameters, or PyMC's "
+                        f"clones of them): the term would be random; build the parameters from the priors only.")
     op = getattr(dist.owner, "op", None)
     if _params_depend_on(dist, x):  # its size may follow x's (shape=x.shape): n, not the values
         raise DataError(f"the model function {name} returns a distribution whose parameters depend on the "
