@@ -156,6 +156,24 @@ def test_what_a_function_reads_off_x_at_build_time_holds_nothing_of_the_data(for
     assert _holds_outlier(control_model, control_dist)
 
 
+def test_the_number_of_records_read_at_build_time_is_a_public_one():
+    """With one record removed n is private: x's placeholder has the declared size (or a public constant before a
+    DP count exists), never n; the control, built the old way, centres the prior at n = 50."""
+    def prior_mean(model):
+        return float(model["mu"].owner.op.dist_params(model["mu"].owner)[0].eval())
+
+    s = Synthesizer(D, "x", model=attacks.prior_from_size, mechanism="censor_uw", eps=1.0, n_release=60,
+                    progress=False)
+    assert prior_mean(s.family().build(s._x, None)) == 60.0  # noqa: SLF001 - the declared size
+    s = Synthesizer(D, "x", model=attacks.prior_from_size, mechanism="censor_uw", eps=1.0, progress=False)
+    assert prior_mean(s.family().build(s._x, None)) == user_function.PLACEHOLDER_SIZE  # noqa: SLF001
+    assert prior_mean(_old_build(attacks.prior_from_size, D)[0]) == N  # the control
+    with pytest.raises(DataError, match=r"returns a distribution of fixed shape \(100,\): give it one entry per "
+                                        r"record with shape=x.shape"):
+        s = Synthesizer(D, "x", model=attacks.fixed_size, mechanism="censor_uw", eps=1.0, progress=False)
+        s.family().build(s._x, None)  # noqa: SLF001
+
+
 def test_a_closure_is_not_detected_and_the_statement_says_so(monkeypatch):
     """A closure over the data frame builds graphs no inspection can tell from honest ones: it is accepted, it holds
     the outlier, and the guarantee is stated as conditional on the function reading the data through x only."""
@@ -277,11 +295,12 @@ def test_a_saved_file_keeps_the_free_parameters_only_and_states_the_condition(tm
     with pytest.raises(DataError, match="stated as conditional: refit it"):
         Synthesizer.load(tmp_path / "old.json")
     assert read_saved(path) is not None
-    # the control: built the old way, every draw kept
+    # the control: built the old way, every draw kept (at the fit and at the save)
     monkeypatch.setattr(fitting, "_CACHE", {})
     monkeypatch.setattr(PyMCFunctionFamily, "build_values",
                         lambda self, x, cov: (np.asarray(x, dtype=float), np.ones((len(x), 1))))
     monkeypatch.setattr(Synthesizer, "_kept_names", lambda self, fit: list(fit.draws))
+    monkeypatch.setattr(Synthesizer, "_saved_draws", lambda self: dict(self.draws))
     leaky = _synth(attacks.deterministic_from_value, D_PRIME)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -293,7 +312,9 @@ def test_a_saved_file_keeps_the_free_parameters_only_and_states_the_condition(tm
 
 
 def _dpsynth(*args: str, home: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "DPSYNTH_HOME": str(home), "PYTHONPATH": os.pathsep.join([str(SRC), str(TESTS.parent)])}
+    # the tests folder on the path: the model function is importable as synthesizer_models:fn (a package named
+    # `tests` installed in the environment would shadow tests.synthesizer_models)
+    env = {**os.environ, "DPSYNTH_HOME": str(home), "PYTHONPATH": os.pathsep.join([str(SRC), str(TESTS)])}
     return subprocess.run([sys.executable, "-m", "dpsynth", *args], capture_output=True, text=True, env=env,
                           cwd=str(TESTS.parent), timeout=900)
 
@@ -301,7 +322,7 @@ def _dpsynth(*args: str, home: Path) -> subprocess.CompletedProcess:
 @pytest.mark.slow
 @pytest.mark.parametrize("covariates", [False, True], ids=["no covariates", "covariates"])
 def test_a_model_function_from_the_shell_fits_in_one_process_and_releases_in_another(tmp_path, covariates):
-    """`dpsynth fit --model tests.synthesizer_models:fn` on the default mechanism (auto: Censor_ref at the model's
+    """`dpsynth fit --model synthesizer_models:fn` on the default mechanism (auto: Censor_ref at the model's
     prior point), then `dpsynth release` in a new process (which builds the model again, from placeholders)."""
     home = tmp_path / "home"
     frame = D.copy()
@@ -311,11 +332,11 @@ def test_a_model_function_from_the_shell_fits_in_one_process_and_releases_in_ano
         frame["z"] = np.random.default_rng(1).normal(size=N)
         extra = ["--covariates", "z", "--mechanism", "censor_ref", "--reference", "prior"]
     frame.to_csv(tmp_path / "data.csv", index=False)
-    fit = _dpsynth("fit", str(tmp_path / "data.csv"), "--target", "x", "--model", f"tests.synthesizer_models:{fn}",
+    fit = _dpsynth("fit", str(tmp_path / "data.csv"), "--target", "x", "--model", f"synthesizer_models:{fn}",
                    "--eps", "2", "--draws", "200", "--tune", "200", "--allow-unconverged", "--seed", "1",
                    "--out", str(tmp_path / "s.json"), *extra, home=home)
     assert fit.returncode == 0, fit.stderr
-    assert "strict DP if the model function tests.synthesizer_models:" in fit.stdout
+    assert f"strict DP if the model function synthesizer_models:{fn} reads the confidential data only" in fit.stdout
     if not covariates:
         assert "reference='prior'" in fit.stderr  # auto said what it chose, and why
     saved = json.loads((tmp_path / "s.json").read_text())["content"]

@@ -31,6 +31,20 @@ def prior_from_value(x, X):
     return pm.LogNormal.dist(mu, sigma, shape=x.shape)
 
 
+def prior_from_size(x, X):
+    """A prior centred at the number of records, read off ``x.get_value()`` at build time (n is private with one
+    record removed: a DP count of it is what the release pays for)."""
+    mu = pm.Normal("mu", float(len(x.get_value())), 0.1)
+    sigma = pm.HalfNormal("sigma", 1.0)
+    return pm.LogNormal.dist(pt.log(mu), sigma, shape=x.shape)
+
+
+def fixed_size(x, X):
+    """A distribution whose size is fixed when the model is built (it would not follow the data's)."""
+    mu, sigma = _priors()
+    return pm.LogNormal.dist(mu, sigma, size=len(x.get_value()))
+
+
 def potential_from_value(x, X):
     """An unclamped likelihood of ``x.get_value()`` (a constant copy of the column) added as a potential."""
     mu, sigma = _priors()
@@ -101,6 +115,6 @@ def hand_built_likelihood(x, X):
 
 
 #: Every form, by name.
-FORMS = {f.__name__: f for f in (prior_from_value, potential_from_value, deterministic_from_value, censored_at_value,
-                                 closure_over_frame, closure_copy, shared_copy, custom_logp_reads_x,
-                                 hand_built_likelihood)}
+FORMS = {f.__name__: f for f in (prior_from_value, prior_from_size, fixed_size, potential_from_value,
+                                 deterministic_from_value, censored_at_value, closure_over_frame, closure_copy,
+                                 shared_copy, custom_logp_reads_x, hand_built_likelihood)}

@@ -239,9 +239,12 @@ class Synthesizer(SynthesizerIO):
         categorical ones as indicator columns of every level but the first.
     model : str or callable, optional
         A shipped family (:data:`dpsynth.models.FAMILIES`) or a PyMC model-building function
-        (:mod:`dpsynth.models.user_function`). Default: from the target's *type* (never its
-        values): ``lognormal`` / ``lognormal_regression`` for a continuous target, ``negbin`` for
-        counts, ``multinomial`` for a categorical one.
+        (:mod:`dpsynth.models.user_function`: built with public placeholders for the data and
+        checked; its guarantee is stated as conditional on the function reading the confidential
+        data only through its argument ``x``, which no check can establish; with
+        ``mechanism="auto"`` it gets Censor_ref with ``reference="prior"``). Default: from the
+        target's *type* (never its values): ``lognormal`` / ``lognormal_regression`` for a
+        continuous target, ``negbin`` for counts, ``multinomial`` for a categorical one.
     mechanism : str
         A registry key (``dpsynth.mechanisms.list_mechanisms()``), or ``"auto"`` (the default): the
         mechanism of the book's decision table (chapter "Choosing a mechanism",
@@ -693,8 +696,9 @@ class Synthesizer(SynthesizerIO):
     def family(self) -> ModelFamily:
         """The :class:`ModelFamily` fitted (shipped, wrapped with an offset, or the function adapter)."""
         p = self._X.shape[1]
-        if callable(self.model):  # built with a placeholder of the target's kind, never its values
-            return PyMCFunctionFamily(fn=self.model, n_coef=p, placeholder=PLACEHOLDERS[self.encoding.kind])
+        if callable(self.model):  # built with placeholders of the target's kind and a public size, never the data
+            return PyMCFunctionFamily(fn=self.model, n_coef=p, placeholder=PLACEHOLDERS[self.encoding.kind],
+                                      build_size=self._public_size())
         kw = dict(self.model_params)
         if FAMILIES[self.model].categorical:
             kw["n_levels"] = self.encoding.n_levels
@@ -702,6 +706,18 @@ class Synthesizer(SynthesizerIO):
         if fam.takes_covariates:
             fam = fam.with_design(p)
         return fam if self.offset is None else OffsetFamily(base=fam, offset=self.offset)
+
+    def _public_size(self) -> int:
+        """A public number of records: the release's size (``n`` with one record replaced, a declared size, the DP
+        count), a table's, or :data:`~dpsynth.models.user_function.PLACEHOLDER_SIZE` (never a confidential ``n``)."""
+        from .models.user_function import PLACEHOLDER_SIZE
+
+        if self._size is not None:
+            return max(int(self._size.n), 1)
+        if self.size_hint is not None:
+            return max(int(self.size_hint), 1)
+        public = self._public_n()
+        return max(int(public), 1) if public is not None else PLACEHOLDER_SIZE
 
     def _takes_covariates(self) -> bool:
         return callable(self.model) or FAMILIES[self.model].takes_covariates
@@ -715,8 +731,8 @@ class Synthesizer(SynthesizerIO):
 
             fam = self.family()
             x0, X0 = self._x, self._X
-            if x0 is None:  # loaded without the data: placeholders of a public size (a release's), never the values
-                n0 = max(self._size.n if self._size is not None else self._X.shape[0], 1)
+            if x0 is None:  # loaded without the data (a model function is built from placeholders in any case)
+                n0 = self._public_size()
                 x0 = np.full(n0, fam.placeholder)
                 X0 = self._X if self._X.shape[0] == n0 else np.ones((n0, self._X.shape[1]))
             try:

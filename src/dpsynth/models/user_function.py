@@ -10,10 +10,13 @@ with exactly that term is accepted too). Synthetic records are drawn from that d
 posterior draw (:class:`ModelSimulator`): no simulator is written by hand.
 
 **The function never sees the data.** It is called with ``x`` and ``X`` holding public
-placeholders of the right shape (:data:`PLACEHOLDERS`: a constant inside the support of any model
-of the target's kind; ones in the intercept column of ``X``, zeros elsewhere), so that
-``x.get_value()``, or any constant of the graph computed from it, holds nothing of the data. The
-data enter only at fit time, as new values of those containers (nutpie's ``with_data``).
+placeholders (:data:`PLACEHOLDERS`: a constant inside the support of any model of the target's
+kind; ones in the intercept column of ``X``, zeros elsewhere) of a public number of records (the
+release's size: ``n`` when it is public, a declared or a DP-counted size otherwise; see
+``build_size``), so that ``x.get_value()``, or any constant of the graph computed from it, holds
+nothing of the data, not even their number. The data enter only at fit time, as new values of
+those containers (nutpie's ``with_data``); the distribution's size must follow ``x``'s
+(``shape=x.shape``).
 
 **The check** (:func:`verify_model`) then walks every graph of the model (the joint log density,
 the priors and their initial values, the potentials, the deterministics, the returned
@@ -60,7 +63,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..fitting import CompiledModel
 
 __all__ = ["PyMCFunctionFamily", "ModelSimulator", "qualname", "import_function", "verify_model", "PLACEHOLDERS",
-           "guarantee_condition", "placeholder_design", "prior_point"]
+           "PLACEHOLDER_SIZE", "guarantee_condition", "placeholder_design", "prior_point"]
 
 #: The value ``x`` holds while the function builds its model, by the target's kind: inside the support of
 #: every model of that kind (0.5 lies in (0, 1), (0, inf) and the real line; 1 is a count of any count model;
@@ -68,6 +71,9 @@ __all__ = ["PyMCFunctionFamily", "ModelSimulator", "qualname", "import_function"
 PLACEHOLDERS = {"continuous": 0.5, "count": 1.0, "categorical": 0.0}
 #: The containers the package makes: the only shared variables a user model's graphs may hold (with RNG states).
 CONTAINERS = ("x", "X", "weights", "bound", "reference")
+#: The number of records of the placeholders when no public size is known (one record removed, covariates carried
+#: and no public frame yet).
+PLACEHOLDER_SIZE = 100
 
 
 def qualname(fn) -> str:
@@ -112,11 +118,15 @@ class PyMCFunctionFamily(ModelFamily):
         Columns of the design matrix ``X`` (intercept included).
     placeholder : float
         The value ``x`` holds while ``fn`` builds the model (:data:`PLACEHOLDERS`, by the target's kind).
+    build_size : int, optional
+        The number of records of the placeholders: a public size (the Synthesizer gives the release's).
+        Default: the length of the data the model is built for (public data only).
     """
 
     fn: Callable = None
     n_coef: int = 1
     placeholder: float = PLACEHOLDERS["continuous"]
+    build_size: int | None = None
     name: str = "pymc_function"
     takes_covariates = True
     design_field = "n_coef"
@@ -126,9 +136,9 @@ class PyMCFunctionFamily(ModelFamily):
         return {"x": x, "X": X}
 
     def build_values(self, x: np.ndarray, covariates: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-        """The values ``x`` and ``X`` hold while the function builds its model: public placeholders of their shapes
-        (:data:`PLACEHOLDERS`, :func:`placeholder_design`), nothing of the data."""
-        n = int(np.shape(x)[0])
+        """The values ``x`` and ``X`` hold while the function builds its model: public placeholders
+        (:data:`PLACEHOLDERS`, :func:`placeholder_design`) of ``build_size`` records, nothing of the data."""
+        n = int(np.shape(x)[0]) if self.build_size is None else int(self.build_size)
         p = 1 if covariates is None else int(np.shape(covariates)[1])
         return np.full(n, float(self.placeholder)), placeholder_design(n, p)
 
@@ -147,7 +157,7 @@ class PyMCFunctionFamily(ModelFamily):
 
         from ..likelihood import _ATTR, likelihood_term, weighted_loglik
 
-        n = int(np.shape(x)[0])
+        n = int(np.shape(x)[0])  # the data's own number of records: for the data-sized constants only
         name = qualname(self.fn)
         x0, X0 = self.build_values(x, covariates)
         with pm.Model() as model:
@@ -165,6 +175,10 @@ class PyMCFunctionFamily(ModelFamily):
                 weighted_loglik(_logp_of(dist, xd, model))
         model._dpsynth_dist = dist  # noqa: SLF001
         verify_model(model, dist, xd, name, user_term=own, design=Xd, n=n)
+        if None not in tuple(dist.type.shape):  # a size fixed at build time would not follow the data's
+            raise DataError(f"the model function {name} returns a distribution of fixed shape {dist.type.shape}: give "
+                            f"it one entry per record with shape=x.shape, so that its size follows the data's at each "
+                            f"fit (x holds {x0.size} placeholder value(s) while the model is built).")
         likelihood_term(model)
         return model
 
@@ -359,7 +373,8 @@ def verify_model(model, dist, x, name: str, *, user_term=None, design=None, n: i
     design : SharedVariable, optional
         The ``pm.Data`` container of the design ``X`` (default: the model's ``"X"``).
     n : int, optional
-        The number of records (default: the length of ``x``'s value), for the data-sized constants.
+        The data's number of records, for the data-sized constants (those as long as ``x``'s placeholder are
+        refused too; default: its length).
 
     Raises
     ------
@@ -373,7 +388,8 @@ def verify_model(model, dist, x, name: str, *, user_term=None, design=None, n: i
     from ..likelihood import BOUND, REFERENCE, WEIGHTS, likelihood_term
 
     design = design if design is not None else model.named_vars.get("X")
-    n = int(np.shape(x.get_value())[0]) if n is None else int(n)
+    n_build = int(np.shape(x.get_value())[0])
+    n = n_build if n is None else int(n)
     fix = ("; the only place the confidential column may enter is the likelihood the package builds from the "
            "returned distribution (return `pm.<Dist>.dist(...)` and leave the rest out)")
     if model.observed_RVs:
@@ -417,7 +433,7 @@ def verify_model(model, dist, x, name: str, *, user_term=None, design=None, n: i
                 raise DataError(f"the model function {name} gives parameter {rv.name!r} an initial value computed "
                                 f"from the data; give a public number (or none){fix}.")
             inits.append(init)
-        elif _data_sized(init, n):
+        elif _data_sized(init, n) or _data_sized(init, n_build):
             raise DataError(f"the model function {name} gives parameter {rv.name!r} an initial value with as many "
                             f"entries as there are records; give a public value of the parameter's own shape.")
     for det in model.deterministics:
@@ -447,7 +463,7 @@ def verify_model(model, dist, x, name: str, *, user_term=None, design=None, n: i
                 raise DataError(f"the model function {name} uses a shared variable ({label!r}, a `pytensor.shared` or "
                                 f"`pm.Data` of its own) in {where}: it could hold the data outside the check; use "
                                 f"plain public numbers, and read the data only through `x` and `X`.")
-            if isinstance(v, Constant) and _data_sized(v.data, n):
+            if isinstance(v, Constant) and (_data_sized(v.data, n) or _data_sized(v.data, n_build)):
                 raise DataError(f"the model function {name} holds a constant of shape {np.shape(v.data)} in {where}: "
                                 f"as many entries as there are records (a copy of a column?); read the data only "
                                 f"through `x` and `X`, whose values are placeholders until the fit.")
