@@ -352,7 +352,8 @@ def test_a_model_function_from_the_shell_fits_in_one_process_and_releases_in_ano
 @pytest.mark.slow
 def test_auto_with_a_model_function_picks_censor_ref_at_the_prior_point_and_releases_after_load(tmp_path,
                                                                                                 monkeypatch):
-    s = Synthesizer(D, "x", model=lognormal_no_covariates, eps=2.0, sampler=SMALL, allow_unconverged=True,
+    own = pd.DataFrame({"x": 1.1 * _VALUES})  # a data set of its own: its ledger counts under one record removed
+    s = Synthesizer(own, "x", model=lognormal_no_covariates, eps=2.0, sampler=SMALL, allow_unconverged=True,
                     progress=False)
     assert s.mechanism == "censor_ref" and s._run_params["reference"] == "prior"  # noqa: SLF001
     assert "reference='prior'" in s.choice.reason and "synthesizer_models:lognormal_no_covariates" in s.choice.reason

@@ -28,7 +28,8 @@ fix:
   would carry the data past the clamp (deterministics are never saved either: a saved synthesizer
   keeps the draws of the free parameters only);
 * a distribution whose parameters depend on ``x`` (one record's term would depend on the others),
-  or one that is not univariate;
+  whose parameters hold random variables other than the priors (the term would be random), whose
+  size is fixed when the model is built, or that is not univariate;
 * a likelihood registered by hand that is not exactly the helper's clamp of ``pm.logp(dist, x)``;
 * a shared variable other than the package's containers (``x``, ``X``, ``weights``, ``bound``,
   ``reference``) and random-number states: a ``pytensor.shared`` or ``pm.Data`` copy could hold
