@@ -127,7 +127,7 @@ def model_function_choice(base: Choice, function: str) -> Choice:
     flag and nothing of the data (:mod:`dpsynth.mechanisms.censored_reference`). A calibration the table's
     cell asked for (with public bounds) is kept.
     """
-    calibrate = base.calibrate if base.mechanism == "censor_ref" else None
+    calibrate = base.calibrate  # set by a pick of the censored model alone (calibrated to the DP marginal)
     reason = (f"{base.reason}; a model function was given ({function}), so the unit-free censored likelihood "
               f"(Censor_ref) with reference='prior' instead: each record's window at its term at the model's own "
               f"prior point, public and free (the record-wise reference needs a shipped family's saturated term, a "
