@@ -708,14 +708,11 @@ class Synthesizer(SynthesizerIO):
         return fam if self.offset is None else OffsetFamily(base=fam, offset=self.offset)
 
     def _public_size(self) -> int:
-        """A public number of records: the release's size (``n`` with one record replaced, a declared size, the DP
-        count), a table's, or :data:`~dpsynth.models.user_function.PLACEHOLDER_SIZE` (never a confidential ``n``)."""
+        """The number of records a model function is built for: ``n`` when it is public (one record replaced), a
+        declared size, else :data:`~dpsynth.models.user_function.PLACEHOLDER_SIZE`: never a confidential ``n``, and
+        not a DP count either (a new one at each fit would build the model again)."""
         from .models.user_function import PLACEHOLDER_SIZE
 
-        if self._size is not None:
-            return max(int(self._size.n), 1)
-        if self.size_hint is not None:
-            return max(int(self.size_hint), 1)
         public = self._public_n()
         return max(int(public), 1) if public is not None else PLACEHOLDER_SIZE
 

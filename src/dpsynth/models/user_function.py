@@ -11,9 +11,9 @@ posterior draw (:class:`ModelSimulator`): no simulator is written by hand.
 
 **The function never sees the data.** It is called with ``x`` and ``X`` holding public
 placeholders (:data:`PLACEHOLDERS`: a constant inside the support of any model of the target's
-kind; ones in the intercept column of ``X``, zeros elsewhere) of a public number of records (the
-release's size: ``n`` when it is public, a declared or a DP-counted size otherwise; see
-``build_size``), so that ``x.get_value()``, or any constant of the graph computed from it, holds
+kind; ones in the intercept column of ``X``, zeros elsewhere) of a public number of records
+(``n`` when it is public, a declared size, else :data:`PLACEHOLDER_SIZE`; see ``build_size``), so
+that ``x.get_value()``, or any constant of the graph computed from it, holds
 nothing of the data, not even their number. The data enter only at fit time, as new values of
 those containers (nutpie's ``with_data``); the distribution's size must follow ``x``'s
 (``shape=x.shape``).
@@ -72,8 +72,7 @@ __all__ = ["PyMCFunctionFamily", "ModelSimulator", "qualname", "import_function"
 PLACEHOLDERS = {"continuous": 0.5, "count": 1.0, "categorical": 0.0}
 #: The containers the package makes: the only shared variables a user model's graphs may hold (with RNG states).
 CONTAINERS = ("x", "X", "weights", "bound", "reference")
-#: The number of records of the placeholders when no public size is known (one record removed, covariates carried
-#: and no public frame yet).
+#: The number of records of the placeholders when no public size is known (one record removed and no declared size).
 PLACEHOLDER_SIZE = 100
 
 
@@ -120,7 +119,8 @@ class PyMCFunctionFamily(ModelFamily):
     placeholder : float
         The value ``x`` holds while ``fn`` builds the model (:data:`PLACEHOLDERS`, by the target's kind).
     build_size : int, optional
-        The number of records of the placeholders: a public size (the Synthesizer gives the release's).
+        The number of records of the placeholders: a public size (the Synthesizer gives ``n`` when it is
+        public, a declared size, else :data:`PLACEHOLDER_SIZE`).
         Default: the length of the data the model is built for (public data only).
     """
 
