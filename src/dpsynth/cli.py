@@ -324,8 +324,9 @@ def _given_mechanism_flags(a: argparse.Namespace) -> list[str]:
     return ["--" + n.replace("_", "-") for n in catalog.cli_params() if getattr(a, f"mp_{n}", None) is not None]
 
 
-def _auto_choice(a: argparse.Namespace, data: pd.DataFrame, covs: Sequence[str], levels):
-    """``--mechanism auto``: the decision table's choice from public facts (as ``Synthesizer(mechanism="auto")``)."""
+def _auto_choice(a: argparse.Namespace, data: pd.DataFrame, covs: Sequence[str], levels, model=None):
+    """``--mechanism auto``: the decision table's choice from public facts (as ``Synthesizer(mechanism="auto")``);
+    with a model function (``--model module:function``), Censor_ref at the model's prior point."""
     from .synthesizer import auto_choice, check_bounds
     from .target import TargetEncoding
 
@@ -343,7 +344,8 @@ def _auto_choice(a: argparse.Namespace, data: pd.DataFrame, covs: Sequence[str],
                            f"categorical (its levels are its range). Remove them.")
         bounds = check_bounds(None if lower is None else (lower, upper), kind)
         relation = a.neighbours or ("replace" if covs else "remove")
-        choice = auto_choice(kind, a.eps, n=len(data), has_covariates=bool(covs), relation=relation, bounds=bounds)
+        choice = auto_choice(kind, a.eps, n=len(data), has_covariates=bool(covs), relation=relation, bounds=bounds,
+                             model_function=a.model if callable(model) else None)
     except DataError as e:
         raise CLIError(_as_flags(str(e), a.target).replace("`bounds`", "--lower/--upper")) from None
     return choice, bounds
@@ -502,7 +504,7 @@ def _cmd_fit(a: argparse.Namespace) -> int:
     model = None if a.model is None else _resolve_model(a.model)
     choice = None
     if auto:  # resolved here, so that the mechanism's flags are checked against the mechanism chosen
-        choice, bounds = _auto_choice(a, data, covs, levels)
+        choice, bounds = _auto_choice(a, data, covs, levels, model)
         spec = catalog.get(choice.mechanism)
         consumed = ("lower", "upper") if bounds is not None and "lower" not in spec.params else ()
         mp = _mechanism_params(a, spec, read_frame, consumed=consumed, chosen=" (chosen by --mechanism auto)")

@@ -81,6 +81,10 @@ class SynthesizerPrivacy:
         The target's public bounds in the data's unit (every value was clamped to them), or None.
     clamped : int
         Values moved by the clamp. Confidential.
+    condition : str
+        The condition the guarantee holds under, when no check can establish it (a user's model function must
+        read the confidential data only through its argument ``x``:
+        :func:`dpsynth.models.user_function.guarantee_condition`); ``""`` for none. Part of the statement.
     """
 
     mechanism: str
@@ -103,6 +107,7 @@ class SynthesizerPrivacy:
     censored_typical: float = 0.0
     bounds: tuple | None = None
     clamped: int = 0
+    condition: str = ""
 
     @property
     def noisy(self) -> bool:
@@ -134,11 +139,18 @@ class SynthesizerPrivacy:
         """Whether one release is a model-free mechanism's (one release, no draws)."""
         return not self.released.endswith("posterior draw")
 
+    def kind(self) -> str:
+        """The guarantee in words, with the condition it holds under (if any)."""
+        if self.condition and self.guarantee != "none":
+            return f"{KINDS[self.guarantee]} {self.condition}"
+        return KINDS[self.guarantee]
+
     def statement(self) -> str:
-        """The public statement of the first release: the guarantee, the total eps under the relation, its split."""
+        """The public statement of the first release: the guarantee (and the condition it holds under), the total eps
+        under the relation, its split."""
         b = self.budget
         files = "one released file" if b.releases == 1 else f"{b.releases} released files"
-        s = (f"{self.name} ({KINDS[self.guarantee]}): eps = {_f(self.eps)} with {neighbours_phrase(self.relation)} "
+        s = (f"{self.name} ({self.kind()}): eps = {_f(self.eps)} with {neighbours_phrase(self.relation)} "
              f"for {files} = {b.phrase(draw_what=self.released)}")
         if self.model_free:
             s += "; any number of files drawn from this one release cost nothing more"
@@ -265,6 +277,10 @@ class TablePrivacy:
         none = [t for t, p in zip(self.targets, self.parts, strict=True) if p.guarantee == "none"]
         if none:
             s += f"; NOT PRIVATE: {', '.join(none)}"
+        conditions = [f"{t}: {p.condition}" for t, p in zip(self.targets, self.parts, strict=True)
+                      if p.condition and p.guarantee != "none"]
+        if conditions:
+            s += f"; each guarantee holds only under its condition ({'; '.join(conditions)})"
         s += f". Split: {size}{split}"
         clamped = [t for t, p in zip(self.targets, self.parts, strict=True) if p.bounds is not None]
         if clamped:

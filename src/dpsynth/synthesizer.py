@@ -44,10 +44,11 @@ import pandas as pd
 
 from . import mechanisms
 from .budget import Budget, subsample_rate
-from .choice import AUTO, Choice, column_choice, is_auto
+from .choice import AUTO, Choice, column_choice, is_auto, model_function_choice
 from .covariates import CovariateDesign, public_rows
 from .mcmc_settings import RELEASE_MASS_MATRIX
 from .models import FAMILIES, ModelFamily, OffsetFamily, PyMCFunctionFamily, family_class
+from .models.user_function import PLACEHOLDERS, guarantee_condition, qualname
 from .privacy import check_neighbours
 from .release_protocol import UnusableReleaseError, bar, release, show_progress, unusable_values
 from .release_size import ReleaseSize, dp_count
@@ -154,19 +155,23 @@ def check_magnitudes(data: pd.DataFrame, targets: Sequence[str], covariates: Seq
         check_magnitude(data[c], c, "covariate")
 
 
-def auto_choice(kind: str, eps, *, n: int, has_covariates: bool, relation: str, bounds=None) -> Choice:
+def auto_choice(kind: str, eps, *, n: int, has_covariates: bool, relation: str, bounds=None,
+                model_function: str | None = None) -> Choice:
     """What ``mechanism="auto"`` picks (:func:`dpsynth.choice.column_choice`), from public facts only.
 
     ``n`` (the number of records) is read only when it is public: with one record replaced
     (``relation="replace"``, the default when covariates are carried); with one record removed the
-    table is read as if ``n`` were unknown. ``bounds`` as checked by :func:`check_bounds`.
+    table is read as if ``n`` were unknown. ``bounds`` as checked by :func:`check_bounds`. With a
+    user's model function (``model_function``, its ``module:qualname``), Censor_ref at the model's
+    prior point (:func:`dpsynth.choice.model_function_choice`).
     """
     if eps is None:
         raise DataError("mechanism='auto' needs the total `eps`: auto needs the total eps to read the book's "
                         "decision table at it. Pass eps=..., or name a mechanism.")
     eps = check_eps(eps, "eps")
     public_n = int(n) if relation == "replace" else None
-    return column_choice(kind, eps, public_n, has_covariates=has_covariates, bounds=bounds)
+    choice = column_choice(kind, eps, public_n, has_covariates=has_covariates, bounds=bounds)
+    return choice if model_function is None else model_function_choice(choice, model_function)
 
 
 def _same(a, b) -> bool:
@@ -198,7 +203,7 @@ def _choice_params(choice: Choice, given: Mapping | None, bounds: dict | None) -
     for k, v in choice.params.items():
         if out.get(k) is None:
             out[k] = v
-        elif not _same(out[k], v):
+        elif k in ("lower", "upper") and not _same(out[k], v):
             raise DataError(f"`mechanism_params` {k}={out[k]!r} disagrees with the public bounds given ({k}={v!r}); "
                             f"give them once (bounds=(lower, upper)).")
     if bounds is not None:
@@ -243,9 +248,12 @@ class Synthesizer(SynthesizerIO):
         categorical ones as indicator columns of every level but the first.
     model : str or callable, optional
         A shipped family (:data:`dpsynth.models.FAMILIES`) or a PyMC model-building function
-        (:mod:`dpsynth.models.user_function`). Default: from the target's *type* (never its
-        values): ``lognormal`` / ``lognormal_regression`` for a continuous target, ``negbin`` for
-        counts, ``multinomial`` for a categorical one.
+        (:mod:`dpsynth.models.user_function`: built with public placeholders for the data and
+        checked; its guarantee is stated as conditional on the function reading the confidential
+        data only through its argument ``x``, which no check can establish; with
+        ``mechanism="auto"`` it gets Censor_ref with ``reference="prior"``). Default: from the
+        target's *type* (never its values): ``lognormal`` / ``lognormal_regression`` for a
+        continuous target, ``negbin`` for counts, ``multinomial`` for a categorical one.
     mechanism : str
         A registry key (``dpsynth.mechanisms.list_mechanisms()``), or ``"auto"`` (the default): the
         mechanism of the book's decision table (chapter "Choosing a mechanism",
@@ -413,7 +421,8 @@ class Synthesizer(SynthesizerIO):
             bounds = _given_bounds(bounds, mechanism_params, self.encoding.kind)
             relation = check_neighbours(neighbours if neighbours is not None else ("replace" if covs else "remove"))
             self.choice = auto_choice(self.encoding.kind, eps, n=len(data), has_covariates=bool(covs),
-                                      relation=relation, bounds=bounds)
+                                      relation=relation, bounds=bounds,
+                                      model_function=qualname(model) if callable(model) else None)
             mechanism = self.choice.mechanism
             mechanism_params = _choice_params(self.choice, mechanism_params, bounds)
             if calibrate is None and self.choice.calibrate is not None:
@@ -709,8 +718,9 @@ class Synthesizer(SynthesizerIO):
     def family(self) -> ModelFamily:
         """The :class:`ModelFamily` fitted (shipped, wrapped with an offset, or the function adapter)."""
         p = self._X.shape[1]
-        if callable(self.model):
-            return PyMCFunctionFamily(fn=self.model, n_coef=p)
+        if callable(self.model):  # built with placeholders of the target's kind and a public size, never the data
+            return PyMCFunctionFamily(fn=self.model, n_coef=p, placeholder=PLACEHOLDERS[self.encoding.kind],
+                                      build_size=self._public_size())
         kw = dict(self.model_params)
         if FAMILIES[self.model].categorical:
             kw["n_levels"] = self.encoding.n_levels
@@ -718,6 +728,15 @@ class Synthesizer(SynthesizerIO):
         if fam.takes_covariates:
             fam = fam.with_design(p)
         return fam if self.offset is None else OffsetFamily(base=fam, offset=self.offset)
+
+    def _public_size(self) -> int:
+        """The number of records a model function is built for: ``n`` when it is public (one record replaced), a
+        declared size, else :data:`~dpsynth.models.user_function.PLACEHOLDER_SIZE`: never a confidential ``n``, and
+        not a DP count either (a new one at each fit would build the model again)."""
+        from .models.user_function import PLACEHOLDER_SIZE
+
+        public = self._public_n()
+        return max(int(public), 1) if public is not None else PLACEHOLDER_SIZE
 
     def _takes_covariates(self) -> bool:
         return callable(self.model) or FAMILIES[self.model].takes_covariates
@@ -730,11 +749,17 @@ class Synthesizer(SynthesizerIO):
             from .fitting import compiled_model
 
             fam = self.family()
-            x0 = self._x if self._x is not None else np.full(self._X.shape[0], fam.placeholder)
+            x0, X0 = self._x, self._X
+            if x0 is None:  # loaded without the data (a model function is built from placeholders in any case)
+                n0 = self._public_size()
+                x0 = np.full(n0, fam.placeholder)
+                X0 = self._X if self._X.shape[0] == n0 else np.ones((n0, self._X.shape[1]))
             try:
-                self._cm = compiled_model(fam, x0, self._model_covariates(self._X))
+                self._cm = compiled_model(fam, x0, self._model_covariates(X0))
             except DataError as e:  # the family's check of the values, said of the user's column with its knobs
-                label = self.model if isinstance(self.model, str) else "your model function"
+                if callable(self.model):  # the check of a model function: its own message names the fix
+                    raise
+                label = self.model
                 raise DataError(f"target column {self.target!r} (model {label}): {e} Or choose a model for its "
                                 f"values: `model` (a table's `models`, keyed by column; dpsynth.models.FAMILIES "
                                 f"lists them).") from None
@@ -806,13 +831,27 @@ class Synthesizer(SynthesizerIO):
         if res.fit is not None:
             S = res.fit.n_draws
             keep = np.unique(np.linspace(0, S - 1, min(self.keep_draws, S)).round().astype(int))
-            self.draws = {k: np.asarray(v)[keep] for k, v in res.fit.draws.items()}
+            self.draws = {k: np.asarray(res.fit.draws[k])[keep] for k in self._kept_names(res.fit)}
             self._weights = np.asarray(res.weights, dtype=float)
             self._release_state = None
         else:
             self.draws, self._weights, self._release_state = None, None, res.release
         self._warn_censoring()
         return self
+
+    def _kept_names(self, fit) -> list[str]:
+        """The draws a fit keeps (and a save writes): its free parameters only for a model function (never a
+        deterministic, nor the sampler's unconstrained copies); a shipped family's deterministics too (its
+        simulator reads them; they are the package's functions of the parameters)."""
+        cm = fit.compiled
+        if cm is None:  # pragma: no cover - every model-based mechanism fits through a compiled model
+            if callable(self.model):
+                raise AssertionError("a model function's fit without its compiled model: cannot tell its parameters")
+            return list(fit.draws)
+        names = list(cm.param_names)
+        if not callable(self.model):
+            names += [d.name for d in cm.model.deterministics]
+        return [k for k in names if k in fit.draws]
 
     def _calibrate_fit(self, x: np.ndarray, seed: SeedLike, show: bool, log: list):
         """Release the target's noise-aware marginal at the budget's calibration share (``calibrate``)."""
@@ -884,7 +923,7 @@ class Synthesizer(SynthesizerIO):
             rhat_max=float(res.rhat_max), ess_min=float(res.ess_min), divergences=res.divergences,
             converged=res.converged,
             released="one posterior draw" if res.fit is not None else f"the release of {res.name}",
-            mode=self.mode,
+            mode=self.mode, condition=self._condition(),
             censored_typical=0.0 if res.bounds is None else float(res.bounds.censored_draw_share),
             draws_kept=1 if res.fit is None else min(self.keep_draws, res.fit.n_draws),
             extra=jsonable({k: v for k, v in p.extra.items() if isinstance(v, (int, float, str, bool, np.number))}),
@@ -898,6 +937,10 @@ class Synthesizer(SynthesizerIO):
             return None
         u = self.unit or 1.0
         return (b[0] * u, b[1] * u)
+
+    def _condition(self) -> str:
+        """The condition the guarantee holds under: a model function's, which no check can establish (else none)."""
+        return guarantee_condition(self.model) if callable(self.model) and self.spec.uses_model else ""
 
     def _released_size(self, seed: SeedLike = None) -> ReleaseSize | None:
         """The size of a release over the fitted records (None: a public frame must be given at release)."""
@@ -965,7 +1008,12 @@ class Synthesizer(SynthesizerIO):
             if self._simulator is None:
                 from .models import ModelSimulator
 
-                self._simulator = ModelSimulator(self._compiled())
+                cm = self._compiled()
+                extra = sorted(set(self.draws) - set(cm.param_names))
+                if extra:  # a model function's file keeps its free parameters only (never a deterministic)
+                    raise DataError(f"the draws of {qualname(self.model)} hold {extra}, which are not its free "
+                                    f"parameters {cm.param_names}: refit with this version, which keeps those only.")
+                self._simulator = ModelSimulator(cm)
             values = self._simulator({k: v[draw] for k, v in self.draws.items()}, n, X, rng)
         else:
             fam = self.family()

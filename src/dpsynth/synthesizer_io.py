@@ -88,10 +88,19 @@ class SynthesizerIO:
             "transforms": dict(self._design.transforms),
             "public_covariates": _public_columns(self.public, self.covariates, self.levels),
             "privacy": self._privacy.to_dict(),
-            "draws": None if self.draws is None else dict(self.draws),
+            "draws": None if self.draws is None else self._saved_draws(),
             "release": None if self._release_state is None else self._release_state.to_dict(),
             "calibration": None if self._calibration is None else self._calibration.to_dict(),
         })
+
+    def _saved_draws(self) -> dict:
+        """The kept draws a file holds: a model function's free parameters only (never a deterministic: it may be
+        any figure the function computed), checked again here against the compiled model when there is one."""
+        draws = dict(self.draws)
+        if callable(self.model) and self._cm is not None:
+            params = set(self._cm.param_names)
+            draws = {k: v for k, v in draws.items() if k in params}
+        return draws
 
     def save(self, path: str | os.PathLike, *, force: bool = False, include_confidential: bool = False) -> Path:
         """Write the fitted synthesizer to JSON (no pickle), owner-readable only, authenticated under the home's key.
@@ -221,6 +230,11 @@ class SynthesizerIO:
                 problems.append(f"its censoring bound M = {p.bound:.6g} is not the {M:.6g} its eps gives")
             if not p.delta <= p.bound + CENSOR_TOL:
                 problems.append(f"its Delta = {p.delta:.6g} exceeds its censoring bound M = {p.bound:.6g}")
+        want_condition = self._condition()
+        if p.condition != want_condition:
+            problems.append(f"its statement holds under the condition {p.condition!r}, but its model says "
+                            f"{want_condition!r} (a file written before a model function's guarantee was stated as "
+                            f"conditional: refit it)")
         if problems:
             raise DataError(f"{path}: refusing to load: " + "; ".join(problems) + ". The file does not match the code "
                             "that reads it; use the file `save` wrote with this version.")

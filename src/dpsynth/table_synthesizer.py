@@ -56,7 +56,7 @@ import numpy as np
 import pandas as pd
 
 from .budget import Budget, TableBudget, split_shares
-from .choice import AUTO, table_column_choice
+from .choice import AUTO, model_function_choice, table_column_choice
 from .covariates import CovariateDesign, public_rows
 from .privacy import check_neighbours
 from .release_protocol import bar, release, show_progress
@@ -242,6 +242,10 @@ class TableSynthesizer(TableSynthesizerIO):
             if self.mechanisms[t] != AUTO:
                 continue
             c = table_column_choice(self.encodings[t].kind, self.bounds[t])
+            if callable(self.models[t]):  # a model function: Censor_ref at its prior point
+                from .models.user_function import qualname
+
+                c = model_function_choice(c, qualname(self.models[t]))
             self.mechanisms[t] = c.mechanism
             if c.params:
                 self.mechanism_params[t] = {**c.params, **(self.mechanism_params[t] or {})}
