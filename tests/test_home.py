@@ -117,7 +117,7 @@ def test_every_file_the_home_writes_is_owner_only(home, tmp_path):
     try:
         with pytest.warns(NewHomeWarning):
             s = ph(wages()).fit(seed=1)
-        s.sample(seed=2)
+        s.sample(seed=2, allow_research=True)
         book("cafe01", 1.0)
     finally:
         os.umask(old)
@@ -217,7 +217,7 @@ def test_a_moved_home_is_sealed(home, tmp_path, monkeypatch):
     each home showing 3.85 while 4.8 was spent in all); the seal names B."""
     a = new_home(monkeypatch, tmp_path / "a")
     s = ph(wages()).fit(seed=1)
-    s.sample(seed=1)
+    s.sample(seed=1, allow_research=True)
     book("d1", 3.85)
     b = use(monkeypatch, tmp_path / "b")
     import_home(a)
@@ -225,7 +225,7 @@ def test_a_moved_home_is_sealed(home, tmp_path, monkeypatch):
     use(monkeypatch, a)
     where = re.escape(str(b.resolve()))
     for action, run in [("ledger append", lambda: book("d1", 0.95)), ("fit", lambda: ph(wages(seed=2)).fit(seed=3)),
-                        ("release", lambda: s.sample(seed=2)), ("save", lambda: s.save(tmp_path / "s.json"))]:
+                        ("release", lambda: s.sample(seed=2, allow_research=True)), ("save", lambda: s.save(tmp_path / "s.json"))]:
         with pytest.raises(HomeSealedError, match=rf"no {action} here: .* was moved to {where} on .*DPSYNTH_HOME="
                                                   rf"{where}") as err:
             run()
@@ -249,11 +249,11 @@ def test_a_home_with_another_key_keeps_both_ledgers_live(home, tmp_path, monkeyp
     df = wages()
     a = new_home(monkeypatch, tmp_path / "a")
     sa = ph(df, eps=1.0).fit(seed=1)
-    sa.sample(seed=1)
+    sa.sample(seed=1, allow_research=True)
     sa.save(tmp_path / "sa.json")
     new_home(monkeypatch, tmp_path / "b")
     sb = ph(df, eps=2.0).fit(seed=1)
-    sb.sample(seed=1)
+    sb.sample(seed=1, allow_research=True)
     assert sb.dataset != sa.dataset and sb.linked == []  # two keys: two ids of the same data
     with pytest.raises(KeyMismatchError):
         dpsynth.Synthesizer.load(tmp_path / "sa.json")
@@ -263,13 +263,13 @@ def test_a_home_with_another_key_keeps_both_ledgers_live(home, tmp_path, monkeyp
     again = ph(df, eps=0.5)
     assert again.dataset == sb.dataset and again.linked == [sa.dataset]  # the data at hand, named under both keys
     again.fit(seed=2)  # records the link
-    out = again.sample(seed=3)
+    out = again.sample(seed=3, allow_research=True)
     assert "total is now 3.5" in out.attrs["privacy_statement"]
     assert Ledger(sa.dataset).total() == pytest.approx(3.5) == Ledger(sb.dataset).total()
     with pytest.raises(BudgetExceeded, match="has spent eps = 3.5"):  # a file saved in A counts B's releases too
-        ph(df, eps=0.1).fit(seed=4).sample(seed=4, budget=3.55)
+        ph(df, eps=0.1).fit(seed=4).sample(seed=4, budget=3.55, allow_research=True)
     before = Ledger(sa.dataset).total()
-    loaded.sample(seed=5)  # paid before: its release adds nothing, and it books in A's ledger under A's key
+    loaded.sample(seed=5, allow_research=True)  # paid before: its release adds nothing, and it books in A's ledger under A's key
     assert Ledger(sa.dataset).total() == before
 
 

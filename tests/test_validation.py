@@ -395,15 +395,10 @@ def test_ph_accepts_data_at_the_public_lower_bound():
     assert ((r.synthetic >= 2.5) & (r.synthetic <= 10.0)).all()
 
 
-def test_ph_data_above_public_bound_not_clipped():
-    with pytest.raises(DataError, match=r"1 value\(s\) of `x` lie outside the public bounds "
-                       r"\[0.0, 1.0\] \(first at position 2\)"):
-        histogram.perturbed_histogram([0.1, 0.5, 1.5, 0.2], 1.0, upper=1.0, seed=1)
-
-
-def test_ph_data_below_public_bound_not_clipped():
-    with pytest.raises(DataError, match=r"`x` lie outside the public bounds"):
-        histogram.perturbed_histogram([-0.1, 0.5], 1.0, upper=1.0, seed=1)
+def test_ph_data_outside_the_public_bounds_are_clamped():
+    a = histogram.perturbed_histogram([0.1, 0.5, 1.5, -0.2], 1.0, upper=1.0, seed=1, bins=4)
+    b = histogram.perturbed_histogram([0.1, 0.5, 1.0, 0.0], 1.0, upper=1.0, seed=1, bins=4)
+    np.testing.assert_array_equal(a.noisy_counts, b.noisy_counts)
 
 
 def test_ph_bounds_inverted():
