@@ -177,7 +177,7 @@ def fit_one(name: str, df, eps: float, seed: int) -> dict:
                        error=f"{type(e).__name__}: {e}")
             return out
     out["seconds"] = round(time.perf_counter() - t0, 2)
-    p = s._privacy  # read even when unconverged (the public `privacy` raises then: the point of the check)
+    p = s.privacy  # the same whether or not the fit converged: the diagnostics say
     log = list(s.fit_log)
     out.update(
         model=s.model, mechanism=s.mechanism, converged=bool(p.converged), retries=retries_of(log), log=log,

@@ -43,9 +43,9 @@ s = Synthesizer(df, "wage", covariates=["region", "age"], eps=1.0, mechanism="ce
 t2 = time.perf_counter()
 s.fit(seed=1)
 t3 = time.perf_counter()
-out = s.sample(seed=2)
+out = s.sample(seed=2, allow_research=True)
 t4 = time.perf_counter()
-p = s.report_unchecked
+p = s.privacy
 print(json.dumps({"generate": t1 - t0, "construct": t2 - t1, "fit": t3 - t2, "release": t4 - t3,
                   "peak_gib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,
                   "converged": bool(p.converged), "fitted": int(p.n), "rows": len(out),

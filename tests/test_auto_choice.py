@@ -180,7 +180,7 @@ def test_the_table_never_passes_auto_down():
 def cli_args(data, out, *extra):
     # short MCMC settings, should the table pick a model (only that the command runs is checked)
     return ["fit", str(data), "--target", "y", "--eps", "2", "--draws", "200", "--tune", "200", "--chains", "1",
-            "--ess-min", "10", "--allow-unconverged", "--seed", "1", "--quiet", "--out", str(out), *extra]
+            "--ess-min", "10", "--seed", "1", "--quiet", "--out", str(out), *extra]
 
 
 def test_cli_default_is_auto_and_says_why(tmp_path, capsys):

@@ -103,7 +103,8 @@ def test_fit_release_twice_ledger_then_budget_refusal(fitted, tmp_path, capsys):
     spent = ledger.total()
     eps = EPS  # the total asked, with one record replaced (covariates carried: their rows and n are public)
     budget = str(spent + 2 * eps)
-    assert main(["release", str(syn), "--out", str(tmp_path / "r1.csv"), "--budget", budget, "--seed", "1"]) == 0
+    assert main(["release", str(syn), "--out", str(tmp_path / "r1.csv"), "--budget", budget, "--seed",
+                 "1", "--allow-research"]) == 0
     out = capsys.readouterr().out
     assert "strict DP" in out and "eps = 8 with one record replaced" in out and "Delta" not in out
     # the second release through the installed entry point's module, in a fresh process
@@ -120,6 +121,7 @@ def test_fit_release_twice_ledger_then_budget_refusal(fitted, tmp_path, capsys):
             budget,
             "--seed",
             "2",
+            "--allow-research",
         ],
         capture_output=True,
         text=True,
@@ -138,7 +140,8 @@ def test_fit_release_twice_ledger_then_budget_refusal(fitted, tmp_path, capsys):
     assert str(tmp_path / "r1.csv") in out and str(tmp_path / "r2.parquet") in out
 
     before = ledger.path.read_bytes()
-    assert main(["release", str(syn), "--out", str(tmp_path / "r3.csv"), "--budget", budget, "--seed", "3"]) == 2
+    assert main(["release", str(syn), "--out", str(tmp_path / "r3.csv"), "--budget", budget, "--seed",
+                 "3", "--allow-research"]) == 2
     line = error_line(capsys)
     assert "release refused" in line and "budget" in line
     assert not (tmp_path / "r3.csv").exists() and ledger.path.read_bytes() == before
@@ -151,7 +154,8 @@ def test_release_with_public_covariates_and_an_unseen_level(fitted, tmp_path, ca
     syn.write_bytes(fitted.read_bytes())
     pub = tmp_path / "public.parquet"
     pd.DataFrame({"region": ["north", "west"] * 5, "age": [30] * 10, "other": range(10)}).to_parquet(pub)
-    assert main(["release", str(syn), "--out", str(tmp_path / "ok.csv"), "--covariates-from", str(pub)]) == 0
+    assert main(["release", str(syn), "--out", str(tmp_path / "ok.csv"), "--covariates-from",
+                 str(pub), "--allow-research"]) == 0
     assert "10 rows, a size declared public" in capsys.readouterr().out
     ok = pd.read_csv(tmp_path / "ok.csv")
     assert list(ok.columns) == ["wage", "region", "age"] and list(ok["region"]) == ["north", "west"] * 5
@@ -159,13 +163,15 @@ def test_release_with_public_covariates_and_an_unseen_level(fitted, tmp_path, ca
     before = ledger.path.read_bytes()
     new = tmp_path / "new.csv"
     pd.DataFrame({"region": ["north", "east"], "age": [30, 40]}).to_csv(new, index=False)
-    assert main(["release", str(syn), "--out", str(tmp_path / "bad.csv"), "--covariates-from", str(new)]) == 2
+    assert main(["release", str(syn), "--out", str(tmp_path / "bad.csv"), "--covariates-from",
+                 str(new), "--allow-research"]) == 2
     line = error_line(capsys)
     assert "covariate 'region'" in line and "['east'] not seen at fit time" in line
     assert not (tmp_path / "bad.csv").exists() and ledger.path.read_bytes() == before
     # a covariate column missing from the public file
     pd.DataFrame({"region": ["north"]}).to_csv(new, index=False)
-    assert main(["release", str(syn), "--out", str(tmp_path / "bad.csv"), "--covariates-from", str(new)]) == 2
+    assert main(["release", str(syn), "--out", str(tmp_path / "bad.csv"), "--covariates-from",
+                 str(new), "--allow-research"]) == 2
     assert "column 'age'" in error_line(capsys)
     assert not (tmp_path / "bad.csv").exists()
 
@@ -175,7 +181,7 @@ def test_hand_edited_synthesizer_is_refused(fitted, tmp_path, capsys):
     doc["content"]["privacy"]["budget"]["total"] = 0.1
     syn = tmp_path / "edited.json"
     syn.write_text(json.dumps(doc))
-    assert main(["release", str(syn), "--out", str(tmp_path / "r.csv")]) == 2
+    assert main(["release", "--allow-research", str(syn), "--out", str(tmp_path / "r.csv")]) == 2
     assert "do not match their MAC" in error_line(capsys)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["edited.json"]
 
@@ -184,14 +190,15 @@ def test_hand_edited_synthesizer_is_refused(fitted, tmp_path, capsys):
 def test_an_edited_ledger_stops_the_next_release_with_one_line(fitted, tmp_path, capsys):
     syn = tmp_path / "syn.json"
     syn.write_bytes(fitted.read_bytes())
-    assert main(["release", str(syn), "--out", str(tmp_path / "r1.csv"), "--seed", "5"]) == 0
+    assert main(["release", "--allow-research", str(syn), "--out", str(tmp_path / "r1.csv"), "--seed", "5"]) == 0
     ledger = ledger_of(syn)
     saved = ledger.path.read_bytes()
     subprocess.run(["sed", "-i", 's/"guarantee": "DP"/"guarantee": "aDP"/', str(ledger.path)], check=True)
     try:
-        assert main(["release", str(syn), "--out", str(tmp_path / "r2.csv"), "--seed", "6"]) == 2
+        assert main(["release", "--allow-research", str(syn), "--out", str(tmp_path / "r2.csv"), "--seed", "6"]) == 2
         line = error_line(capsys)
-        assert f"ledger {ledger.path} line 2" in line and "restore it" in line
+        assert f"ledger {ledger.path} line 2" in line and "no release of it is booked" in line
+        assert "backup" not in line
         assert not (tmp_path / "r2.csv").exists()
         assert main(["ledger", str(syn)]) == 2
     finally:
@@ -214,7 +221,7 @@ def test_fit_with_force_replaces(tmp_path, csv, capsys):
     data = csv(wages(30))
     out = tmp_path / "s.json"
     out.write_text("{}")
-    assert main(fit_args(data, out, "--force", "--allow-unconverged")) == 0
+    assert main(fit_args(data, out, "--force")) == 0
     assert json.loads(out.read_text())["format"] == "dpsynth.synthesizer"
     err = capsys.readouterr().err
     assert "owner-readable only" in err and "CONFIDENTIAL (computed from the data; do not publish)" in err
@@ -259,7 +266,7 @@ def test_missing_data_file(tmp_path, capsys):
 
 
 def test_missing_synthesizer_file(tmp_path, capsys):
-    assert main(["release", str(tmp_path / "syn.json"), "--out", str(tmp_path / "r.csv")]) == 2
+    assert main(["release", "--allow-research", str(tmp_path / "syn.json"), "--out", str(tmp_path / "r.csv")]) == 2
     assert "SYNTH file" in error_line(capsys)
     assert main(["ledger", str(tmp_path / "syn.json")]) == 2
     assert "does not exist" in error_line(capsys)
@@ -286,7 +293,8 @@ def test_non_numeric_values(tmp_path, csv, capsys):
     data = csv(df)
     assert main(fit_args(data, tmp_path / "syn.json")) == 2
     line = error_line(capsys)
-    assert "column 'wage' (--target)" in line and "non-numeric value 'twelve' at row 4" in line
+    assert "target column 'wage' holds numbers and text: 1 of 10 value(s) are not numbers (first at row 4: " \
+           "'twelve'). Clean or convert the column" in line
     df.loc[4, "wage"] = "n/a"  # read as missing
     data = csv(df)
     assert main(fit_args(data, tmp_path / "syn.json")) == 2
@@ -317,7 +325,7 @@ def test_values_outside_the_support(tmp_path, csv, capsys):
     assert_nothing_written(tmp_path, data)
 
 
-def test_values_above_the_public_bound(tmp_path, csv, capsys):
+def test_values_above_the_public_bound_are_clamped(tmp_path, csv, capsys):
     df = wages(10)
     df.loc[2, "wage"] = 50.0
     data = csv(df)
@@ -342,9 +350,37 @@ def test_values_above_the_public_bound(tmp_path, csv, capsys):
         "--out",
         str(tmp_path / "syn.json"),
     ]
-    assert main(args) == 2
-    line = error_line(capsys)
-    assert "column 'wage' (--target)" in line and "above the public bound --upper = 10" in line and "row 2" in line
+    assert main(args) == 0  # public bounds clamp, never refuse: a refusal would tell whether one record lies outside
+    out, err = capsys.readouterr()
+    assert "values outside the public bounds [0, 10] are clamped to them" in out
+    assert "1 value(s) clamped to the public bounds" in err and "CONFIDENTIAL" in err  # for the data holder only
+    assert "clamped to the public bounds" not in out.replace("are clamped to them", "")
+
+
+#: Bad input the command line refuses in one line before the home is touched, and the message (the API's own).
+BAD_DATA = {
+    "a value beyond float32": (lambda df: df.assign(wage=df["wage"].where(df.index != 3, 1e300)),
+                               "target column 'wage' has the value 1e+300 at row 3, beyond what dpsynth holds"),
+    "a covariate beyond float32": (lambda df: df.assign(age=df["age"].astype(float).where(df.index != 4, 1e39)),
+                                   "covariate 'age' has the value 1e+39 at row 4"),
+    "NaN in a covariate": (lambda df: df.assign(age=df["age"].astype(float).where(df.index != 2)),
+                           "covariate 'age' has missing"),
+    "one record": (lambda df: df.iloc[:1], "`data` has 1 record(s); synthesis needs at least 2"),
+    "a constant target": (lambda df: df.assign(wage=3.0), "holds the same value in every record: the lognormal model"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_DATA))
+def test_bad_data_is_refused_as_by_the_api_before_the_home_is_touched(tmp_path, csv, capsys, monkeypatch, case):
+    """Acceptance (C): the command line and the API apply the same checks (dpsynth.validation), all of them before the
+    home (its key, its ledgers) is touched."""
+    make, message = BAD_DATA[case]
+    home = tmp_path / "fresh-home"
+    monkeypatch.setenv("DPSYNTH_HOME", str(home))
+    data = csv(make(wages(10)))
+    assert main(fit_args(data, tmp_path / "syn.json")) == 2
+    assert message in error_line(capsys)
+    assert not home.exists()
     assert_nothing_written(tmp_path, data)
 
 
@@ -358,7 +394,7 @@ def test_bad_arguments_are_one_line_errors(tmp_path, csv, capsys):
     assert "pass eps=" in error_line(capsys)
     assert main(fit_args(data, tmp_path / "syn.txt")) == 2
     assert "--out" in error_line(capsys)
-    assert main(["release", str(tmp_path / "s.json"), "--out", str(tmp_path / "r.xlsx")]) == 2
+    assert main(["release", "--allow-research", str(tmp_path / "s.json"), "--out", str(tmp_path / "r.xlsx")]) == 2
     assert ".csv or .parquet" in error_line(capsys)
     assert main(["fit", str(data), "--target", "wage"]) == 2  # argparse usage error, no traceback
     assert "required" in capsys.readouterr().err
@@ -400,7 +436,7 @@ def test_ph_fit_saves_atomically_and_releases(tmp_path, csv, capsys):
     assert "privacy budget: eps = 1 with one record replaced" in cap.err  # printed before the fit
     assert "fitting lognormal / ph (50 records, mechanism ph, total eps = 1" in cap.err and "done in" in cap.err
     assert_nothing_written(tmp_path, data, syn)
-    assert main(["release", str(syn), "--out", str(tmp_path / "r.csv"), "--seed", "1"]) == 0
+    assert main(["release", "--allow-research", str(syn), "--out", str(tmp_path / "r.csv"), "--seed", "1"]) == 0
     assert pd.read_csv(tmp_path / "r.csv")["wage"].between(0, 10).all()
 
 
@@ -463,7 +499,7 @@ def test_a_categorical_target_through_fit_release_and_report(tmp_path, csv, caps
     err = capsys.readouterr().err
     assert "model: multinomial, chosen from column 'mode''s type" in err and "'ferry'" in err
     out = tmp_path / "released.csv"
-    assert main(["release", str(syn), "--out", str(out), "--seed", "3", "--quiet"]) == 0
+    assert main(["release", "--allow-research", str(syn), "--out", str(out), "--seed", "3", "--quiet"]) == 0
     released = pd.read_csv(out)
     assert list(released.columns) == ["mode", "z"] and set(released["mode"]) <= {"walk", "bus", "car", "ferry"}
     assert main(["report", str(syn), "--data", str(data), "--released", str(out), "--out", str(tmp_path / "r")]) == 0
@@ -551,7 +587,7 @@ def test_a_table_through_fit_release_and_ledger(tmp_path, csv, capsys):
     statement = capsys.readouterr().out
     assert "Whole-table release of 3 confidential column(s)" in statement and "Split: income:" in statement
     out = tmp_path / "released.csv"
-    assert main(["release", str(syn), "--out", str(out), "--seed", "4", "--quiet"]) == 0
+    assert main(["release", "--allow-research", str(syn), "--out", str(out), "--seed", "4", "--quiet"]) == 0
     released = pd.read_csv(out)
     assert list(released.columns) == ["income", "visits", "mode", "z", "region"]
     assert set(released["mode"]) <= {"bus", "car", "walk"} and released["visits"].dtype == np.int64

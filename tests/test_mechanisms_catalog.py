@@ -188,9 +188,9 @@ def test_toy_mechanism_fits_through_the_synthesizer(toy):
     df = pd.DataFrame({"wage": rng.lognormal(0.0, 0.3, 80)})
     s = Synthesizer(df, "wage", model="lognormal", mechanism="toy_half", eps=2.0,
                     mechanism_params={"toy_weight_x": 0.25}, sampler={"draws": 300, "tune": 300},
-                    model_params={"mu_prior_sd": 2.0, "sigma_prior_scale": 1.0}, allow_unconverged=True, n_release=80)
+                    model_params={"mu_prior_sd": 2.0, "sigma_prior_scale": 1.0}, n_release=80)
     s.fit(seed=1)
     p = s.privacy
     assert (p.mechanism, p.name, p.guarantee, p.eps, p.relation) == ("toy_half", "Toy-half", "DP", 2.0, "remove")
     assert p.delta <= 1.0 + 1e-9
-    assert len(s.sample(seed=2)) == 80
+    assert len(s.sample(allow_research=True, seed=2)) == 80

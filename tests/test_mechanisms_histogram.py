@@ -213,9 +213,11 @@ def test_top_coded_value_equal_to_public_upper_bound_is_accepted():
     assert r.synthetic.size == 4 and r.synthetic.max() <= 500.0
 
 
-def test_value_above_public_upper_bound_still_refused():
-    with pytest.raises(DataError, match=r"`x` lie outside the public bounds"):
-        perturbed_histogram(np.array([10.0, 500.5]), 1.0, upper=500.0, seed=3)
+def test_values_outside_the_public_bounds_are_clamped_not_refused():
+    out = perturbed_histogram(np.array([10.0, 500.5, -3.0]), 1.0, upper=500.0, seed=3, bins=5)
+    same = perturbed_histogram(np.array([10.0, 500.0, 0.0]), 1.0, upper=500.0, seed=3, bins=5)
+    np.testing.assert_array_equal(out.noisy_counts, same.noisy_counts)  # the clamp, then the mechanism
+    assert ((out.synthetic >= 0.0) & (out.synthetic <= 500.0)).all()
 
 
 def test_seed_sequence_is_not_mutated_and_gives_the_same_result():

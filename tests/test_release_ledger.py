@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import multiprocessing as mp
+import os
 import subprocess
 
 import numpy as np
@@ -33,7 +34,7 @@ def _book(led: Ledger, **kw) -> dict:
 
 @pytest.fixture
 def led(tmp_path) -> Ledger:
-    return Ledger("a1b2c3", folder=tmp_path)
+    return Ledger("a1b2c3", folder=tmp_path / "ledgers")  # its high-water record beside it, in tmp_path
 
 
 # ----------------------------------------------------------------------------------- the data set id
@@ -164,7 +165,7 @@ def test_an_edited_ledger_stops_the_next_release(led, edit):
     with pytest.raises(LedgerError) as err:
         _book(led, spend=1.0, draw=2)
     msg = str(err.value)
-    assert "\n" not in msg and "restore" in msg.lower()
+    assert "\n" not in msg and "no release" in msg and "backup" not in msg.lower()
     with pytest.raises(LedgerError):
         led.total()
 
@@ -237,12 +238,78 @@ def _release_under_budget(folder, worker: int, k: int, budget: float) -> None:
 
 def test_concurrent_releases_are_serialised_and_never_overspend(tmp_path):
     ctx = mp.get_context("spawn")
-    procs = [ctx.Process(target=_release_under_budget, args=(tmp_path, w, 40, 50.0)) for w in range(2)]
+    procs = [ctx.Process(target=_release_under_budget, args=(tmp_path / "ledgers", w, 40, 50.0)) for w in range(2)]
     for p in procs:
         p.start()
     for p in procs:
         p.join(120)
-    led = Ledger("feedbeef", folder=tmp_path)
+    led = Ledger("feedbeef", folder=tmp_path / "ledgers")
     recs = led.records()  # the chain verifies: no line interleaved or lost
     assert len(recs) == 51 and led.total() == pytest.approx(50.0)
     assert np.all(np.diff([r["seq"] for r in recs]) == 1)
+
+
+# ----------------------------------------------------------------------------------- the high-water record
+
+
+PUT_BACK = {
+    "the ledger and its head file": ("a1b2c3.jsonl", HEADS_FILE),
+    "the ledger alone": ("a1b2c3.jsonl",),
+    "the head file alone": (HEADS_FILE,),
+}
+
+
+@pytest.mark.parametrize("what", list(PUT_BACK))
+def test_an_older_copy_is_refused(led, tmp_path, what):
+    """Acceptance (c): a ledger or a head file older than the home's record (outside the ledgers folder) is refused in
+    one line saying what happened."""
+    import shutil
+
+    _book(led, spend=1.0)
+    earlier = tmp_path / "earlier"
+    shutil.copytree(led.path.parent, earlier)
+    _book(led, spend=2.0, draw=1)
+    for name in PUT_BACK[what]:
+        shutil.copy2(earlier / name, led.path.parent / name)
+    with pytest.raises(LedgerError) as err:
+        led.total()
+    msg = str(err.value)
+    assert "\n" not in msg and "backup" not in msg.lower()
+    if what == "the ledger and its head file":  # consistent with each other: only the record tells
+        assert "reached line 3 (total eps = 3)" in msg and "older copy" in msg
+    if what == "the head file alone":
+        assert "records line 2 of ledger" in msg and "the head file was replaced by an older copy" in msg
+    with pytest.raises(LedgerError):
+        _book(led, spend=1.0, draw=2)
+
+
+def test_a_ledger_written_group_readable_becomes_owner_only(led):
+    _book(led)
+    os.chmod(led.path, 0o644)
+    _book(led, draw=1)
+    for p in led.path.parent.iterdir():
+        assert p.stat().st_mode & 0o777 == 0o600, p
+    assert led.path.parent.stat().st_mode & 0o777 == 0o700
+
+
+def test_linked_ledgers_count_together(tmp_path, monkeypatch):
+    """A data set's ids under two keys of one home: a synthesizer that knows both (``linked``), or a link a fit
+    recorded in the home, sums both ledgers; their relations must agree."""
+    from dpsynth.release.home import NewHomeWarning, secret_key
+    from dpsynth.release.ledger import link_datasets
+
+    monkeypatch.setenv("DPSYNTH_HOME", str(tmp_path / "home"))
+    with pytest.warns(NewHomeWarning):
+        secret_key()
+    _book(Ledger("aa11"), spend=1.0)
+    _book(Ledger("bb22"), spend=2.0)
+    assert Ledger("aa11").total() == 1.0 and Ledger("aa11", linked=["bb22"]).total() == 3.0
+    with Ledger("aa11", linked=["bb22"]).locked() as b:
+        assert b.total() == 3.0 and len(b.charged()) == 1  # both books' charges (the same key in both here)
+    link_datasets(["bb22", "aa11"])
+    assert Ledger("aa11").total() == Ledger("bb22").total() == 3.0 and Ledger("bb22").group() == ["bb22", "aa11"]
+    assert "counted with the ledgers of the same data under the other keys of this home: aa11" in \
+        Ledger("bb22").summary()
+    _book(Ledger("cc33"), spend=1.0, relation="replace")
+    with pytest.raises(RelationMismatch), Ledger("aa11", linked=["cc33"]).locked() as b:
+        b.check_relation("remove")

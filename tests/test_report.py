@@ -259,7 +259,7 @@ def ph():
     df = wages(300)
     s = Synthesizer(df, "wage", covariates=["region", "age"], model="lognormal", mechanism="ph", eps=1.0,
                     mechanism_params={"lower": 0, "upper": 20}).fit(seed=1)
-    return df, s, s.sample(seed=2)
+    return df, s, s.sample(allow_research=True, seed=2)
 
 
 def test_synthesizer_report_uses_its_data_statement_and_diagnostics(ph, tmp_path):
@@ -371,8 +371,8 @@ def test_report_of_a_fitted_lognormal_regression_by_method_and_cli(tmp_path, cap
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         s = Synthesizer(df, "wage", covariates=["region", "age"], model="lognormal_regression", mechanism="censor_uw",
-                        eps=4, sampler={"draws": 300, "tune": 300}, allow_unconverged=True).fit(seed=1)
-        released = s.sample(seed=2, allow_unusable=True)
+                        eps=4, sampler={"draws": 300, "tune": 300}).fit(seed=1)
+        released = s.sample(allow_research=True, seed=2, allow_unusable=True)
     path = s.report(released, tmp_path / "method")
     page = path.read_text(encoding="utf-8")
     assert BANNER in page and "Censor_uw" in page and "n = 150" in page
@@ -444,8 +444,8 @@ def test_the_report_combines_the_regression_over_several_releases(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         s = Synthesizer(df, "wage", covariates=["z"], mechanism="censor_ref", eps=8.0, progress=False,
-                        sampler={"draws": 300, "tune": 300}, allow_unconverged=True).fit(seed=1)
-    sets = [s.sample(seed=k) for k in range(5)]
+                        sampler={"draws": 300, "tune": 300}).fit(seed=1)
+    sets = [s.sample(allow_research=True, seed=k) for k in range(5)]
     page = s.report(sets, tmp_path / "rep").read_text()
     assert "Intervals combined over the 5 released data sets" in page and "Table 2b." in page
     assert "combined intervals cover the confidential estimate" in page

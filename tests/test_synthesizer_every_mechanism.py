@@ -54,7 +54,7 @@ def test_every_mechanism_through_the_synthesizer(key):
     spec = mechanisms.get(key)
     df = frame()
     kw = dict(covariates=["region"], model="lognormal_regression", mechanism=key, eps=EPS if spec.takes_eps else None,
-              mechanism_params=PARAMS.get(key), model_params=PRIORS, sampler=SAMPLER, allow_unconverged=True)
+              mechanism_params=PARAMS.get(key), model_params=PRIORS, sampler=SAMPLER)
     if not spec.runnable:
         with pytest.raises(Exception, match=spec.not_runnable[:30]):
             Synthesizer(df, "wage", **kw)
@@ -70,7 +70,7 @@ def test_every_mechanism_through_the_synthesizer(key):
         assert p.eps == pytest.approx(EPS) and p.budget.size + p.budget.reference + p.budget.draw == pytest.approx(EPS)
     if np.isfinite(p.bound) and spec.guarantee == "DP":  # a censored likelihood: Delta <= M on every fit
         assert p.delta <= p.bound + 1e-9 and p.bound == pytest.approx(p.budget.draw / 4)  # two-signed, replaced
-    out = s.sample(seed=2, allow_unusable=True)  # booked in the data set's ledger
+    out = s.sample(allow_research=True, seed=2, allow_unusable=True)  # booked in the data set's ledger
     assert list(out.columns) == ["wage", "region"] and len(out) == N
     assert (out["wage"] >= 0).all()
     assert out.attrs["mechanism"] == key and out.attrs["accounted"]
@@ -79,7 +79,7 @@ def test_every_mechanism_through_the_synthesizer(key):
 def _cli_args(key: str, data, tmp_path) -> list[str]:
     args = ["fit", str(data), "--target", "wage", "--covariates", "region", "--model", "lognormal_regression",
             "--mechanism", key, "--eps", str(EPS), "--draws", str(SAMPLER["draws"]), "--tune", str(SAMPLER["tune"]),
-            "--allow-unconverged", "--model-param", "beta_sd=2", "--model-param", "sigma_prior_scale=1",
+            "--model-param", "beta_sd=2", "--model-param", "sigma_prior_scale=1",
             "--seed", "1", "--out", str(tmp_path / "s.json")]
     for name, value in PARAMS.get(key, {}).items():
         flag = "--" + name.replace("_", "-")
@@ -100,7 +100,8 @@ def test_every_strictly_dp_mechanism_through_the_cli(key, tmp_path, capsys):
     saved = json.loads((tmp_path / "s.json").read_text())["content"]
     assert saved["privacy"]["mechanism"] == key and saved["privacy"]["guarantee"] == "DP"
     out = tmp_path / "release.csv"
-    assert cli.main(["release", str(tmp_path / "s.json"), "--out", str(out), "--seed", "2", "--allow-unusable"]) == 0
+    assert cli.main(["release", "--allow-research",
+                     str(tmp_path / "s.json"), "--out", str(out), "--seed", "2", "--allow-unusable"]) == 0
     released = pd.read_csv(out)
     assert len(released) == N and np.isfinite(released["wage"]).all()
     loaded = Synthesizer.load(tmp_path / "s.json")

@@ -395,15 +395,10 @@ def test_ph_accepts_data_at_the_public_lower_bound():
     assert ((r.synthetic >= 2.5) & (r.synthetic <= 10.0)).all()
 
 
-def test_ph_data_above_public_bound_not_clipped():
-    with pytest.raises(DataError, match=r"1 value\(s\) of `x` lie outside the public bounds "
-                       r"\[0.0, 1.0\] \(first at position 2\)"):
-        histogram.perturbed_histogram([0.1, 0.5, 1.5, 0.2], 1.0, upper=1.0, seed=1)
-
-
-def test_ph_data_below_public_bound_not_clipped():
-    with pytest.raises(DataError, match=r"`x` lie outside the public bounds"):
-        histogram.perturbed_histogram([-0.1, 0.5], 1.0, upper=1.0, seed=1)
+def test_ph_data_outside_the_public_bounds_are_clamped():
+    a = histogram.perturbed_histogram([0.1, 0.5, 1.5, -0.2], 1.0, upper=1.0, seed=1, bins=4)
+    b = histogram.perturbed_histogram([0.1, 0.5, 1.0, 0.0], 1.0, upper=1.0, seed=1, bins=4)
+    np.testing.assert_array_equal(a.noisy_counts, b.noisy_counts)
 
 
 def test_ph_bounds_inverted():
@@ -689,3 +684,71 @@ def test_fit_sampler_must_be_a_sampler_config(poisson_cm, sampler):
 def test_fit_rejects_nan_bound(poisson_cm):
     with pytest.raises(DataError, match=r"`bound` must be finite and > 0; got nan"):
         poisson_cm.fit([1.0, 2.0], bound=float("nan"))
+
+
+# --------------------------------------------------------------------------------------------
+# checks of a confidential column, shared by the API and the command line
+# --------------------------------------------------------------------------------------------
+
+
+def test_fewer_than_two_records_are_refused_naming_data():
+    import pandas as pd
+
+    from dpsynth.validation import check_table_columns
+
+    for n in (0, 1):
+        with pytest.raises(DataError, match=rf"`data` has {n} record\(s\); synthesis needs at least 2") as err:
+            check_table_columns(pd.DataFrame({"y": [1.5] * n}), "y", None)
+        assert "\n" not in str(err.value)
+    assert check_table_columns(pd.DataFrame({"y": [1.5, 2.5]}), "y", None) == []
+
+
+def test_a_number_beyond_float32_is_refused_naming_the_column_and_row():
+    import pandas as pd
+
+    from dpsynth.validation import MAX_MAGNITUDE, check_magnitude
+
+    s = pd.Series([1.0, 2.0, 1e300, -1e300], name="wage")
+    with pytest.raises(DataError, match=r"target column 'wage' has the value 1e\+300 at row 2, beyond what dpsynth "
+                                        r"holds .*Rescale the column"):
+        check_magnitude(s, "wage", "target column")
+    with pytest.raises(DataError, match=r"at row 'c'"):  # the row is the frame's own label
+        check_magnitude(pd.Series([1.0, 2.0, -1e39], index=["a", "b", "c"]), "x")
+    check_magnitude(pd.Series([MAX_MAGNITUDE, -MAX_MAGNITUDE, np.nan, np.inf]), "x")  # the rest is for other checks
+    check_magnitude(pd.Series(["1e300", "a"]), "x")  # text is for the text checks
+
+
+def test_numbers_with_some_text_are_refused_naming_the_first_offending_row():
+    import pandas as pd
+
+    from dpsynth.validation import check_numeric_text
+
+    mixed = pd.Series([1.5, 2.0, "n/a", 4.0, "7.5", None], dtype=object)
+    with pytest.raises(DataError, match=r"target column 'wage' holds numbers and text: 1 of 5 value\(s\) are not "
+                                        r"numbers \(first at row 2: 'n/a'\)\. Clean or convert the column") as err:
+        check_numeric_text(mixed, "wage")
+    assert "\n" not in str(err.value)
+    with pytest.raises(DataError, match=r"first at row 1: 'oops'"):  # as a CSV reads it: text throughout
+        check_numeric_text(pd.Series(["3", "oops", "5", "6.5"]), "visits")
+    check_numeric_text(pd.Series(["a", "b", "3"]), "y")  # mostly text: a categorical column, left to its checks
+    check_numeric_text(pd.Series(["1", "2"]), "y")  # numbers written as text: left to their own message
+    check_numeric_text(pd.Series([True, False]), "y")
+    check_numeric_text(pd.Series(pd.Categorical(["1", "x", "2"])), "y")
+
+
+@pytest.mark.parametrize("model", ["lognormal", "lognormal_regression", "lognormal_mixture", "beta",
+                                   "beta_regression", "negbin", "poisson"])
+def test_a_constant_column_is_refused_for_a_family_that_cannot_fit_it(model):
+    from dpsynth.validation import check_not_constant
+
+    with pytest.raises(DataError, match=rf"target column 'y' holds the same value in every record: the {model} model "
+                                        rf"cannot fit a constant column .*Drop the column, or give public bounds"):
+        check_not_constant(np.full(10, 3.0), "y", model)
+    check_not_constant(np.array([3.0, 3.0, 4.0]), "y", model)
+
+
+def test_a_constant_column_is_fine_for_other_models():
+    from dpsynth.validation import check_not_constant
+
+    check_not_constant(np.zeros(5), "y", "multinomial")
+    check_not_constant(np.zeros(5), "y", lambda x: x)

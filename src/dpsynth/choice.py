@@ -26,6 +26,7 @@ from importlib import resources
 from .validation import DataError
 
 __all__ = ["AUTO", "is_auto", "NARROW_COUNT", "SMALL_N", "Choice", "table_column_choice", "column_choice",
+           "model_function_choice",
            "decision_table",
            "situation_of", "SITUATIONS"]
 
@@ -114,6 +115,24 @@ def table_column_choice(kind: str, bounds=None) -> Choice:
                       "data, to map it onto a DP marginal)")
     return Choice("censor_ref", {}, dict(b), f"{what}: the unit-free censored regression on every earlier column, "
                   "its values mapped by rank onto the column's DP marginal on the public bounds")
+
+
+def model_function_choice(base: Choice, function: str) -> Choice:
+    """What ``auto`` picks for a user's model function: Censor_ref with ``reference="prior"``.
+
+    The decision table's pick (``base``) compares shipped families and model-free releases; the user asked
+    for their model, which a model-free pick would drop, and which has neither the saturated reference of
+    a shipped family (the default ``"record"``) nor a reference scale (``"dp_median"``). The unit-free
+    censored likelihood with each record's window at its term at the model's own prior point needs no
+    flag and nothing of the data (:mod:`dpsynth.mechanisms.censored_reference`). A calibration the table's
+    cell asked for (with public bounds) is kept.
+    """
+    calibrate = base.calibrate  # set by a pick of the censored model alone (calibrated to the DP marginal)
+    reason = (f"{base.reason}; a model function was given ({function}), so the unit-free censored likelihood "
+              f"(Censor_ref) with reference='prior' instead: each record's window at its term at the model's own "
+              f"prior point, public and free (the record-wise reference needs a shipped family's saturated term, a "
+              f"DP median its reference scale; --reference / reference= names another)")
+    return Choice("censor_ref", {"reference": "prior"}, calibrate, reason)
 
 
 # --------------------------------------------------------------------------------------------

@@ -7,9 +7,10 @@
                 [--neighbours remove|replace] [--unit U] [--offset O] [--draws N --tune N --chains N]
                 [--sep SEP] [--seed S] [--force] --out SYNTH.json
     dpsynth release SYNTH.json --out OUT.csv|OUT.parquet [--covariates-from DATA] [--budget B]
-                [--seed S] [--force] [--allow-unusable]
+                [--seed S --allow-research] [--force] [--allow-unusable]
     dpsynth ledger SYNTH.json
     dpsynth report SYNTH.json --data DATA --released OUT.csv --out DIR [--force] [--sep SEP]
+    dpsynth home [import OLD_HOME]
 
 DATA is read as CSV (any separator with ``--sep``; a byte-order mark is handled) or Parquet by its
 extension. ``fit`` saves the synthesizer (JSON with a SHA-256, owner-readable only: it holds
@@ -22,7 +23,9 @@ public bounds ``--lower``/``--upper`` if given; the reason is printed (``auto: .
 confidential data set the synthesizer was fitted on (copies of a synthesizer share it); with
 ``--budget`` a release that would bring the strict-DP spend above it is refused. ``report`` writes
 a CONFIDENTIAL page (``DIR/report.html`` and its figures) that sets a release against the
-confidential data, for the data holder (:mod:`dpsynth.report`). No command
+confidential data, for the data holder (:mod:`dpsynth.report`). ``home`` shows this home (its
+key ids, and whether it was moved); ``home import OLD_HOME`` merges another home's keys and ledgers
+here, never lowering a total, and seals it (:func:`dpsynth.release.ledger.import_home`). No command
 overwrites a file without ``--force`` or creates a folder. Every failure prints one line
 ``dpsynth: error: ...``, exits with code 2 and writes nothing.
 """
@@ -40,7 +43,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .choice import AUTO, is_auto
-from .validation import DataError
+from .validation import DataError, check_magnitude, check_numeric_text
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -155,11 +158,13 @@ def _numeric_target(s: pd.Series, source: str, flag: str = "--target-levels") ->
             f"those rows."
         )
     if pd.api.types.is_numeric_dtype(s):
+        check_magnitude(s, str(s.name), "target column")  # the rule the API applies (dpsynth.validation)
         return s
     text = s.astype("string")
     num = pd.to_numeric(text.str.strip(), errors="coerce")
     bad = num.isna() & text.notna()
     if not bad.any():
+        check_magnitude(num, str(s.name), "target column")
         return num.astype(float)
     vals = text[bad]
     thou = vals.str.strip().str.match(_THOUSANDS)
@@ -186,10 +191,10 @@ def _numeric_target(s: pd.Series, source: str, flag: str = "--target-levels") ->
             f"categorical, declare its public levels, e.g. {shown} (the values found in the "
             f"file; list every level that exists publicly, whether it occurs here or not)."
         )
-    raise CLIError(
-        f"column {s.name!r} (--target) in {source} has non-numeric value {vals[i]!r} at row {i} "
-        f"({int(bad.sum())} such row(s)); the target must be a number in every row: fix or drop those "
-        f"rows."
+    check_numeric_text(s, str(s.name))  # mostly numbers, some text: the API's message (dpsynth.validation)
+    raise CLIError(  # pragma: no cover - the check above refuses what is left
+        f"column {s.name!r} (--target) in {source} has non-numeric value {vals[i]!r} at row {i}; the target must be "
+        f"a number in every row: fix or drop those rows."
     )
 
 
@@ -261,8 +266,9 @@ def _given_mechanism_flags(a: argparse.Namespace) -> list[str]:
     return ["--" + n.replace("_", "-") for n in catalog.cli_params() if getattr(a, f"mp_{n}", None) is not None]
 
 
-def _auto_choice(a: argparse.Namespace, data: pd.DataFrame, covs: Sequence[str], levels):
-    """``--mechanism auto``: the decision table's choice from public facts (as ``Synthesizer(mechanism="auto")``)."""
+def _auto_choice(a: argparse.Namespace, data: pd.DataFrame, covs: Sequence[str], levels, model=None):
+    """``--mechanism auto``: the decision table's choice from public facts (as ``Synthesizer(mechanism="auto")``);
+    with a model function (``--model module:function``), Censor_ref at the model's prior point."""
     from .synthesizer import auto_choice, check_bounds
     from .target import TargetEncoding
 
@@ -280,7 +286,8 @@ def _auto_choice(a: argparse.Namespace, data: pd.DataFrame, covs: Sequence[str],
                            f"categorical (its levels are its range). Remove them.")
         bounds = check_bounds(None if lower is None else (lower, upper), kind)
         relation = a.neighbours or ("replace" if covs else "remove")
-        choice = auto_choice(kind, a.eps, n=len(data), has_covariates=bool(covs), relation=relation, bounds=bounds)
+        choice = auto_choice(kind, a.eps, n=len(data), has_covariates=bool(covs), relation=relation, bounds=bounds,
+                             model_function=a.model if callable(model) else None)
     except DataError as e:
         raise CLIError(_as_flags(str(e), a.target).replace("`bounds`", "--lower/--upper")) from None
     return choice, bounds
@@ -363,10 +370,8 @@ def _cmd_fit_table(a: argparse.Namespace) -> int:
             size_eps=a.size_eps,
             keep_draws=max(a.keep_draws, a.releases),
             releases=a.releases,
-            retries=a.retries,
             progress=not a.quiet,
             censor_warn_share=a.censor_warn_share,
-            allow_unconverged=a.allow_unconverged,
         )
     except DataError as e:
         raise CLIError(_as_flags(str(e), ", ".join(targets)).replace("`targets`", "--targets")) from None
@@ -441,7 +446,7 @@ def _cmd_fit(a: argparse.Namespace) -> int:
     model = None if a.model is None else _resolve_model(a.model)
     choice = None
     if auto:  # resolved here, so that the mechanism's flags are checked against the mechanism chosen
-        choice, bounds = _auto_choice(a, data, covs, levels)
+        choice, bounds = _auto_choice(a, data, covs, levels, model)
         spec = catalog.get(choice.mechanism)
         consumed = ("lower", "upper") if bounds is not None and "lower" not in spec.params else ()
         mp = _mechanism_params(a, spec, read_frame, consumed=consumed, chosen=" (chosen by --mechanism auto)")
@@ -474,13 +479,11 @@ def _cmd_fit(a: argparse.Namespace) -> int:
             offset=a.offset,
             sampler=sampler,
             censor_warn_share=a.censor_warn_share,
-            allow_unconverged=a.allow_unconverged,
             neighbours=a.neighbours,
             n_release=a.n_release,
             size_eps=a.size_eps,
             keep_draws=max(a.keep_draws, a.releases),
             releases=a.releases,
-            retries=a.retries,
             progress=not a.quiet,
             calibrate=None if choice is None else choice.calibrate,
         )
@@ -533,7 +536,7 @@ def _cmd_fit(a: argparse.Namespace) -> int:
             continue
         seen.add(msg)
         _progress(f"warning: {msg}")
-    p = s.privacy  # raises UnconvergedError (reported as an error) unless --allow-unconverged
+    p = s.privacy
     s.save(out, force=a.force)
     _progress(f"saved {out}, owner-readable only: {p.worth()}")
     _progress(p.diagnostics())
@@ -575,10 +578,11 @@ def _cmd_release(a: argparse.Namespace) -> int:
         _check_columns(src, s.covariates, {c: "a covariate of the synthesizer" for c in s.covariates}, source)
         public = src
     try:
-        df = s.release(a.out, budget=a.budget, seed=a.seed, data=public, force=a.force, allow_unusable=a.allow_unusable)
+        df = s.release(a.out, budget=a.budget, seed=a.seed, data=public, force=a.force, allow_unusable=a.allow_unusable,
+                       allow_research=a.allow_research)
     except DataError as e:
         raise CLIError(" ".join(str(e).split())) from None
-    book = Ledger(s.dataset)
+    book = Ledger(s.dataset, linked=s.linked)
     _progress(f"released {len(df)} records to {a.out}; booked in the ledger of data set {s.dataset} ({book.path})")
     print(df.attrs["privacy_statement"])
     left = "" if a.budget is None else f" of budget {a.budget:g}"
@@ -593,7 +597,7 @@ def _cmd_ledger(a: argparse.Namespace) -> int:
     from .release.ledger import Ledger
 
     s = _load(a.synth)
-    book = Ledger(s.dataset)
+    book = Ledger(s.dataset, linked=s.linked)
     for r in book.releases():
         paid = ", ".join(f"{w} {e:.4g}" for _, w, e, _ in r["charges"]) or "nothing new"
         print(
@@ -684,16 +688,28 @@ def _cmd_report(a: argparse.Namespace) -> int:
 
 def _cmd_home(a: argparse.Namespace) -> int:
     from .paths import dpsynth_home
-    from .release.home import has_key, import_home, key_id
+    from .release.home import has_key, key_id, keyring, seal_of
+    from .release.ledger import import_home
 
+    home = dpsynth_home()
     if a.action == "import":
         if a.source is None:
             raise CLIError("dpsynth home import OLD_HOME: give the folder of the home to move here.")
-        home = import_home(a.source, force=a.force)
-        print(f"moved {a.source} here: {home} holds its key (id {key_id()}) and its ledgers")
+        lines = import_home(a.source)
+        print(f"merged {a.source} into {home} (key id {key_id()}); no total went down")
+        for line in lines:
+            print(f"  {line}")
+        print(f"sealed: {a.source} (nothing is fitted, released, saved or booked there any more)")
         return 0
-    home = dpsynth_home()
     print(f"dpsynth home: {home}" + (f", key id {key_id()}" if has_key() else ", no key yet"))
+    if has_key():
+        others = list(keyring())[1:]
+        if others:
+            print(f"keys of homes moved here: {', '.join(others)}")
+    seal = seal_of()
+    if seal is not None:
+        print(f"sealed: moved to {seal['moved_to']} on {seal['time']}" + ("" if seal["verified"] else
+                                                                           " (the seal does not verify)"))
     return 0
 
 
@@ -806,11 +822,6 @@ def _parser() -> argparse.ArgumentParser:
         help="warn when a censored fit censors more than this share of records (default 0.5)",
     )
     f.add_argument(
-        "--allow-unconverged",
-        action="store_true",
-        help="save a fit that failed its convergence checks (its statement says so)",
-    )
-    f.add_argument(
         "--neighbours",
         choices=("remove", "replace"),
         help="neighbour relation of the statement and the "
@@ -829,13 +840,6 @@ def _parser() -> argparse.ArgumentParser:
         metavar="E",
         help="share of --eps for the DP count of the released size (one record removed, no public size), charged "
         "once (default 5%% of --eps)",
-    )
-    f.add_argument(
-        "--retries",
-        type=int,
-        default=2,
-        metavar="R",
-        help="refit a fit that fails its convergence checks with twice the draws, at most R times (default 2)",
     )
     f.add_argument(
         "--keep-draws",
@@ -857,7 +861,9 @@ def _parser() -> argparse.ArgumentParser:
                    "refused: they would not be released)")
     f.add_argument("--thousands", metavar="SEP", help="thousands separator used in a CSV (e.g. ',')")
     f.add_argument("--sep", metavar="SEP", help="column separator of a CSV (default ','; e.g. ';')")
-    f.add_argument("--seed", type=int, help="seed of the fit")
+    f.add_argument("--seed", type=int, help="seed of the fit: makes it RESEARCH MODE (reproducible, not a private "
+                   "release; releasing it needs `dpsynth release --allow-research`); leave it out for a private "
+                   "release")
     f.add_argument("--out", required=True, metavar="SYNTH.json", help="where to save the synthesizer")
     f.add_argument("--force", action="store_true", help="replace an existing --out file")
     f.add_argument("--quiet", action="store_true", help="no progress bars (they are shown only on a terminal)")
@@ -875,7 +881,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     r.add_argument("--sep", metavar="SEP", help="column separator of --covariates-from (default ',')")
     r.add_argument("--budget", type=float, help="refuse a release that brings the strict-DP spend above this eps")
-    r.add_argument("--seed", type=int, help="seed of the release")
+    r.add_argument("--seed", type=int, help="seed of a release from a research-mode fit (with --allow-research); "
+                   "ignored for a release-mode fit, whose randomness comes from the system")
+    r.add_argument("--allow-research", action="store_true",
+                   help="release from a research-mode (seeded) fit, which is refused otherwise; recorded in the "
+                   "statement and the ledger")
     r.add_argument("--force", action="store_true", help="replace an existing --out file")
     r.add_argument(
         "--allow-unusable",
@@ -906,11 +916,11 @@ def _parser() -> argparse.ArgumentParser:
     q.add_argument("--sep", metavar="SEP", help="column separator of the CSV files (default ',')")
     q.set_defaults(func=_cmd_report)
 
-    h = sub.add_parser("home", help="show this dpsynth home (its key id), or move another home here")
+    h = sub.add_parser("home", help="show this dpsynth home (its key ids), or move another home here")
     h.add_argument("action", nargs="?", choices=("show", "import"), default="show",
-                   help="show (default), or import OLD_HOME: copy its key and ledgers here")
+                   help="show (default), or import OLD_HOME: merge its keys and ledgers here (no total goes down) "
+                   "and seal it")
     h.add_argument("source", nargs="?", metavar="OLD_HOME", help="the home to import (a folder holding secret.key)")
-    h.add_argument("--force", action="store_true", help="import even if this home has ledgers (kept aside)")
     h.set_defaults(func=_cmd_home)
     return p
 
@@ -922,8 +932,6 @@ def run(argv: Sequence[str] | None = None) -> int:
         a = parser.parse_args(argv)
     except SystemExit as e:  # argparse's own usage errors (code 2) and --help (code 0)
         return int(e.code or 0)
-    from .synthesizer import UnconvergedError
-
     def show(message, category, filename, lineno, file=None, line=None):  # a warning as one line, not a source line
         print(f"{PROG}: warning: {' '.join(str(message).split())}", file=sys.stderr, flush=True)
 
@@ -931,7 +939,7 @@ def run(argv: Sequence[str] | None = None) -> int:
         with warnings.catch_warnings():
             warnings.showwarning = show
             return a.func(a)
-    except (CLIError, DataError, UnconvergedError) as e:
+    except (CLIError, DataError) as e:
         msg = " ".join(str(e).split())
         print(f"{PROG}: error: {msg}", file=sys.stderr, flush=True)
         return 2

@@ -35,6 +35,7 @@ __all__ = [
     "Fit",
     "compile_count",
     "compiled_model",
+    "data_fingerprint",
 ]
 
 _COMPILES = {"count": 0}
@@ -255,7 +256,9 @@ class CompiledModel:
         for rv in self.model.free_RVs:
             if rv.name not in values:
                 raise DataError(f"the starting point lacks {rv.name!r}; give every parameter ({self.param_names}).")
-            value = np.asarray(values[rv.name], dtype=float).reshape(tuple(int(d) for d in rv.type.shape))
+            value = np.asarray(values[rv.name], dtype=float)
+            if None not in rv.type.shape:  # a shape that follows the data (shape=X.shape[1]) is the value's own
+                value = value.reshape(tuple(int(d) for d in rv.type.shape))
             tr = self.model.rvs_to_transforms.get(rv)
             vv = self.model.rvs_to_values[rv]
             if tr is not None:
@@ -400,17 +403,50 @@ class CompiledModel:
         )
 
 
+#: Compiled models of user functions kept at once (each is keyed by the data it was built for).
+USER_CACHE_SIZE = 4
+
+
+def data_fingerprint(x, covariates=None) -> str:
+    """A SHA-256 of the values and shapes of ``x`` and ``covariates``: which data set a model was built for."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for a in (x, covariates):
+        if a is None:
+            h.update(b"none;")
+            continue
+        arr = np.ascontiguousarray(np.asarray(a, dtype=float))
+        h.update(repr(arr.shape).encode() + b";")
+        h.update(arr.tobytes())
+    return h.hexdigest()
+
+
 def compiled_model(family: ModelFamily, x, covariates=None) -> CompiledModel:
     """Return this process's compiled model for ``family`` (compiling it on first use).
 
-    Models are cached by family and by the shape of the covariates, so every replicate,
-    synthesizer and epsilon of a study reuses one compilation.
+    A shipped family's model is cached by family and by the shape of the covariates, so every
+    replicate, synthesizer and epsilon of a study reuses one compilation: its data enter as
+    ``pm.Data`` only, replaced at every fit. A user's model function
+    (:class:`~dpsynth.models.user_function.PyMCFunctionFamily`) is cached by the function **and the
+    data** it was built for (:func:`data_fingerprint`): the package builds it with placeholders,
+    but a function that reads the data another way (a closure, a global) would build another
+    data set's figures into the model, so a model is never served for data other than its own
+    (the last :data:`USER_CACHE_SIZE` are kept).
     """
+    from .models.user_function import PyMCFunctionFamily
+
     p = None if covariates is None else np.shape(covariates)[1]
-    key = (family, p)
+    user = isinstance(family, PyMCFunctionFamily)
+    key = (family, p, data_fingerprint(x, covariates)) if user else (family, p)
     cm = _CACHE.get(key)
     if cm is None:
-        cm = _CACHE[key] = CompiledModel(family, x, covariates)
+        cm = CompiledModel(family, x, covariates)
+        if user:
+            users = [k for k in _CACHE if isinstance(k[0], PyMCFunctionFamily)]
+            for old in users[: max(len(users) - USER_CACHE_SIZE + 1, 0)]:
+                del _CACHE[old]
+        _CACHE[key] = cm
     return cm
 
 

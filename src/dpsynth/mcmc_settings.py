@@ -215,7 +215,7 @@ def release_iterations(n: int) -> int:
     :data:`MIN_ITERATIONS`: a posterior of many records is close to normal and concentrated, and its
     chains mix in fewer steps, while every step costs a pass over the records (a million records
     take 300). It changes how the posterior is explored, not the posterior; the convergence checks
-    (and retries with twice the steps) apply as always.
+    apply as always (they are reported to the data holder, and decide nothing).
     """
     n = max(1, int(n))
     if n <= FULL_ITERATIONS_UP_TO:

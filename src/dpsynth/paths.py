@@ -12,15 +12,16 @@ from pathlib import Path
 
 __all__ = ["atomic_write", "dpsynth_home", "HOME_ENV"]
 
-#: Environment variable: the folder of this user's dpsynth state (ledgers, the ledger key).
+#: Environment variable: the folder of this user's dpsynth state (its keys, ledgers and their record).
 HOME_ENV = "DPSYNTH_HOME"
 
 
 def dpsynth_home() -> Path:
     """This user's dpsynth folder: ``$DPSYNTH_HOME``, else ``$XDG_DATA_HOME/dpsynth``, else ``~/.local/share/dpsynth``.
 
-    It holds the release ledgers (one per confidential data set and neighbour relation) and the
-    secret key that chains their lines. It is created owner-only (0o700) on first use.
+    It holds the secret key(s), the release ledgers (one per confidential data set) and the
+    home's high-water record of them (:mod:`dpsynth.release.home`). It is created owner-only (0o700) on
+    first use, and every file dpsynth writes in it is owner-only (0o600).
     """
     env = os.environ.get(HOME_ENV)
     if env:

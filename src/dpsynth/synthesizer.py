@@ -43,12 +43,14 @@ import numpy as np
 import pandas as pd
 
 from . import mechanisms
-from .choice import AUTO, Choice, column_choice, is_auto
+from .choice import AUTO, Choice, column_choice, is_auto, model_function_choice
 from .covariates import CovariateDesign, public_rows
 from .mcmc_settings import RELEASE_MASS_MATRIX
 from .models import FAMILIES, ModelFamily, OffsetFamily, PyMCFunctionFamily, family_class
+from .models.user_function import PLACEHOLDERS, guarantee_condition, qualname
 from .privacy import check_neighbours
 from .release.budget import Budget, subsample_rate
+from .release.mode import RUN_MODES, ResearchModeError, SeedIgnoredWarning, check_mode, resolve_mode
 from .release.protocol import UnusableReleaseError, bar, release, show_progress, unusable_values
 from .release.size import ReleaseSize, dp_count
 from .release.statement import CONFIDENTIAL, SynthesizerPrivacy
@@ -61,8 +63,9 @@ from .validation import (
     DataError,
     _is_number,
     check_bool,
-    check_count,
     check_eps,
+    check_magnitude,
+    check_not_constant,
     check_optional_finite,
     check_positive,
     check_share,
@@ -84,7 +87,8 @@ __all__ = [
     "CovariatesIgnoredWarning",
     "PyMCFunctionFamily",
     "CensoringWarning",
-    "UnconvergedError",
+    "ResearchModeError",
+    "SeedIgnoredWarning",
     "ChecksumError",
     "FAMILIES",
     "confidential_path",
@@ -96,8 +100,9 @@ __all__ = [
 #: which halves the gradient evaluations of a regression with correlated coefficients (measured by
 #: ``benchmarks/bench_release.py``) and leaves the posterior unchanged.
 RELEASE_SAMPLER: Mapping = {"mass_matrix": RELEASE_MASS_MATRIX}
-#: Where DP noise comes from: OpenDP's secure randomness, or the seeded streams (reproducible, not for publication).
-MODES = ("release", "research")
+#: Where every random choice of a fit and its releases comes from (:mod:`dpsynth.release.mode`): the operating
+#: system's entropy (a private release), or seeded streams (research: reproducible, not a private release).
+MODES = RUN_MODES
 
 
 def __getattr__(name: str):
@@ -108,10 +113,6 @@ def __getattr__(name: str):
 
 class CensoringWarning(UserWarning):
     """CONFIDENTIAL: a censored fit censored more than the stated share of records (a figure of the data)."""
-
-
-class UnconvergedError(RuntimeError):
-    """A privacy figure was asked of a fit that failed its convergence checks."""
 
 
 class CovariatesIgnoredWarning(UserWarning):
@@ -145,19 +146,32 @@ def check_bounds(bounds, kind: str) -> dict | None:
     return {"lower": lo, "upper": hi}
 
 
-def auto_choice(kind: str, eps, *, n: int, has_covariates: bool, relation: str, bounds=None) -> Choice:
+def check_magnitudes(data: pd.DataFrame, targets: Sequence[str], covariates: Sequence[str]) -> None:
+    """Every numeric target and covariate within :data:`dpsynth.validation.MAX_MAGNITUDE` (the check the command line
+    applies too)."""
+    for c in targets:
+        check_magnitude(data[c], c, "target column")
+    for c in covariates:
+        check_magnitude(data[c], c, "covariate")
+
+
+def auto_choice(kind: str, eps, *, n: int, has_covariates: bool, relation: str, bounds=None,
+                model_function: str | None = None) -> Choice:
     """What ``mechanism="auto"`` picks (:func:`dpsynth.choice.column_choice`), from public facts only.
 
     ``n`` (the number of records) is read only when it is public: with one record replaced
     (``relation="replace"``, the default when covariates are carried); with one record removed the
-    table is read as if ``n`` were unknown. ``bounds`` as checked by :func:`check_bounds`.
+    table is read as if ``n`` were unknown. ``bounds`` as checked by :func:`check_bounds`. With a
+    user's model function (``model_function``, its ``module:qualname``), Censor_ref at the model's
+    prior point (:func:`dpsynth.choice.model_function_choice`).
     """
     if eps is None:
         raise DataError("mechanism='auto' needs the total `eps`: auto needs the total eps to read the book's "
                         "decision table at it. Pass eps=..., or name a mechanism.")
     eps = check_eps(eps, "eps")
     public_n = int(n) if relation == "replace" else None
-    return column_choice(kind, eps, public_n, has_covariates=has_covariates, bounds=bounds)
+    choice = column_choice(kind, eps, public_n, has_covariates=has_covariates, bounds=bounds)
+    return choice if model_function is None else model_function_choice(choice, model_function)
 
 
 def _same(a, b) -> bool:
@@ -189,7 +203,7 @@ def _choice_params(choice: Choice, given: Mapping | None, bounds: dict | None) -
     for k, v in choice.params.items():
         if out.get(k) is None:
             out[k] = v
-        elif not _same(out[k], v):
+        elif k in ("lower", "upper") and not _same(out[k], v):
             raise DataError(f"`mechanism_params` {k}={out[k]!r} disagrees with the public bounds given ({k}={v!r}); "
                             f"give them once (bounds=(lower, upper)).")
     if bounds is not None:
@@ -234,9 +248,12 @@ class Synthesizer(SynthesizerIO):
         categorical ones as indicator columns of every level but the first.
     model : str or callable, optional
         A shipped family (:data:`dpsynth.models.FAMILIES`) or a PyMC model-building function
-        (:mod:`dpsynth.models.user_function`). Default: from the target's *type* (never its
-        values): ``lognormal`` / ``lognormal_regression`` for a continuous target, ``negbin`` for
-        counts, ``multinomial`` for a categorical one.
+        (:mod:`dpsynth.models.user_function`: built with public placeholders for the data and
+        checked; its guarantee is stated as conditional on the function reading the confidential
+        data only through its argument ``x``, which no check can establish; with
+        ``mechanism="auto"`` it gets Censor_ref with ``reference="prior"``). Default: from the
+        target's *type* (never its values): ``lognormal`` / ``lognormal_regression`` for a
+        continuous target, ``negbin`` for counts, ``multinomial`` for a categorical one.
     mechanism : str
         A registry key (``dpsynth.mechanisms.list_mechanisms()``), or ``"auto"`` (the default): the
         mechanism of the book's decision table (chapter "Choosing a mechanism",
@@ -274,9 +291,6 @@ class Synthesizer(SynthesizerIO):
     censor_warn_share : float
         A :class:`CensoringWarning` (confidential) is raised when a censored fit censors more than this share of
         the records at a typical draw.
-    allow_unconverged : bool
-        Report privacy figures of a fit that failed its convergence checks (else they raise);
-        every release then records the override.
     neighbours : {"remove", "replace"}, optional
         The neighbour relation of every eps. Default: ``"remove"`` without covariates; ``"replace"``
         with covariates, whose rows (and so ``n``) were declared public and are carried into the release.
@@ -292,9 +306,6 @@ class Synthesizer(SynthesizerIO):
         :mod:`dpsynth.combining`): each posterior draw then gets ``(eps - size - reference) / releases``.
         A model-free mechanism's one release serves any number of data sets at no further cost, so
         it is planned as one. At most ``keep_draws``.
-    retries : int
-        A fit that fails its convergence checks is run again with twice the draws and tuning
-        steps, at most this many times; :attr:`fit_log` says what was done.
     progress : bool
         Progress bars, shown only when standard error is a terminal.
     target_levels : sequence, optional
@@ -311,11 +322,12 @@ class Synthesizer(SynthesizerIO):
         subsample of :data:`dpsynth.release.budget.SUBSAMPLE_SIZE` records drawn without replacement, the
         mechanism spending the amplified eps on it (:mod:`dpsynth.release.budget`); an integer: that many
         records; ``False``: every record.
-    mode : {"release", "research"}
-        Where the noise of a DP release made with the fit comes from (a released size's count, a
-        categorical target's level counts, a histogram): OpenDP's secure randomness (``"release"``,
-        the default, not seedable) or the seeded streams (``"research"``: the same data, seed and
-        settings give the same file; not for publication). The statement says which.
+    mode : {None, "release", "research"}
+        Where every random choice of the fit and its releases comes from (:mod:`dpsynth.release.mode`):
+        ``"release"``, the operating system's entropy whatever ``seed`` says (a private release; DP
+        noise from OpenDP's secure sampler); ``"research"``, streams under the seed (reproducible,
+        not a private release: releasing needs ``allow_research=True``, recorded). ``None`` (the
+        default): research when ``fit`` is given a seed, release otherwise. The statement says which.
     calibrate : dict, optional
         Calibrate the synthetic values of a numeric target to its DP marginal: ``{"lower": L, "upper":
         U}`` (public bounds in the data's unit, never from the data) and optionally ``"bins"``,
@@ -350,6 +362,12 @@ class Synthesizer(SynthesizerIO):
         it was given, the calibration and ``reason``), or None when a mechanism was named.
     mechanism_requested : str
         ``"auto"``, or the registry key named.
+    dataset : str
+        The data set's id under the home's primary key: the ledger its releases are booked in
+        (computed last, once every check of the input has passed).
+    linked : list of str
+        Its ids under the other keys of the home (those of homes moved here): their ledgers count
+        with it (:class:`dpsynth.release.ledger.Ledger`).
     """
 
     def __init__(
@@ -368,25 +386,21 @@ class Synthesizer(SynthesizerIO):
         offset: float | None = None,
         sampler: SamplerConfig | Mapping | None = None,
         censor_warn_share: float = 0.5,
-        allow_unconverged: bool = False,
         neighbours: str | None = None,
         n_release: int | None = None,
         size_eps: float | None = None,
         keep_draws: int = 10,
         releases: int = 1,
-        retries: int = 2,
         progress: bool = True,
         target_levels: Sequence | None = None,
         standardize: bool | None = None,
         design: CovariateDesign | None = None,
         subsample: int | bool | None = None,
-        mode: str = "release",
+        mode: str | None = None,
         part_of: str | None = None,
         confidential_covariates: Sequence[str] | None = None,
         calibrate: Mapping | None = None,
     ) -> None:
-        from .release.ledger import dataset_id
-
         if isinstance(target, (list, tuple)):
             raise DataError(
                 f"`target` must be one column name; got {list(target)!r}. To synthesize several "
@@ -398,6 +412,7 @@ class Synthesizer(SynthesizerIO):
             data[target], levels=target_levels, unit=None if unit is None else check_positive(unit, "unit")
         )
         self._x = self.encoding.to_model(data[target])  # the target's values checked before any setting
+        check_magnitudes(data, [target], covs)
         bounds = check_bounds(bounds, self.encoding.kind)
         # what mechanism="auto" chose, with the reason (None: a mechanism was named); "auto" or the key named
         self.choice: Choice | None = None
@@ -406,7 +421,8 @@ class Synthesizer(SynthesizerIO):
             bounds = _given_bounds(bounds, mechanism_params, self.encoding.kind)
             relation = check_neighbours(neighbours if neighbours is not None else ("replace" if covs else "remove"))
             self.choice = auto_choice(self.encoding.kind, eps, n=len(data), has_covariates=bool(covs),
-                                      relation=relation, bounds=bounds)
+                                      relation=relation, bounds=bounds,
+                                      model_function=qualname(model) if callable(model) else None)
             mechanism = self.choice.mechanism
             mechanism_params = _choice_params(self.choice, mechanism_params, bounds)
             if calibrate is None and self.choice.calibrate is not None:
@@ -419,8 +435,10 @@ class Synthesizer(SynthesizerIO):
             from .mcmc_settings import release_iterations
 
             sampler = {"draws": release_iterations(len(data)), "tune": release_iterations(len(data))}
-        self._settings(target, covs, model, mechanism, eps, model_params, unit, offset, sampler, censor_warn_share,
-                       allow_unconverged)
+        self._mode_setting = check_mode(mode)
+        #: The run's mode (:mod:`dpsynth.release.mode`): decided by :meth:`fit` when ``mode`` is None.
+        self.mode = self._mode_setting or "release"
+        self._settings(target, covs, model, mechanism, eps, model_params, unit, offset, sampler, censor_warn_share)
         if self.choice is None:
             self.mechanism_requested = self.spec.key
             if bounds is not None:
@@ -429,6 +447,8 @@ class Synthesizer(SynthesizerIO):
             self._check_chosen_params(mechanism_params)
         self.relation = check_neighbours(neighbours if neighbours is not None else ("replace" if covs else "remove"))
         self._check_kinds()
+        if self.spec.uses_model:
+            check_not_constant(self._x, target, self.model)
         self.n_release = None if n_release is None else positive_count(n_release, "n_release")
         if self.n_release is not None and self.relation == "replace":
             raise DataError(
@@ -441,12 +461,7 @@ class Synthesizer(SynthesizerIO):
         if self.releases > self.keep_draws:
             raise DataError(f"`releases` ({self.releases}) exceeds `keep_draws` ({self.keep_draws}): each release "
                             f"needs its own posterior draw; keep at least as many draws.")
-        self.retries = check_count(retries, "retries", minimum=0)
         self.progress = check_bool(progress, "progress")
-        if mode not in MODES:
-            raise DataError(f"`mode` must be one of {MODES} (secure noise for a release, or seeded for research); "
-                            f"got {mode!r}.")
-        self.mode = mode
         if subsample is not None and not isinstance(subsample, bool) and not (
                 isinstance(subsample, (int, np.integer)) and subsample >= 1):
             raise DataError(f"`subsample` must be None (the rule), True, False or a number of records; got "
@@ -463,7 +478,6 @@ class Synthesizer(SynthesizerIO):
         self._calibration = None
         #: A number of records public or released under DP that settings may be chosen from (a table sets it).
         self.size_hint: int | None = None
-        self.dataset = part_of if part_of is not None else dataset_id(data, [target, *covs])
         self._size: ReleaseSize | None = None
         self.columns = list(data.columns)
         self.dtypes = {c: str(data[c].dtype) for c in self.columns}
@@ -480,8 +494,20 @@ class Synthesizer(SynthesizerIO):
         self._simulator = None
         self.fit_id = ""
         self.fit_log: list[str] = []
+        # last: every check of the input is done before the home (its key, its ledgers) is touched
+        self.dataset, self.linked = self._dataset_ids(data, [target, *covs])
 
     # ------------------------------------------------------------------ settings and data
+    def _dataset_ids(self, data: pd.DataFrame, columns: list[str]) -> tuple[str, list[str]]:
+        """The data set's id under the home's primary key, and its ids under the home's other keys (a part of a
+        table books into the table's)."""
+        if self.part_of is not None:
+            return self.part_of, []
+        from .release.ledger import dataset_ids
+
+        ids = list(dataset_ids(data, columns).values())
+        return ids[0], ids[1:]
+
     def _check_chosen_params(self, given: Mapping | None) -> None:
         """With ``auto``, ``mechanism_params`` must be parameters of the mechanism chosen (said with the choice)."""
         unknown = sorted(set(given or {}) - set(self.spec.params))
@@ -491,8 +517,8 @@ class Synthesizer(SynthesizerIO):
                             f"{', '.join(self.spec.params) or 'none'}. Name the mechanism these parameters are for "
                             f"(mechanism=...), or leave them out.")
 
-    def _settings(self, target, covs, model, mechanism, eps, model_params, unit, offset, sampler, censor_warn_share,
-                  allow_unconverged) -> None:
+    def _settings(self, target, covs, model, mechanism, eps, model_params, unit, offset, sampler,
+                  censor_warn_share) -> None:
         from .mcmc_settings import SamplerConfig
 
         self.target, self.covariates = target, covs
@@ -527,7 +553,6 @@ class Synthesizer(SynthesizerIO):
             raise DataError(f"`sampler` must be a SamplerConfig or a dict of its fields; got {sampler!r}.")
         self.sampler = sampler or SamplerConfig(**RELEASE_SAMPLER)
         self.censor_warn_share = check_share(censor_warn_share, "censor_warn_share")
-        self.allow_unconverged = check_bool(allow_unconverged, "allow_unconverged")
 
     def _covariate_design(self, design, standardize) -> CovariateDesign:
         covs = self.covariates
@@ -596,8 +621,14 @@ class Synthesizer(SynthesizerIO):
         for k, p in self.spec.params.items():  # public values for parameters that may take them
             if p.fill is not None and converted.get(k) is None and fills.get(p.fill) is not None:
                 converted[k] = fills[p.fill]
-        if "mode" in self.spec.params and converted.get("mode") is None:
-            converted["mode"] = self.mode  # a mechanism's own noise follows the synthesizer's mode
+        if "mode" in self.spec.params:
+            if given.get("mode") is not None:  # the mechanism's `mode` is the synthesizer's (dpsynth.release.mode)
+                wanted = check_mode(given["mode"], "mechanism_params['mode']")
+                if self._mode_setting not in (None, wanted):
+                    raise DataError(f"`mechanism_params` mode={wanted!r} disagrees with the synthesizer's "
+                                    f"mode={self._mode_setting!r}; give `mode` once.")
+                self._mode_setting, self.mode = wanted, wanted
+            converted["mode"] = self.mode  # a mechanism's own noise follows the synthesizer's mode (set again at fit)
         dp_ref = bool(self.spec.releases_reference is not None and self.spec.uses_model
                       and self.spec.releases_reference(converted, self.family()))
         strict = self.spec.takes_eps and self.spec.guarantee == "DP" and self.spec.uses_model
@@ -687,8 +718,9 @@ class Synthesizer(SynthesizerIO):
     def family(self) -> ModelFamily:
         """The :class:`ModelFamily` fitted (shipped, wrapped with an offset, or the function adapter)."""
         p = self._X.shape[1]
-        if callable(self.model):
-            return PyMCFunctionFamily(fn=self.model, n_coef=p)
+        if callable(self.model):  # built with placeholders of the target's kind and a public size, never the data
+            return PyMCFunctionFamily(fn=self.model, n_coef=p, placeholder=PLACEHOLDERS[self.encoding.kind],
+                                      build_size=self._public_size())
         kw = dict(self.model_params)
         if FAMILIES[self.model].categorical:
             kw["n_levels"] = self.encoding.n_levels
@@ -696,6 +728,15 @@ class Synthesizer(SynthesizerIO):
         if fam.takes_covariates:
             fam = fam.with_design(p)
         return fam if self.offset is None else OffsetFamily(base=fam, offset=self.offset)
+
+    def _public_size(self) -> int:
+        """The number of records a model function is built for: ``n`` when it is public (one record replaced), a
+        declared size, else :data:`~dpsynth.models.user_function.PLACEHOLDER_SIZE`: never a confidential ``n``, and
+        not a DP count either (a new one at each fit would build the model again)."""
+        from .models.user_function import PLACEHOLDER_SIZE
+
+        public = self._public_n()
+        return max(int(public), 1) if public is not None else PLACEHOLDER_SIZE
 
     def _takes_covariates(self) -> bool:
         return callable(self.model) or FAMILIES[self.model].takes_covariates
@@ -708,11 +749,17 @@ class Synthesizer(SynthesizerIO):
             from .fitting import compiled_model
 
             fam = self.family()
-            x0 = self._x if self._x is not None else np.full(self._X.shape[0], fam.placeholder)
+            x0, X0 = self._x, self._X
+            if x0 is None:  # loaded without the data (a model function is built from placeholders in any case)
+                n0 = self._public_size()
+                x0 = np.full(n0, fam.placeholder)
+                X0 = self._X if self._X.shape[0] == n0 else np.ones((n0, self._X.shape[1]))
             try:
-                self._cm = compiled_model(fam, x0, self._model_covariates(self._X))
+                self._cm = compiled_model(fam, x0, self._model_covariates(X0))
             except DataError as e:  # the family's check of the values, said of the user's column with its knobs
-                label = self.model if isinstance(self.model, str) else "your model function"
+                if callable(self.model):  # the check of a model function: its own message names the fix
+                    raise
+                label = self.model
                 raise DataError(f"target column {self.target!r} (model {label}): {e} Or choose a model for its "
                                 f"values: `model` (a table's `models`, keyed by column; dpsynth.models.FAMILIES "
                                 f"lists them).") from None
@@ -720,17 +767,41 @@ class Synthesizer(SynthesizerIO):
 
     # ------------------------------------------------------------------ fit
     def fit(self, seed: SeedLike = None) -> Synthesizer:
-        """Run the mechanism on the data; sets :attr:`privacy` and the posterior draws. Returns ``self``."""
+        """Run the mechanism on the data; sets :attr:`privacy` and the posterior draws. Returns ``self``.
+
+        With a ``seed`` (and ``mode`` None or ``"research"``) the fit is in **research mode**: reproducible, and
+        not a private release (:mod:`dpsynth.release.mode`); without one, or with ``mode="release"``, every random
+        choice comes from the system's entropy. Values outside public bounds are clamped to them first.
+        Whether the chains passed their convergence checks is reported to the data holder
+        (:meth:`SynthesizerPrivacy.diagnostics`, a confidential :class:`~dpsynth.mcmc_settings.ConvergenceWarning`);
+        it decides nothing: no fit is retried and no release refused on it (a decision on a figure of the
+        data would itself be a release).
+
+        Refused in a sealed home (one moved into another, :func:`dpsynth.release.home.check_open`). In a home
+        that holds the keys of homes moved into it, the fit records the data set's ids under all of
+        them as one data set (:func:`dpsynth.release.ledger.link_datasets`), so that every release of it
+        counts their ledgers together.
+        """
         if self._x is None:
             raise DataError(
                 "this synthesizer was loaded without its confidential data; it can sample and release, "
                 "not fit. Build a new Synthesizer from the data to refit."
             )
+        from .release.home import check_open
+        from .release.ledger import link_datasets
+
+        check_open("fit")
+        if self.linked:  # the data at hand: its ids under every key of the home are one data set from now on
+            link_datasets([self.dataset, *self.linked])
+        self.mode, seed = resolve_mode(self._mode_setting, seed)
+        if "mode" in self.spec.params:
+            self._run_params["mode"] = self.mode
         uses_model = self.spec.uses_model
         show = show_progress(self.progress)
         rows = self._fitted_rows(seed)
-        x, X, public = (self._x, self._X, self.public) if rows is None else (
-            self._x[rows], self._X[rows], self.public.iloc[rows].reset_index(drop=True))
+        x_all, clamped = self._clamped_values()
+        x, X, public = (x_all, self._X, self.public) if rows is None else (
+            x_all[rows], self._X[rows], self.public.iloc[rows].reset_index(drop=True))
         self._size = self._released_size(seed)  # before the fit: settings chosen from n may read its DP count
         hint = self._size.n if self._size is not None else self.size_hint
         with bar(show, f"{self.spec.name}: fits", unit="fit") as progress:
@@ -742,7 +813,6 @@ class Synthesizer(SynthesizerIO):
                 sampler=dataclasses.replace(self.sampler, progress=show),
                 seed_fn=lambda *parts: stream(seed, "synthesizer", *parts),
                 compiled=self._compiled() if uses_model else None,
-                retries=self.retries,
                 on_fit=lambda step: (progress.set_postfix_str(step), progress.update()),
                 relation=self.relation,
                 mode=self.mode,
@@ -750,9 +820,9 @@ class Synthesizer(SynthesizerIO):
             )
             res = self.spec.run(ctx, dict(self._run_params))
         calibration = self._calibrate_fit(x, seed, show, ctx.log) if self.calibrate is not None else None
-        #: What the fit did besides fitting once (retries of fits that failed their checks). Confidential.
+        #: What the fit did besides fitting once. Confidential.
         self.fit_log = [f"{CONFIDENTIAL}: {line}" for line in ctx.log]
-        self._privacy = self._report(res, ctx)
+        self._privacy = self._report(res, ctx, clamped)
         self._calibration = None if calibration is None else calibration.release
         if calibration is not None and not calibration.converged:
             self._privacy = dataclasses.replace(self._privacy, converged=False)
@@ -761,13 +831,27 @@ class Synthesizer(SynthesizerIO):
         if res.fit is not None:
             S = res.fit.n_draws
             keep = np.unique(np.linspace(0, S - 1, min(self.keep_draws, S)).round().astype(int))
-            self.draws = {k: np.asarray(v)[keep] for k, v in res.fit.draws.items()}
+            self.draws = {k: np.asarray(res.fit.draws[k])[keep] for k in self._kept_names(res.fit)}
             self._weights = np.asarray(res.weights, dtype=float)
             self._release_state = None
         else:
             self.draws, self._weights, self._release_state = None, None, res.release
         self._warn_censoring()
         return self
+
+    def _kept_names(self, fit) -> list[str]:
+        """The draws a fit keeps (and a save writes): its free parameters only for a model function (never a
+        deterministic, nor the sampler's unconstrained copies); a shipped family's deterministics too (its
+        simulator reads them; they are the package's functions of the parameters)."""
+        cm = fit.compiled
+        if cm is None:  # pragma: no cover - every model-based mechanism fits through a compiled model
+            if callable(self.model):
+                raise AssertionError("a model function's fit without its compiled model: cannot tell its parameters")
+            return list(fit.draws)
+        names = list(cm.param_names)
+        if not callable(self.model):
+            names += [d.name for d in cm.model.deterministics]
+        return [k for k in names if k in fit.draws]
 
     def _calibrate_fit(self, x: np.ndarray, seed: SeedLike, show: bool, log: list):
         """Release the target's noise-aware marginal at the budget's calibration share (``calibrate``)."""
@@ -779,13 +863,36 @@ class Synthesizer(SynthesizerIO):
         hint = self._size.n if self._size is not None else self.size_hint
         ctx = mechanisms.RunContext(x, public=None, sampler=dataclasses.replace(self.sampler, progress=show),
                                     seed_fn=lambda *parts: stream(seed, "synthesizer", "calibration", *parts),
-                                    retries=self.retries, relation=self.relation, mode=self.mode, size_hint=hint)
+                                    relation=self.relation, mode=self.mode, size_hint=hint)
         res = spec.run(ctx, params)
         log += [f"calibration marginal: {line}" for line in ctx.log]
         spent = res.privacy.epsilon(self.relation)
         if not spent <= b.on_sample(b.marginal) * (1 + 1e-9):
             raise AssertionError(f"the calibration marginal spent eps = {spent}, more than its share {b.marginal}")
         return res
+
+    def public_bounds(self) -> tuple[float, float] | None:
+        """The target's public bounds in the model's unit (the mechanism's ``lower``/``upper``, or the calibration's),
+        or None: every record is clamped to them before the mechanism."""
+        pairs = [(self._run_params.get("lower"), self._run_params.get("upper"))]
+        if self.calibrate is not None:
+            c = self._calibration_params()
+            pairs.append((c.get("lower"), c.get("upper")))
+        if self.encoding.kind == "categorical":
+            return None
+        for lo, hi in pairs:
+            if lo is not None and hi is not None:
+                return float(lo), float(hi)
+        return None
+
+    def _clamped_values(self) -> tuple[np.ndarray, int]:
+        """The target's values clamped to the public bounds (as OpenDP's ``make_clamp`` and SmartNoise do) and how
+        many were moved (confidential: it goes to the diagnostics only)."""
+        b = self.public_bounds()
+        if b is None:
+            return self._x, 0
+        out = np.clip(self._x, b[0], b[1])
+        return out, int(np.count_nonzero(out != self._x))
 
     def _fitted_rows(self, seed: SeedLike) -> np.ndarray | None:
         """The rows a subsampled fit sees (None: every row): drawn without replacement, from the seeded streams in
@@ -798,7 +905,7 @@ class Synthesizer(SynthesizerIO):
             np.random.default_rng(secrets.randbits(128))
         return np.sort(rng.choice(n, size=int(round(q * n)), replace=False))
 
-    def _report(self, res, ctx) -> SynthesizerPrivacy:
+    def _report(self, res, ctx, clamped: int = 0) -> SynthesizerPrivacy:
         """The privacy report of a run: the planned budget, checked against what the mechanism's run accounts."""
         p = res.privacy
         spent = p.epsilon(self.relation)  # the run's own accounting: its reference and its draw
@@ -816,14 +923,24 @@ class Synthesizer(SynthesizerIO):
             rhat_max=float(res.rhat_max), ess_min=float(res.ess_min), divergences=res.divergences,
             converged=res.converged,
             released="one posterior draw" if res.fit is not None else f"the release of {res.name}",
-            mode=self.mode,
+            mode=self.mode, condition=self._condition(),
             censored_typical=0.0 if res.bounds is None else float(res.bounds.censored_draw_share),
             draws_kept=1 if res.fit is None else min(self.keep_draws, res.fit.n_draws),
-            extra=jsonable({
-                **{k: v for k, v in p.extra.items() if isinstance(v, (int, float, str, bool, np.number))},
-                "retries": sum(1 for line in ctx.log if "refitted" in line),
-            }),
+            extra=jsonable({k: v for k, v in p.extra.items() if isinstance(v, (int, float, str, bool, np.number))}),
+            bounds=self._bounds_in_data_unit(),
+            clamped=int(clamped),
         )
+
+    def _bounds_in_data_unit(self) -> tuple | None:
+        b = self.public_bounds()
+        if b is None:
+            return None
+        u = self.unit or 1.0
+        return (b[0] * u, b[1] * u)
+
+    def _condition(self) -> str:
+        """The condition the guarantee holds under: a model function's, which no check can establish (else none)."""
+        return guarantee_condition(self.model) if callable(self.model) and self.spec.uses_model else ""
 
     def _released_size(self, seed: SeedLike = None) -> ReleaseSize | None:
         """The size of a release over the fitted records (None: a public frame must be given at release)."""
@@ -858,36 +975,20 @@ class Synthesizer(SynthesizerIO):
 
     @property
     def privacy(self) -> SynthesizerPrivacy:
-        """The privacy report; raises :class:`UnconvergedError` for a fit that failed convergence.
+        """The privacy report (its :meth:`~SynthesizerPrivacy.statement` is public, its diagnostics confidential).
 
-        Pass ``allow_unconverged=True`` at construction to read it anyway.
+        It is the same whether or not the chains passed their convergence checks: the guarantee is stated for
+        an exact posterior draw, and the diagnostics tell the data holder how far the sampler is to be trusted
+        (the book's introduction, "What MCMC costs"); they never decide what is released.
         """
         if self._privacy is None:
-            raise DataError("the synthesizer is not fitted; call .fit(seed=...) first.")
-        if not self._privacy.converged and not self.allow_unconverged:
-            p = self._privacy
-            raise UnconvergedError(
-                f"the {p.name} fit failed its convergence checks ({CONFIDENTIAL}: R-hat max {p.rhat_max:.3f}, bulk "
-                f"ESS min {p.ess_min:.0f}, {p.divergences} divergences): " + (
-                    "the guarantee holds whatever the sampler did (its MCMC post-processes the DP release), but "
-                    "draws that are not from the posterior make the synthetic data and any intervals from them "
-                    "unreliable" if p.model_free else
-                    "the guarantee is for a posterior draw, and this is not one, so no privacy figure is reported")
-                + ". Increase draws/tune (or retries), or pass allow_unconverged=True to accept it."
-            )
-        return self._privacy
-
-    @property
-    def report_unchecked(self) -> SynthesizerPrivacy:
-        """The report whether or not the fit converged (read its ``converged``): for a table composing its parts."""
-        if self._privacy is None:
-            raise DataError("the synthesizer is not fitted; call .fit(seed=...) first.")
+            raise DataError("the synthesizer is not fitted; call .fit() first.")
         return self._privacy
 
     @property
     def n_draws(self) -> int:
         """Posterior draws available for releases (1 for a model-free mechanism, released once)."""
-        self.privacy  # noqa: B018 - raises if unfitted or unconverged
+        self.privacy  # noqa: B018 - raises if unfitted
         return 1 if self.draws is None else int(next(iter(self.draws.values())).shape[0])
 
     # ------------------------------------------------------------------ synthetic values
@@ -907,7 +1008,12 @@ class Synthesizer(SynthesizerIO):
             if self._simulator is None:
                 from .models import ModelSimulator
 
-                self._simulator = ModelSimulator(self._compiled())
+                cm = self._compiled()
+                extra = sorted(set(self.draws) - set(cm.param_names))
+                if extra:  # a model function's file keeps its free parameters only (never a deterministic)
+                    raise DataError(f"the draws of {qualname(self.model)} hold {extra}, which are not its free "
+                                    f"parameters {cm.param_names}: refit with this version, which keeps those only.")
+                self._simulator = ModelSimulator(cm)
             values = self._simulator({k: v[draw] for k, v in self.draws.items()}, n, X, rng)
         else:
             fam = self.family()
@@ -918,6 +1024,10 @@ class Synthesizer(SynthesizerIO):
                     self._model_covariates(X),
                 )
         values = np.asarray(values, dtype=float)
+        bounds = self.public_bounds()
+        if bounds is not None:  # public bounds clamp the synthetic values too (post-processing)
+            with np.errstate(invalid="ignore"):
+                values = np.where(np.isfinite(values), np.clip(values, bounds[0], bounds[1]), values)
         if self._calibration is not None:
             from .mechanisms.noise_aware import calibrated_values
 
@@ -999,20 +1109,21 @@ class Synthesizer(SynthesizerIO):
                     return f"synthetic values outside the {self.model} model's support ({' '.join(str(e).split())})"
                 return None
 
-        bounds = (self._run_params.get("lower"), self._run_params.get("upper"))
-        return unusable_values(values, support_check=support, bounds=bounds, unit=self.unit)
+        return unusable_values(values, support_check=support)
 
     # ------------------------------------------------------------------ releases (booked)
     def sample(self, seed: SeedLike = None, *, data: pd.DataFrame | None = None, budget: float | None = None,
-               allow_unusable: bool = False) -> pd.DataFrame:
+               allow_unusable: bool = False, allow_research: bool = False) -> pd.DataFrame:
         """One released synthetic data set, booked in the data set's ledger, returned in memory.
 
         As :meth:`release` without writing a file.
         """
-        return release(self, None, seed=seed, data=data, budget=budget, force=False, allow_unusable=allow_unusable)
+        return release(self, None, seed=seed, data=data, budget=budget, force=False, allow_unusable=allow_unusable,
+                       allow_research=allow_research)
 
     def release(self, path_out: str | os.PathLike, *, seed: SeedLike = None, data: pd.DataFrame | None = None,
-                budget: float | None = None, force: bool = False, allow_unusable: bool = False) -> pd.DataFrame:
+                budget: float | None = None, force: bool = False, allow_unusable: bool = False,
+                allow_research: bool = False) -> pd.DataFrame:
         """Release one synthetic data set: book it in the data set's ledger and write it (CSV or Parquet).
 
         The one release protocol (:func:`dpsynth.release.protocol.release`): one posterior draw not
@@ -1025,7 +1136,8 @@ class Synthesizer(SynthesizerIO):
         path_out : path-like
             ``.csv`` or ``.parquet``; its folder must exist, and an existing file is refused unless ``force``.
         seed : int or SeedSequence, optional
-            Chooses the draw and the records.
+            Chooses the draw and the records of a research-mode fit released with ``allow_research``; ignored
+            (with a :class:`SeedIgnoredWarning`) in release mode, where they come from the system's entropy.
         data : pandas.DataFrame, optional
             A public frame of covariates for the synthetic records (its rows set the size, declared public).
         budget : float, optional
@@ -1033,13 +1145,17 @@ class Synthesizer(SynthesizerIO):
             (:class:`dpsynth.release.ledger.BudgetExceeded`).
         allow_unusable : bool
             Release values that fail the usability checks; the statement and the ledger record it.
+        allow_research : bool
+            Release from a research-mode (seeded) fit, which is otherwise refused
+            (:class:`~dpsynth.release.mode.ResearchModeError`); the statement and the ledger record it.
 
         Returns
         -------
         pandas.DataFrame
             The released data; ``attrs["privacy_statement"]`` says what it covers.
         """
-        return release(self, path_out, seed=seed, data=data, budget=budget, force=force, allow_unusable=allow_unusable)
+        return release(self, path_out, seed=seed, data=data, budget=budget, force=force, allow_unusable=allow_unusable,
+                       allow_research=allow_research)
 
     # the release protocol's interface (dpsynth.release.protocol.Releaser)
     def _draw_slots(self) -> dict[str, tuple[str, int]]:
@@ -1078,7 +1194,7 @@ class Synthesizer(SynthesizerIO):
         """
         from .report import write_report
 
-        p = self.privacy  # raises for an unfitted synthesizer, or an unconverged fit unless allow_unconverged
+        p = self.privacy  # raises for an unfitted synthesizer
         if original is None:
             if self._x is None:
                 raise DataError(

@@ -3,7 +3,8 @@
 * A saved synthesizer is one JSON document (no pickle): ``{"format", "version", "key_id", "mac",
   "content"}``, where ``mac`` is the HMAC-SHA256 of the canonical JSON of ``content`` under the
   key of the home it was written in (:mod:`dpsynth.release.home`), and ``key_id`` names that key.
-  :func:`read_saved` refuses a file written under another key (:class:`~dpsynth.release.home.KeyMismatchError`,
+  :func:`read_saved` checks it under that key if this home holds it (its own, or one of a home moved
+  here), and refuses a file written under a key it does not hold (:class:`~dpsynth.release.home.KeyMismatchError`,
   naming the fix) and a file whose contents do not match their MAC (:class:`ChecksumError`): an
   edit of anything in it, draws, settings or report, even with a checksum recomputed, is refused.
 * A release writes one synthetic data set atomically (CSV or Parquet by extension), the data
@@ -67,16 +68,18 @@ def _atomic_write_text(path: Path, text: str, *, mode: int = 0o644) -> None:
     atomic_write(path, lambda tmp: Path(tmp).write_text(text), mode=mode, create_parent=False)
 
 
-def _mac(content: dict) -> str:
+def _mac(content: dict, key: bytes | None = None) -> str:
     from .release.home import mac
 
-    return mac("dpsynth-saved-synthesizer", canonical(content))
+    return mac("dpsynth-saved-synthesizer", canonical(content), key=key)
 
 
 def write_saved(path: str | os.PathLike, content: dict) -> Path:
-    """Write ``content`` as a saved synthesizer (with its MAC under this home's key), atomically, owner-only (0o600)."""
-    from .release.home import key_id
+    """Write ``content`` as a saved synthesizer (with its MAC under this home's primary key), atomically, owner-only
+    (0o600); refused in a sealed home (:func:`dpsynth.release.home.check_open`)."""
+    from .release.home import check_open, key_id
 
+    check_open("save")
     path = Path(path)
     doc = {"format": FORMAT, "version": FORMAT_VERSION, "key_id": key_id(), "mac": _mac(content), "content": content}
     _atomic_write_text(path, json.dumps(doc, allow_nan=True), mode=0o600)
@@ -91,7 +94,7 @@ def read_saved(path: str | os.PathLike) -> dict:
     DataError
         If the file is not a saved synthesizer of this format version.
     KeyMismatchError
-        If it was written in another home (under another key): the message names the fix.
+        If it was written under a key this home does not hold: the message names the fix.
     ChecksumError
         If its contents do not match their MAC: it was edited (whatever checksum was recomputed) or
         is corrupted.
@@ -109,11 +112,11 @@ def read_saved(path: str | os.PathLike) -> dict:
     if doc.get("version") != FORMAT_VERSION:
         raise DataError(f"{path} has format version {doc.get('version')!r}; this dpsynth reads {FORMAT_VERSION}: "
                         f"fit the synthesizer again with this version.")
-    check_key_id(str(doc.get("key_id")), str(path))
+    key = check_key_id(str(doc.get("key_id")), str(path))
     content = doc.get("content")
     import hmac
 
-    if not isinstance(content, dict) or not hmac.compare_digest(str(doc.get("mac")), _mac(content)):
+    if not isinstance(content, dict) or not hmac.compare_digest(str(doc.get("mac")), _mac(content, key)):
         raise ChecksumError(f"{path}: its contents do not match their MAC under this home's key (the file was edited "
                             f"or is corrupted); refusing to load it. Use the file `save` wrote.")
     return content

@@ -5,7 +5,8 @@ A saved synthesizer is one JSON document (no pickle) authenticated under the hom
 (:mod:`dpsynth.synthesizer_files`, :mod:`dpsynth.release.home`): its kept posterior draws (or a model-free
 mechanism's release), the model (family name and parameters, or the model function's
 ``module:qualname``), the settings, the budget, the public covariates, the data set's id (which ledger
-its releases are booked in) and the privacy report. Any edit is refused on load; a file written in
+its releases are booked in) and its ids under the home's other keys at fit time (whose ledgers
+count with it), and the privacy report. Any edit is refused on load; a file written in
 another home is refused with the fix. On top of that, a loaded report is re-derived from the
 settings where they determine it (the guarantee from the mechanism's spec, the clamp from the
 budget), as a check of the file against the code that reads it.
@@ -68,9 +69,9 @@ class SynthesizerIO:
                 "dtypes": self.dtypes, "mechanism": self.mechanism, "eps": self.eps,
                 "mechanism_params": {k: v for k, v in self.mechanism_params.items() if _plain(v)},
                 "unit": self.unit, "offset": self.offset, "sampler": dataclasses.asdict(self.sampler),
-                "censor_warn_share": self.censor_warn_share, "allow_unconverged": self.allow_unconverged,
+                "censor_warn_share": self.censor_warn_share,
                 "relation": self.relation, "n_release": self.n_release, "size_eps": self.size_eps,
-                "keep_draws": self.keep_draws, "releases": self.releases, "retries": self.retries,
+                "keep_draws": self.keep_draws, "releases": self.releases,
                 "progress": self.progress, "part_of": self.part_of, "mode": self.mode, "subsample": self.subsample,
                 "calibrate": self.calibrate, "confidential_covariates": self.confidential_covariates,
                 "mechanism_requested": getattr(self, "mechanism_requested", self.mechanism),
@@ -78,6 +79,7 @@ class SynthesizerIO:
             },
             "run_params": {k: v for k, v in self._run_params.items() if _plain(v)},
             "dataset": self.dataset,
+            "linked": list(getattr(self, "linked", [])),
             "fit_id": self.fit_id,
             "size": None if self._size is None else dataclasses.asdict(self._size),
             "target": self.encoding.to_dict(),
@@ -86,10 +88,19 @@ class SynthesizerIO:
             "transforms": dict(self._design.transforms),
             "public_covariates": _public_columns(self.public, self.covariates, self.levels),
             "privacy": self._privacy.to_dict(),
-            "draws": None if self.draws is None else dict(self.draws),
+            "draws": None if self.draws is None else self._saved_draws(),
             "release": None if self._release_state is None else self._release_state.to_dict(),
             "calibration": None if self._calibration is None else self._calibration.to_dict(),
         })
+
+    def _saved_draws(self) -> dict:
+        """The kept draws a file holds: a model function's free parameters only (never a deterministic: it may be
+        any figure the function computed), checked again here against the compiled model when there is one."""
+        draws = dict(self.draws)
+        if callable(self.model) and self._cm is not None:
+            params = set(self._cm.param_names)
+            draws = {k: v for k, v in draws.items() if k in params}
+        return draws
 
     def save(self, path: str | os.PathLike, *, force: bool = False, include_confidential: bool = False) -> Path:
         """Write the fitted synthesizer to JSON (no pickle), owner-readable only, authenticated under the home's key.
@@ -144,14 +155,16 @@ class SynthesizerIO:
         self = cls.__new__(cls)
         self.encoding = TargetEncoding.from_dict(content["target"])
         self._settings(st["target"], st["covariates"], model, st["mechanism"], st["eps"], spec.get("params"),
-                       st["unit"], st["offset"], st["sampler"], st["censor_warn_share"], st["allow_unconverged"])
+                       st["unit"], st["offset"], st["sampler"], st["censor_warn_share"])
         self.relation = check_neighbours(st["relation"])
         self.n_release, self.size_eps = st["n_release"], st["size_eps"]
-        self.keep_draws, self.retries = int(st["keep_draws"]), int(st["retries"])
+        self.keep_draws = int(st["keep_draws"])
         self.releases = int(st.get("releases", 1))
         self.progress, self.part_of, self.mode = bool(st["progress"]), st["part_of"], st["mode"]
+        self._mode_setting = self.mode
         self.subsample = st["subsample"]
         self.fit_log, self.dataset, self.fit_id = [], str(content["dataset"]), str(content["fit_id"])
+        self.linked = [str(d) for d in content.get("linked") or []]  # the data set's ids under the home's other keys
         self._size = None if content["size"] is None else ReleaseSize(**content["size"])
         self.columns, self.dtypes = st["columns"], st["dtypes"]
         self.mechanism_params = dict(st["mechanism_params"])
@@ -217,6 +230,11 @@ class SynthesizerIO:
                 problems.append(f"its censoring bound M = {p.bound:.6g} is not the {M:.6g} its eps gives")
             if not p.delta <= p.bound + CENSOR_TOL:
                 problems.append(f"its Delta = {p.delta:.6g} exceeds its censoring bound M = {p.bound:.6g}")
+        want_condition = self._condition()
+        if p.condition != want_condition:
+            problems.append(f"its statement holds under the condition {p.condition!r}, but its model says "
+                            f"{want_condition!r} (a file written before a model function's guarantee was stated as "
+                            f"conditional: refit it)")
         if problems:
             raise DataError(f"{path}: refusing to load: " + "; ".join(problems) + ". The file does not match the code "
                             "that reads it; use the file `save` wrote with this version.")

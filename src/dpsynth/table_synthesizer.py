@@ -46,6 +46,7 @@ Examples
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import secrets
 from collections.abc import Mapping, Sequence
@@ -54,15 +55,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .choice import AUTO, table_column_choice
+from .choice import AUTO, model_function_choice, table_column_choice
 from .covariates import CovariateDesign, public_rows
 from .privacy import check_neighbours
 from .release.budget import Budget, TableBudget, split_shares
+from .release.mode import check_mode, resolve_mode
 from .release.protocol import bar, release, show_progress
 from .release.size import ReleaseSize, dp_count
 from .release.statement import GUARANTEE_RANK, TablePrivacy
 from .seeds import SeedLike, generator, stream
-from .synthesizer import Synthesizer, UnconvergedError
+from .synthesizer import Synthesizer
 from .table_synthesizer_io import TableSynthesizerIO
 from .target import TargetEncoding
 from .validation import DataError, check_bool, check_count, check_eps, positive_count
@@ -107,10 +109,12 @@ class TableSynthesizer(TableSynthesizerIO):
         column's :class:`dpsynth.Synthesizer` is given a named mechanism.
     neighbours : {"remove", "replace"}, optional
         Default: ``"replace"`` with covariates (their rows and n are public), ``"remove"`` without.
-    n_release, size_eps, sampler, keep_draws, releases, retries, progress, standardize : optional
+    n_release, size_eps, sampler, keep_draws, releases, progress, standardize : optional
         As for :class:`dpsynth.Synthesizer` (``standardize`` applies to the public covariates).
-    censor_warn_share, allow_unconverged, mode : optional
-        As for :class:`dpsynth.Synthesizer` (``mode``: secure noise for a release, or seeded for research).
+    censor_warn_share, mode : optional
+        As for :class:`dpsynth.Synthesizer` (``mode``: None, decided by whether ``fit`` is given a seed;
+        ``"release"``, every random choice from the system's entropy; ``"research"``, seeded,
+        reproducible, not a private release: :mod:`dpsynth.release.mode`).
     calibrate : dict, optional
         Column -> its ``calibrate`` setting (:class:`dpsynth.Synthesizer`): the column's synthetic values
         mapped by rank onto its DP marginal (public bounds required), the marginal's share taken out of
@@ -140,16 +144,13 @@ class TableSynthesizer(TableSynthesizerIO):
         sampler=None,
         keep_draws: int = 10,
         releases: int = 1,
-        retries: int = 2,
         progress: bool = True,
         standardize: bool | None = None,
         censor_warn_share: float = 0.5,
-        allow_unconverged: bool = False,
-        mode: str = "release",
+        mode: str | None = None,
         calibrate: Mapping[str, Mapping] | None = None,
         bounds: Mapping[str, Sequence | Mapping] | None = None,
     ) -> None:
-        from .release.ledger import dataset_id
         from .validation import check_table_columns
 
         if isinstance(targets, str) or not isinstance(targets, Sequence) or not targets:
@@ -185,6 +186,7 @@ class TableSynthesizer(TableSynthesizerIO):
         #: Why each column got its mechanism, where ``auto`` chose it (:func:`dpsynth.choice.table_column_choice`).
         self.choices = self._choose()
         self._check_mechanisms()
+        self._check_values(data)
         self.n_release = None if n_release is None else positive_count(n_release, "n_release")
         if self.n_release is not None and self.relation == "replace":
             raise DataError(
@@ -199,15 +201,11 @@ class TableSynthesizer(TableSynthesizerIO):
             raise DataError(f"`releases` ({self.releases}) exceeds `keep_draws` ({self.keep_draws}): each released "
                             f"table needs its own posterior draws; keep at least as many draws.")
         self.progress = check_bool(progress, "progress")
-        self.allow_unconverged = check_bool(allow_unconverged, "allow_unconverged")
-        from .synthesizer import MODES
-
-        if mode not in MODES:
-            raise DataError(f"`mode` must be one of {MODES}; got {mode!r}.")
-        self.mode = mode
-        self._common = dict(sampler=sampler, keep_draws=self.keep_draws, releases=self.releases, retries=retries,
-                            progress=self.progress,
-                            censor_warn_share=censor_warn_share, allow_unconverged=allow_unconverged, mode=mode)
+        self._mode_setting = check_mode(mode)
+        #: The run's mode (:mod:`dpsynth.release.mode`): decided by :meth:`fit` when ``mode`` is None.
+        self.mode = self._mode_setting or "release"
+        self._common = dict(sampler=sampler, keep_draws=self.keep_draws, releases=self.releases,
+                            progress=self.progress, censor_warn_share=censor_warn_share)
         self.public = data[covs].reset_index(drop=True).copy()
         if standardize is None:
             standardize = self.relation == "replace"
@@ -217,8 +215,10 @@ class TableSynthesizer(TableSynthesizerIO):
                 "data; use neighbours='replace' (their rows are then public)."
             )
         self._public_design = CovariateDesign.from_frame(self.public, covs, standardize=standardize)
-        self.dataset = dataset_id(data, [*targets, *covs])
+        self._public_design.matrix(self.public)  # the covariates' values checked (missing, infinite)
         self._data = data[self.columns].reset_index(drop=True).copy()
+        #: Values each bounded column moved to its public bounds (confidential: the parts' diagnostics show it).
+        self._clamped = self._clamp()
         #: The table's total and its shares, under its relation, fixed before the fit (:mod:`dpsynth.release.budget`).
         self.budget = self._plan()
         self.parts: dict[str, Synthesizer] = {}
@@ -226,6 +226,12 @@ class TableSynthesizer(TableSynthesizerIO):
         self.fit_log: list[str] = []
         self.fit_id = ""
         self.path: Path | None = None
+        # last: every check of the input is done before the home (its key, its ledgers) is touched
+        from .release.ledger import dataset_ids
+
+        ids = list(dataset_ids(data, [*targets, *covs]).values())
+        #: The data set's id (its ledger) and its ids under the home's other keys (their ledgers count with it).
+        self.dataset, self.linked = ids[0], ids[1:]
 
     # ------------------------------------------------------------------ settings
     def _choose(self) -> dict[str, str]:
@@ -236,6 +242,10 @@ class TableSynthesizer(TableSynthesizerIO):
             if self.mechanisms[t] != AUTO:
                 continue
             c = table_column_choice(self.encodings[t].kind, self.bounds[t])
+            if callable(self.models[t]):  # a model function: Censor_ref at its prior point
+                from .models.user_function import qualname
+
+                c = model_function_choice(c, qualname(self.models[t]))
             self.mechanisms[t] = c.mechanism
             if c.params:
                 self.mechanism_params[t] = {**c.params, **(self.mechanism_params[t] or {})}
@@ -243,6 +253,53 @@ class TableSynthesizer(TableSynthesizerIO):
                 self.calibrate[t] = c.calibrate
             reasons[t] = f"{t}: {c.mechanism} ({c.reason})"
         return reasons
+
+    def _check_values(self, data: pd.DataFrame) -> None:
+        """Every target's values checked before the home is touched: as its model sees them (missing values, levels),
+        their magnitude, a constant column a model cannot fit, and the public bounds given."""
+        from .mechanisms import catalog
+        from .synthesizer import check_bounds, check_magnitudes
+        from .validation import check_not_constant
+
+        check_magnitudes(data, self.targets, self.covariates)
+        for j, t in enumerate(self.targets):
+            enc = self.encodings[t]
+            x = enc.to_model(data[t])
+            if catalog.get(self.mechanisms[t]).uses_model:
+                check_not_constant(x, t, self.models[t] or enc.default_model(bool(self.covariates) or j > 0))
+            if enc.kind == "categorical":
+                continue
+            check_bounds(self.bounds[t], enc.kind)  # the bounds' form only: values outside them are clamped
+
+    def public_bounds(self, t: str) -> tuple[float, float] | None:
+        """Column ``t``'s public bounds in the data's unit (``bounds``, the mechanism's ``lower``/``upper`` or the
+        calibration's), or None: the table clamps the column to them before any conditional is fitted."""
+        from .synthesizer import check_bounds
+        from .validation import _is_number
+
+        if self.encodings[t].kind == "categorical":
+            return None
+        for b in (check_bounds(self.bounds[t], self.encodings[t].kind), self.mechanism_params[t], self.calibrate[t]):
+            lo, hi = (b or {}).get("lower"), (b or {}).get("upper")
+            if _is_number(lo) and _is_number(hi):
+                return float(lo), float(hi)
+        return None
+
+    def _clamp(self) -> dict[str, int]:
+        """Clamp every bounded target to its public bounds (as OpenDP's ``make_clamp``), before any fit: a transform
+        of every record, so the later conditionals condition on the clamped columns too. Returns how many values each
+        column moved (confidential)."""
+        moved = {}
+        for t in self.targets:
+            b = self.public_bounds(t)
+            if b is None:
+                continue
+            col = self._data[t].astype(float)
+            clipped = col.clip(b[0], b[1])
+            moved[t] = int((clipped != col).sum())
+            if moved[t]:
+                self._data[t] = clipped.astype(self._data[t].dtype) if self.encodings[t].kind == "count" else clipped
+        return moved
 
     def _check_mechanisms(self) -> None:
         from .mechanisms import catalog
@@ -333,7 +390,7 @@ class TableSynthesizer(TableSynthesizerIO):
             fam = part.family() if isinstance(part.model, str) else None
             kind = fam.reference_scale[0] if fam is not None and fam.reference_scale is not None else "identity"
             transforms[t] = kind
-            extra = part.report_unchecked.extra  # the part's DP reference (public once released)
+            extra = part.privacy.extra  # the part's DP reference (public once released)
             if extra.get("reference_source") == "dp" and "reference_loc" in extra:
                 scaling[t] = (float(extra["reference_loc"]), float(extra["reference_scale"]))
         return CovariateDesign(
@@ -355,7 +412,7 @@ class TableSynthesizer(TableSynthesizerIO):
             eps=None if planned is None else planned.total, model_params=self.model_params[t],
             mechanism_params=params, neighbours=self.relation, target_levels=self.target_levels[t],
             design=self._predictor_design(j), part_of=self.dataset, confidential_covariates=self.targets[:j],
-            calibrate=self.calibrate[t], **self._common,
+            calibrate=self.calibrate[t], mode=self.mode, **self._common,
         )
 
     def _automatic_cells(self, j: int) -> dict:
@@ -414,6 +471,13 @@ class TableSynthesizer(TableSynthesizerIO):
         """Fit each conditional in order. Returns ``self``."""
         if self._data is None:
             raise DataError("this synthesizer was loaded without its confidential data; it can release, not fit.")
+        from .release.home import check_open
+        from .release.ledger import link_datasets
+
+        check_open("fit")
+        if self.linked:  # the data at hand: its ids under every key of the home are one data set from now on
+            link_datasets([self.dataset, *self.linked])
+        self.mode, seed = resolve_mode(self._mode_setting, seed)
         self.parts, self.fit_log = {}, []
         if self.choices and show_progress(self.progress):
             import sys
@@ -429,7 +493,9 @@ class TableSynthesizer(TableSynthesizerIO):
                 planned = self.budget.parts.get(t)
                 if planned is not None and part.budget != planned:
                     raise AssertionError(f"the conditional of {t!r} planned {part.budget}, the table {planned}")
-                self.parts[t] = part.fit(seed=stream(seed, "table", t))
+                self.parts[t] = part.fit(seed=None if seed is None else stream(seed, "table", t))
+                if t in self._clamped:  # the table clamped the column before the part saw it
+                    part._privacy = dataclasses.replace(part._privacy, clamped=self._clamped[t])  # noqa: SLF001
                 self.fit_log += [f"{t}: {line}" for line in part.fit_log]
                 progress.update()
         self.fit_id = secrets.token_hex(8)
@@ -453,17 +519,10 @@ class TableSynthesizer(TableSynthesizerIO):
 
     @property
     def privacy(self) -> TablePrivacy:
-        """The composed report; raises :class:`UnconvergedError` when a part failed its checks (unless allowed)."""
+        """The composed report (the same whether or not the parts' chains passed their checks: the diagnostics say)."""
         if not self.fitted:
-            raise DataError("the table synthesizer is not fitted; call .fit(seed=...) first.")
-        reports = {t: p.report_unchecked for t, p in self.parts.items()}
-        bad = [t for t, r in reports.items() if not r.converged]
-        if bad and not self.allow_unconverged:
-            raise UnconvergedError(
-                f"the fit(s) of {bad} failed their convergence checks: the guarantee is for posterior draws, and "
-                f"these are not, so no privacy figure is reported. Increase draws/tune, or pass "
-                f"allow_unconverged=True to accept them."
-            )
+            raise DataError("the table synthesizer is not fitted; call .fit() first.")
+        reports = {t: p.privacy for t, p in self.parts.items()}
         return TablePrivacy(targets=tuple(self.targets), parts=tuple(reports[t] for t in self.targets),
                             relation=self.relation, budget=self.budget)
 
@@ -528,19 +587,22 @@ class TableSynthesizer(TableSynthesizerIO):
         return df
 
     def sample(self, seed: SeedLike = None, *, data: pd.DataFrame | None = None, budget: float | None = None,
-               allow_unusable: bool = False) -> pd.DataFrame:
+               allow_unusable: bool = False, allow_research: bool = False) -> pd.DataFrame:
         """One released synthetic table, booked in the data set's ledger (its new charges), returned in memory."""
-        return release(self, None, seed=seed, data=data, budget=budget, force=False, allow_unusable=allow_unusable)
+        return release(self, None, seed=seed, data=data, budget=budget, force=False, allow_unusable=allow_unusable,
+                       allow_research=allow_research)
 
     def release(self, path_out: str | os.PathLike, *, seed: SeedLike = None, data: pd.DataFrame | None = None,
-                budget: float | None = None, force: bool = False, allow_unusable: bool = False) -> pd.DataFrame:
+                budget: float | None = None, force: bool = False, allow_unusable: bool = False,
+                allow_research: bool = False) -> pd.DataFrame:
         """Release one synthetic table: book it in the data set's ledger and write it (CSV or Parquet).
 
         The one release protocol (:func:`dpsynth.release.protocol.release`): one posterior draw of
         each conditional (one not released before while one is left), the later columns generated on
         the synthetic earlier ones; the statement gives the total and the split.
         """
-        return release(self, path_out, seed=seed, data=data, budget=budget, force=force, allow_unusable=allow_unusable)
+        return release(self, path_out, seed=seed, data=data, budget=budget, force=force, allow_unusable=allow_unusable,
+                       allow_research=allow_research)
 
     # the release protocol's interface (dpsynth.release.protocol.Releaser)
     def _draw_slots(self) -> dict[str, tuple[str, int]]:
@@ -562,7 +624,7 @@ class TableSynthesizer(TableSynthesizerIO):
     @property
     def name(self) -> str:
         """A display name: the parts' mechanisms."""
-        names = [self.parts[t].report_unchecked.name if t in self.parts else self.mechanisms[t]
+        names = [self.parts[t].privacy.name if t in self.parts else self.mechanisms[t]
                  for t in self.targets]
         return "Table(" + ", ".join(names) + ")"
 

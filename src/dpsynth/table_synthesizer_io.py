@@ -30,20 +30,20 @@ class TableSynthesizerIO:
             c = self.parts[t]._content()  # noqa: SLF001 - the part's own contents
             c["public_covariates"] = {}  # the table holds the public rows once; earlier targets are confidential
             parts[t] = c
-        allowed = self.privacy.converged or self.allow_unconverged
         return jsonable({
             "confidential": True,
             "kind": self._KIND,
-            "worth": self.privacy.worth(self.keep_draws) if allowed else "",
+            "worth": self.privacy.worth(self.keep_draws),
             "settings": {
                 "targets": self.targets, "covariates": self.covariates, "columns": self.columns,
                 "dtypes": self.dtypes, "relation": self.relation, "eps": self.eps, "eps_split": self.eps_split,
                 "mechanisms": self.mechanisms, "n_release": self.n_release, "size_eps": self.size_eps,
                 "keep_draws": self.keep_draws, "releases": self.releases, "progress": self.progress,
-                "allow_unconverged": self.allow_unconverged, "mode": self.mode, "calibrate": self.calibrate,
+                "mode": self.mode, "calibrate": self.calibrate,
             },
             "budget": self.budget.to_dict(),
             "dataset": self.dataset,
+            "linked": list(self.linked),
             "fit_id": self.fit_id,
             "size": None if self._size is None else dataclasses.asdict(self._size),
             "public_levels": self._public_design.levels,
@@ -79,10 +79,11 @@ class TableSynthesizerIO:
         self.n_release, self.size_eps = st["n_release"], st["size_eps"]
         self.keep_draws, self.progress = int(st["keep_draws"]), bool(st["progress"])
         self.releases = int(st.get("releases", 1))
-        self.allow_unconverged, self.mode = bool(st["allow_unconverged"]), st["mode"]
+        self.mode = self._mode_setting = st["mode"]
         self.calibrate = dict(st.get("calibrate") or {t: None for t in self.targets})
         self.budget = TableBudget.from_dict(content["budget"])
         self.dataset, self.fit_id = str(content["dataset"]), str(content["fit_id"])
+        self.linked = [str(d) for d in content.get("linked") or []]
         self._size = None if content["size"] is None else ReleaseSize(**content["size"])
         self._public_design = CovariateDesign(columns=tuple(self.covariates), levels=content["public_levels"],
                                               scaling={c: tuple(v) for c, v in content["public_scaling"].items()})

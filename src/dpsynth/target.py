@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .validation import DataError
+from .validation import DataError, check_numeric_text
 
 __all__ = ["TargetEncoding", "KINDS", "DEFAULT_MODELS"]
 
@@ -99,6 +99,7 @@ class TargetEncoding:
                     f"dtype {s.dtype}): remove thousands separators and convert it with pd.to_numeric (on the command "
                     f"line --thousands ','), or, if it is categorical, declare its levels with {declare}.")
             if declared is None:
+                check_numeric_text(s, name)  # mostly numbers with some text: a numeric column to clean
                 raise DataError(
                     f"target column {name!r} is categorical (dtype {s.dtype}) but its levels are not declared: the "
                     f"levels that occur in the confidential data are themselves a figure of it. Declare the public "

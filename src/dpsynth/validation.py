@@ -22,6 +22,11 @@ __all__ = [
     "check_probability",
     "check_same_length",
     "check_support",
+    "check_magnitude",
+    "check_numeric_text",
+    "check_not_constant",
+    "MAX_MAGNITUDE",
+    "NO_CONSTANT_FAMILIES",
 ]
 
 
@@ -365,8 +370,9 @@ def check_table_columns(data: Any, target: Any, covariates: Any) -> list[str]:
     if extra:
         raise DataError(f"`data` has columns that are neither `{name}` nor `covariates`: {extra}; select the "
                         f"columns to synthesise first (data[[{name}..., *covariates]]) or list them as covariates.")
-    if len(data) == 0:
-        raise DataError("`data` has no rows.")
+    if len(data) < 2:
+        raise DataError(f"`data` has {len(data)} record(s); synthesis needs at least 2 (a synthetic copy of one record "
+                        f"is that record). Pass the whole confidential table.")
     return covs
 
 
@@ -384,3 +390,111 @@ def check_optional_finite(value: Any, name: str, *, what: str = "a public consta
     if not _is_number(value) or not np.isfinite(float(value)):
         raise DataError(f"`{name}` must be a finite number ({what}); got {value!r}.")
     return float(value)
+
+
+# --- checks of a confidential column, shared by the API and the command line ---------------------------------------
+
+#: The largest magnitude of a number in the data: the largest float32. A data set's id compares numbers as float32
+#: (:func:`dpsynth.release.ledger.dataset_id`), which holds nothing larger (it would read as infinity, so two data
+#: sets that differ there would share an id), and a model's sums of squares of a larger value overflow.
+MAX_MAGNITUDE = float(np.finfo(np.float32).max)
+
+
+def check_magnitude(s: Any, column: str, role: str = "column") -> None:
+    """Refuse a finite number beyond :data:`MAX_MAGNITUDE` in a numeric column, naming the column and the row.
+
+    Used by :class:`dpsynth.Synthesizer`, :class:`dpsynth.TableSynthesizer` and the command line
+    alike, so both accept and refuse the same data. Missing and infinite values are left to the
+    checks that name them.
+
+    Parameters
+    ----------
+    s : pandas.Series
+        The column (its index labels are the rows named).
+    column : str
+        Its name, for the message.
+    role : str
+        What it is, for the message (``"target column"``, ``"covariate"``).
+    """
+    import pandas as pd
+
+    if not pd.api.types.is_numeric_dtype(s) or pd.api.types.is_bool_dtype(s):
+        return
+    v = s.to_numpy(dtype=float)
+    with np.errstate(invalid="ignore"):
+        bad = np.isfinite(v) & (np.abs(v) > MAX_MAGNITUDE)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise DataError(
+            f"{role} {column!r} has the value {v[i]:g} at row {s.index[i]!r}, beyond what dpsynth holds (|x| <= "
+            f"{MAX_MAGNITUDE:.4g}, the largest float32: a data set's id compares numbers as float32, and a model's "
+            f"sums of squares would overflow). Rescale the column (e.g. a public unit: unit=1e6, --unit 1e6) or fix "
+            f"the record.")
+
+
+def check_numeric_text(s: Any, column: str, role: str = "target column") -> None:
+    """Refuse a column of text or Python objects that is mostly numbers but holds some text.
+
+    Such a column is a numeric column with a few bad cells (a typo, a note, a placeholder), not a
+    categorical one: one line names the column, the first offending row and value, and the fix.
+    More than half of its values text: left to the categorical checks (declare its levels).
+
+    Parameters
+    ----------
+    s : pandas.Series
+        The column (its index labels are the rows named).
+    column : str
+        Its name, for the message.
+    role : str
+        What it is, for the message.
+    """
+    import pandas as pd
+
+    if isinstance(s.dtype, pd.CategoricalDtype) or pd.api.types.is_bool_dtype(s) or not (
+            pd.api.types.is_object_dtype(s) or pd.api.types.is_string_dtype(s)):
+        return
+    vals = s.dropna()
+    if vals.empty:
+        return
+    text = vals.map(lambda v: isinstance(v, str))
+    number = vals.map(lambda v: isinstance(v, (int, float, np.integer, np.floating))
+                      and not isinstance(v, (bool, np.bool_)))
+    parsed = pd.to_numeric(vals[text].astype(str).str.strip(), errors="coerce")
+    numeric = number.copy()
+    numeric[text] = parsed.notna().to_numpy()
+    bad = ~numeric
+    if not bad.any() or bad.mean() > 0.5:
+        return
+    i = bad.to_numpy().argmax()
+    raise DataError(
+        f"{role} {column!r} holds numbers and text: {int(bad.sum())} of {len(vals)} value(s) are not numbers (first "
+        f"at row {vals.index[i]!r}: {vals.iloc[i]!r}). Clean or convert the column first (fix or drop those rows, "
+        f"e.g. pd.to_numeric(df[{column!r}], errors='coerce') and drop the rows it cannot read); nothing is coerced.")
+
+
+#: Shipped families that cannot fit a column holding one value: their scale (or rate) would be degenerate.
+NO_CONSTANT_FAMILIES = ("lognormal", "lognormal_regression", "lognormal_mixture", "beta", "beta_regression", "negbin",
+                        "poisson")
+
+
+def check_not_constant(x: Any, column: str, model: Any) -> None:
+    """Refuse, before any fit, a target column holding one value for a family that cannot fit it.
+
+    Parameters
+    ----------
+    x : array_like
+        The column's values (finite).
+    column : str
+        Its name, for the message.
+    model : str or callable
+        The family fitted (a model function is not checked).
+    """
+    if not isinstance(model, str) or model not in NO_CONSTANT_FAMILIES:
+        return
+    arr = np.asarray(x, dtype=float)
+    if arr.size and bool(np.all(arr == arr[0])):
+        raise DataError(
+            f"target column {column!r} holds the same value in every record: the {model} model cannot "
+            f"fit a constant column (its scale is degenerate and the fit does not converge). Drop the column, or give "
+            f"public bounds and a mechanism that takes it: bounds=(lower, upper) with mechanism='noise_aware' or "
+            f"'ph' (on the command line --lower L --upper U --mechanism noise_aware).")

@@ -11,7 +11,6 @@ import os
 
 import pytest
 
-
 # --------------------------------------------------------------------------------------------
 # chapter notebooks executed once per session at smoke scale (smoke test and book test share them)
 # --------------------------------------------------------------------------------------------

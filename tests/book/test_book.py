@@ -889,7 +889,7 @@ def test_a_release_report_renders_in_chromium(browse, tmp_path):
     assert main(["fit", str(data), "--target", "wage", "--covariates", "region", "age", "--model", "lognormal",
                  "--mechanism", "ph", "--eps", "1", "--lower", "0", "--upper", "20", "--seed", "1",
                  "--out", str(syn)]) == 0
-    assert main(["release", str(syn), "--out", str(released), "--seed", "2"]) == 0
+    assert main(["release", "--allow-research", str(syn), "--out", str(released), "--seed", "2"]) == 0
     assert main(["report", str(syn), "--data", str(data), "--released", str(released), "--out", str(out)]) == 0
 
     page = out / "report.html"

@@ -57,7 +57,7 @@ def test_the_eps_asked_is_the_eps_published_on_a_real_wage_file(tmp_path, fresh_
     path = s.save(tmp_path / "wage.json")
     loaded = Synthesizer.load(path)
     assert loaded.privacy.eps == 1.0 and loaded.privacy.statement() == p.statement()
-    out = loaded.release(tmp_path / "r1.csv", seed=2, budget=1.0)
+    out = loaded.release(tmp_path / "r1.csv", seed=2, budget=1.0, allow_research=True)
     book = Ledger(s.dataset)
     assert book.total() == pytest.approx(1.0) and out.attrs["spend"] == pytest.approx(1.0)
     assert "eps = 1 with one record replaced" in book.summary()
@@ -65,8 +65,8 @@ def test_the_eps_asked_is_the_eps_published_on_a_real_wage_file(tmp_path, fresh_
     from dpsynth.release.ledger import BudgetExceeded
 
     with pytest.raises(BudgetExceeded, match=f"adds {p.budget.draw:.4g}, total"):
-        loaded.release(tmp_path / "r2.csv", seed=3, budget=1.0)
-    second = loaded.release(tmp_path / "r2.csv", seed=3, budget=1.0 + p.budget.draw)
+        loaded.release(tmp_path / "r2.csv", seed=3, budget=1.0, allow_research=True)
+    second = loaded.release(tmp_path / "r2.csv", seed=3, budget=1.0 + p.budget.draw, allow_research=True)
     assert second.attrs["spend"] == pytest.approx(p.budget.draw)
     assert book.total() == pytest.approx(1.0 + p.budget.draw)
 
@@ -81,7 +81,7 @@ def test_a_table_at_eps_one_publishes_one(tmp_path, fresh_home):
         t.fit(seed=1)
     assert t.privacy.eps == pytest.approx(1.0) and "strict DP eps = 1 with one record replaced" in \
         t.privacy.statement()
-    t.release(tmp_path / "t.csv", seed=2)
+    t.release(tmp_path / "t.csv", seed=2, allow_research=True)
     assert Ledger(t.dataset).total() == pytest.approx(1.0)
 
 
@@ -98,8 +98,8 @@ def test_the_command_line_prints_the_eps_it_publishes_before_the_fit(tmp_path, c
     assert plan and "eps = 1 with one record replaced" in plan[0]
     assert cap.err.splitlines().index(plan[0]) < fitting[0]  # printed before the fit
     assert "eps = 1 with one record replaced for one released file" in cap.out
-    assert cli.main(["release", str(tmp_path / "s.json"), "--out", str(tmp_path / "r.csv"), "--seed", "2",
-                     "--budget", "1", "--quiet"]) == 0
+    assert cli.main(["release", "--allow-research", str(tmp_path / "s.json"), "--out", str(tmp_path / "r.csv"),
+                     "--seed", "2", "--budget", "1", "--quiet"]) == 0
     assert "strict-DP spend of this data set: eps = 1 of budget 1" in capsys.readouterr().out
 
 
@@ -116,7 +116,7 @@ def test_lognormal_regression_on_cps_wages_keeps_the_covariate_effect():
     covs = [*WAGE_NUMERIC, *WAGE_CATEGORICAL]
     s = Synthesizer(frame[["wage", *covs]], "wage", covariates=covs, model="lognormal_regression",
                     mechanism="censor_uw", eps=12.0, sampler=SamplerConfig(draws=300, tune=300, chains=2),
-                    allow_unconverged=True, censor_warn_share=1.0).fit(seed=3)
+                    censor_warn_share=1.0).fit(seed=3)
     p = s.privacy
     assert p.guarantee == "DP" and p.name == "Censor_uw"
     assert p.delta <= 3.0 + 1e-9 and p.eps == pytest.approx(12.0) and p.relation == "replace"
@@ -137,7 +137,7 @@ def test_lognormal_regression_on_cps_wages_keeps_the_covariate_effect():
 def test_the_default_fits_and_releases_a_real_file():
     df = islr_wage()[["wage", "age", "education"]].sample(300, random_state=1).reset_index(drop=True)
     s = Synthesizer(df, "wage", covariates=["age", "education"], eps=3, mode="research", progress=False,
-                    sampler={"draws": 500, "tune": 500}, allow_unconverged=True)
+                    sampler={"draws": 500, "tune": 500})
     assert s.mechanism_requested == "auto" and s.choice is not None
     s.fit(seed=1)
     syn = s.sample_unaccounted(seed=2)

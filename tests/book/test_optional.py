@@ -10,8 +10,8 @@ import subprocess
 import sys
 import textwrap
 
-import study_replicates
 import pytest
+import study_replicates
 
 from dpsynth.validation import DataError
 from dpsynth_book import sdr, studies

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-import study_replicates
 import numpy as np
 import pytest
+import study_replicates
 import xarray as xr
 
 from dpsynth.fitting import SamplerConfig

@@ -30,6 +30,13 @@ Where the reference comes from (``reference``):
   relation, seeded in research mode, OpenDP's secure noise in release mode), smoothed by the noise
   scale as a pseudo count, so that a level's share survives the clamp; the same shares centre the
   intercepts' prior;
+* ``"prior"``: ``theta_0`` the model's own prior point (PyMC's initial point of every free
+  parameter, each prior's support point or the function's public initial value, without jitter:
+  :func:`dpsynth.models.user_function.prior_point`). It is a function of the model's constants
+  alone, so it costs nothing and is public by construction; the windows sit where the model's
+  own priors expect the data, so it suits a model whose priors were chosen for the data's unit. It
+  is the rule for a user's model function (which has no saturated reference and no reference
+  scale), and what ``mechanism="auto"`` picks for one (on the command line ``--reference prior``);
 * ``"dp_median"``: the earlier design, ``theta_0`` from OpenDP medians of the data's location and
   spread on the family's reference scale (``reference_eps``), widened by ``widen``;
 * a dict: a public ``theta_0`` (its term for every record); a ``historical`` data set: ``theta_0``
@@ -69,6 +76,7 @@ __all__ = [
     "MAD_CANDIDATES",
     "TOLERANCE",
     "location_candidates",
+    "REFERENCE_RULES",
 ]
 
 #: The default tolerance ``K = M / alpha``: a record's difference from its reference, in log-likelihood units before
@@ -99,12 +107,17 @@ def default_alpha(eps: float, one_signed: bool = False, tolerance: float = TOLER
     return min(1.0, censoring_bound(float(eps), one_signed) / float(tolerance))
 
 
+#: The named reference rules (``reference=``; on the command line ``--reference``).
+REFERENCE_RULES = ("record", "prior", "dp_median")
+
+
 def _check_reference(value, name: str):
-    if value in (None, "record", "dp_median"):
+    if value is None or (isinstance(value, str) and value in REFERENCE_RULES):
         return value
     if not isinstance(value, dict) or not value:
-        raise DataError(f"`{name}` must be 'record' (each record's own reference, the default), 'dp_median', or a "
-                        f"dict of the model's parameters (a public theta_0); got {value!r}.")
+        raise DataError(f"`{name}` must be 'record' (each record's own reference, the default), 'prior' (the "
+                        f"model's own prior point), 'dp_median', or a dict of the model's parameters (a public "
+                        f"theta_0); got {value!r}.")
     out = {}
     for k, v in value.items():
         arr = np.asarray(v, dtype=float)
@@ -144,8 +157,9 @@ def _dp_median(ctx: RunContext, params: dict) -> tuple[dict, tuple[float, float]
 
     fam = ctx.family
     if fam.reference_scale is None:
-        raise DataError(f"the {fam.name} model has no reference scale for a DP median: give `reference` (a dict of "
-                        f"its parameters, a public theta_0) or a public `historical` data set.")
+        raise DataError(f"the {fam.name} model has no reference scale for a DP median: give `reference`='prior' (the "
+                        f"model's own prior point), a dict of its parameters (a public theta_0), or a public "
+                        f"`historical` data set.")
     _, lo, hi = fam.reference_scale
     # the share is stated under the run's relation; OpenDP's quantiles are calibrated with one record removed
     # (symmetric distance 1), and one record replaced is a symmetric distance of 2
@@ -175,6 +189,10 @@ def reference_parameters(ctx: RunContext, params: dict) -> tuple[dict | None, tu
         loc = float(np.median(t))
         scale = _scale(np.median(np.abs(t - loc)))
         return fam.reference(loc, params["widen"] * scale), (0.0, 0.0), {"reference_source": "historical"}
+    if ref == "prior":
+        from ..models.user_function import prior_point
+
+        return prior_point(ctx.compiled.model), (0.0, 0.0), {"reference_source": "prior"}
     if ref == "dp_median":
         return _dp_median(ctx, params)
     return None, (0.0, 0.0), {}
@@ -186,7 +204,13 @@ def _theta_terms(ctx: RunContext, theta0: dict) -> tuple[np.ndarray, dict]:
     if missing:
         raise DataError(f"the reference parameter lacks {missing}; give every parameter of the model "
                         f"({ctx.compiled.param_names}).")
-    shapes = {rv.name: tuple(int(d) for d in rv.type.shape) for rv in ctx.compiled.model.free_RVs}
+    rvs = ctx.compiled.model.free_RVs
+    if all(None not in rv.type.shape for rv in rvs):
+        shapes = {rv.name: tuple(int(d) for d in rv.type.shape) for rv in rvs}
+    else:  # a shape that follows the design (a model function's shape=X.shape[1]): evaluated
+        from ..models.user_function import prior_point
+
+        shapes = {k: np.shape(v) for k, v in prior_point(ctx.compiled.model).items()}
     try:
         theta0 = {k: np.asarray(theta0[k], dtype=float).reshape((1, *shapes[k])) for k in shapes}
     except ValueError as e:
@@ -212,8 +236,9 @@ def _run(ctx: RunContext, params: dict) -> MechanismResult:
     else:
         r = fam.reference_loglik(ctx.x, ctx.covariates)
         if r is None:
-            raise DataError(f"the {fam.name} model has no record-wise reference: give `reference` (a dict of its "
-                            f"parameters, a public theta_0), a public `historical` data set, or reference='dp_median'.")
+            raise DataError(f"the {fam.name} model has no record-wise reference: give `reference`='prior' (each "
+                            f"record's term at the model's own prior point: public, free), a dict of its parameters "
+                            f"(a public theta_0), a public `historical` data set, or `reference`='dp_median'.")
         r, max_ref = np.asarray(r, dtype=float), bool(fam.reference_is_max)
         info = {"reference_source": "record"}
         start = fam.public_start()
@@ -240,7 +265,8 @@ def _declared(params: dict, one_signed: bool, extra: dict | None = None) -> tupl
 def releases_reference(given, family) -> bool:
     """Whether a run with these (given) parameters releases a reference from the data (charged once per fit)."""
     given = given or {}
-    if isinstance(given.get("reference"), dict) or given.get("historical") is not None:
+    if isinstance(given.get("reference"), dict) or given.get("reference") == "prior" or \
+            given.get("historical") is not None:
         return False
     if given.get("reference") == "dp_median":
         return True
@@ -264,9 +290,10 @@ MECHANISM = MechanismSpec(
                        "min(1, M / tolerance), a function of eps alone)"),
         "tolerance": Param(TOLERANCE, positive_number, "how far (in log-likelihood units before the weight) a "
                            "record's term may lie from its reference inside its window: alpha = M / tolerance"),
-        "reference": Param(None, _check_reference, "'record' (each record's own reference: the default), "
-                           "'dp_median' (theta_0 from DP medians), or a dict of the model's parameters (a public "
-                           "theta_0)", cli=None),
+        "reference": Param(None, _check_reference, "'record' (each record's own reference: the default for a "
+                           "shipped family), 'prior' (theta_0 the model's own prior point: public, free; for a "
+                           "model function), 'dp_median' (theta_0 from DP medians), or (Python only) a dict of the "
+                           "model's parameters (a public theta_0)", cli="str"),
         "historical": Param(None, _check_historical, "a public or earlier data set laid out like the confidential "
                             "data; its median and spread set theta_0", cli="table", table=True),
         "reference_eps": Param(0.1, positive_number, "eps of a reference released from the data (a categorical "

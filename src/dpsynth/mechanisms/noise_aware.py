@@ -14,7 +14,7 @@ Method
    evenly spaced with ``scale="linear"``); with ``scale="integer"`` (a count) every integer from
    ``lower`` (default 0) to ``upper`` is a bin; a categorical target has one bin per public level
    (``levels``, filled in by the :class:`~dpsynth.Synthesizer`). Values outside the bounds are
-   refused, never clipped.
+   clamped to them (as OpenDP and SmartNoise do).
 2. **Public cells.** Each record's cell is the combination of the levels of its categorical public
    covariates (by default every categorical covariate; ``cells`` names them) and of intervals of
    numeric ones cut at public edges (``cell_edges``). Every combination of levels is a cell, whether
@@ -44,8 +44,8 @@ Method
    ``sum_c n_c p_ck`` and variance ``sum_c n_c p_ck (1 - p_ck) + 2 b_1^2``. The cell sizes ``n_c``
    are public with one record replaced (the covariates' rows are); with one record removed they are
    the noisy table's row sums, at least 1 (post-processing). R-hat, bulk ESS and divergences of the
-   released probabilities are checked, and a failed sampler is run again with twice the draws (the
-   context's ``retries``).
+   released probabilities are checked, and a failed sampler is run again with twice the draws (at most
+   :data:`POSTERIOR_RETRIES` times: post-processing of the DP counts, so the retries read nothing more).
 5. **The release** (:class:`NoiseAwareRelease`): the public bins and cells and ``release_draws``
    posterior draws of every ``p_c``. A synthetic data set is made in one of two ways
    (``synthesis``), both post-processing of the same release:
@@ -368,17 +368,12 @@ def binning(params: Mapping) -> Binning:
 
 
 def _check_data(x: np.ndarray, params: dict) -> None:
-    """Refuse values outside the public bounds (and non-integers in integer bins); nothing is clipped."""
+    """The bins from the public settings, and non-integers in integer bins refused (a count's form); values outside the
+    public bounds are not refused: :func:`_run` clamps them."""
     b = binning(params)
     x = np.asarray(x, dtype=float)
     if params.get("levels") is not None:
         return  # level codes 0..K-1, checked by the target's encoding
-    for nm, bad, side, bound in (("lower", x < b.lower, "below", b.lower), ("upper", x > b.upper, "above", b.upper)):
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            raise DataError(f"{int(bad.sum())} value(s) of the target lie {side} the public bound `{nm}` = {bound:g} "
-                            f"(first at row {i}); widen `{nm}` to a public bound of the variable's range (not one "
-                            f"read from the data), or top-code the records first. Nothing is clipped.")
     if b.scale == "integer":
         frac = x != np.rint(x)
         if frac.any():
@@ -899,16 +894,21 @@ def _cell_sizes(ctx: RunContext, cells: np.ndarray, counts: NoisyCounts, n_cells
     return np.maximum(noisy, 1.0)
 
 
+#: Refits of the noise-aware posterior that fails its checks (twice the draws each time). Its input is the DP
+#: release and public sizes only, so retrying is post-processing: it reads nothing of the data beyond the release.
+POSTERIOR_RETRIES = 2
+
+
 def _posterior(ctx: RunContext, model: NoiseAwareModel, data: dict):
-    """Sample, refitting with twice the draws and tuning steps (at most ``ctx.retries`` times) while the checks fail."""
+    """Sample, refitting with twice the draws and tuning steps (at most :data:`POSTERIOR_RETRIES` times) while the
+    checks fail (post-processing of the DP counts)."""
     from ..mcmc_settings import ConvergenceWarning
-    from ..release.statement import CONFIDENTIAL
 
     cfg = ctx.sampler
-    for attempt in range(ctx.retries + 1):
+    for attempt in range(POSTERIOR_RETRIES + 1):
         seed = ctx.seed_for(KEY, "mcmc") if attempt == 0 else ctx.seed_for(KEY, "mcmc", "retry", attempt)
         draws, diag = model.sample(data, cfg, seed)
-        if diag.ok or attempt == ctx.retries:
+        if diag.ok or attempt == POSTERIOR_RETRIES:
             break
         longer = dataclasses.replace(cfg, draws=2 * cfg.draws, tune=2 * cfg.tune)
         smaller = ""
@@ -921,7 +921,7 @@ def _posterior(ctx: RunContext, model: NoiseAwareModel, data: dict):
     if attempt and diag.ok:
         ctx.log.append(f"the {KEY} posterior passed its checks after {attempt} retr{'y' if attempt == 1 else 'ies'}")
     if not diag.ok:
-        warnings.warn(f"{CONFIDENTIAL}: the {KEY} posterior did not converge: {diag.problems()}; thresholds R-hat <= "
+        warnings.warn(f"the {KEY} posterior of the DP counts did not converge: {diag.problems()}; thresholds R-hat <= "
                       f"{cfg.rhat_max}, ESS >= {cfg.ess_threshold:.0f}, no divergences. Increase `draws`/`tune`.",
                       ConvergenceWarning, stacklevel=3)
     return draws, diag
@@ -944,7 +944,8 @@ def _run(ctx: RunContext, params: dict) -> MechanismResult:
     mode = params["mode"]
     seeds = (ctx.seed_for(KEY, "noise", "marginal"), ctx.seed_for(KEY, "noise", "table")) if mode == "research" \
         else (None, None)
-    counts = measure(bins_of.index(ctx.x), cells, K, C, params["eps"], share, mode=mode, seeds=seeds)
+    x = ctx.x if params.get("levels") is not None else np.clip(ctx.x, bins_of.lower, bins_of.upper)  # the clamp
+    counts = measure(bins_of.index(x), cells, K, C, params["eps"], share, mode=mode, seeds=seeds)
     secret = set(params.get("confidential_cells") or ())
     sizes = _cell_sizes(ctx, cells, counts, C, public_cells=not any(c.name in secret for c in columns))
     model = noise_aware_model(C, K)

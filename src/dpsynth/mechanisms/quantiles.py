@@ -429,13 +429,12 @@ def dp_quantiles(
     Parameters
     ----------
     x : array_like
-        Confidential values, 1-d, finite, all within ``[lower, upper]``.
+        Confidential values, 1-d, finite; values outside ``[lower, upper]`` are clamped to the bounds.
     eps : float
         Privacy budget with one record removed (``>= MIN_EPS``), split equally over the quantiles.
     lower, upper : float
         Public bounds of the variable (``lower > 0`` for ``scale="log"``), from public knowledge,
-        never from the data. Values equal to a bound are accepted; values outside are an error,
-        never clipped.
+        never from the data. Values outside are clamped to them (as OpenDP's ``make_clamp``).
     probs : sequence of float
         Quantile levels, strictly increasing in (0, 1), multiples of 0.0001 (see module docs).
     n_candidates : int
@@ -471,13 +470,7 @@ def dp_quantiles(
     lo, hi = _check_bounds(lower, upper, sc)
     m = _check_n_candidates(n_candidates)
     p = _check_probs(probs)
-    out = (xv < lo) | (xv > hi)
-    if out.any():
-        raise DataError(
-            f"{int(out.sum())} value(s) of `x` lie outside the public bounds [{lo:g}, {hi:g}] (first at position "
-            f"{int(np.flatnonzero(out)[0])}); widen the public bound `lower`/`upper` (from public knowledge, not "
-            f"the data) or remove those records. Nothing is clipped."
-        )
+    xv = np.clip(xv, lo, hi)  # public bounds clamp every record (OpenDP's make_clamp)
     if labels is not None and cells is None:
         raise DataError(
             "`labels` lists the public cells and needs `cells` (one label per record); pass both or neither."

@@ -17,7 +17,9 @@ through it:
   and the saved synthesizers;
 * :mod:`~dpsynth.release.statement`: the privacy statement that may be published
   (:class:`SynthesizerPrivacy`, :class:`TablePrivacy`) and the diagnostics that may not
-  (:data:`CONFIDENTIAL`).
+  (:data:`CONFIDENTIAL`);
+* :mod:`~dpsynth.release.mode`: release mode (every random choice from the system's entropy) and
+  research mode (seeded, reproducible, released only when asked and recorded).
 
 The names below are imported from their modules on first use (PEP 562), so that a command that
 needs only the ledger or the home does not import pandas.
@@ -33,7 +35,9 @@ _EXPORTS = {
     "release": "protocol", "Releaser": "protocol", "UnusableReleaseError": "protocol", "unusable_values": "protocol",
     "Ledger": "ledger", "BudgetExceeded": "ledger", "LedgerError": "ledger", "RelationMismatch": "ledger",
     "dataset_id": "ledger",
-    "NewHomeWarning": "home", "KeyMismatchError": "home", "secret_key": "home", "import_home": "home",
+    "NewHomeWarning": "home", "KeyMismatchError": "home", "secret_key": "home", "import_home": "ledger",
+    "HomeSealedError": "home",
+    "ResearchModeError": "mode", "SeedIgnoredWarning": "mode", "resolve_mode": "mode",
     "SynthesizerPrivacy": "statement", "TablePrivacy": "statement", "CONFIDENTIAL": "statement",
     "GUARANTEE_RANK": "statement",
 }

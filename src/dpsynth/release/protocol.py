@@ -4,21 +4,29 @@
 through :func:`release`. In one step under the ledger's lock it
 
 1. checks the synthesizer's neighbour relation against its data set's ledger (one data set, one
-   relation, :mod:`dpsynth.release.ledger`);
+   relation, :mod:`dpsynth.release.ledger`; the ledgers of its ids under every key of the home count
+   together);
 2. picks one posterior draw of each part, one not released before while one is left;
 3. lists the release's charges (:meth:`dpsynth.release.budget.Budget.charges`: the released size, the
    reference, the draw, each keyed by the fit it belongs to) and keeps those not booked before: a
    reference or a size is paid once per fit, a draw once;
 4. checks the budget against the ledger's strict-DP total plus this release's new charges;
-5. draws the synthetic values and checks them: non-finite values, values outside the model's
-   support or the public bounds refuse the release unless ``allow_unusable``. A refusal depends on
-   the released values only (their post-processing), never on a figure of the data that was not
-   released, so a refusal tells nothing the release would not;
+5. draws the synthetic values and checks them: non-finite values or values outside the model's
+   support refuse the release unless ``allow_unusable``;
 6. writes the file atomically, then books the release; if booking fails the file is removed
    (not booked: not released).
 
+**The one rule of refusals.** A fit or a release is refused only for a reason computed from (a)
+public settings and the declared form of the input (types, declared levels, the model's support,
+the budget and the ledger), checked before anything is computed from the values, or (b) the released
+values themselves (their post-processing). Nothing computed from the confidential values decides
+whether a fit runs or a file is released: values outside public bounds are clamped, and convergence
+diagnostics and censoring counts are confidential warnings for the data holder. A research-mode
+(seeded) fit is refused unless ``allow_research`` (:mod:`dpsynth.release.mode`): a public setting.
+
 A synthesizer hands the protocol what it knows through the :class:`Releaser` methods; the
-protocol knows no mechanism and no model.
+protocol knows no mechanism and no model. A sealed home (moved into another one) releases nothing
+(:func:`dpsynth.release.home.check_open`).
 """
 
 from __future__ import annotations
@@ -34,6 +42,7 @@ import pandas as pd
 from ..seeds import SeedLike, generator, stream
 from ..validation import DataError, check_bool
 from .ledger import Ledger
+from .mode import RESEARCH_OVERRIDE, release_seed
 from .size import ReleaseSize
 
 __all__ = ["release", "Releaser", "UnusableReleaseError", "pick_draws", "show_progress", "bar"]
@@ -62,12 +71,15 @@ class Releaser(Protocol):
     """What a synthesizer tells the release protocol."""
 
     dataset: str
+    #: The same data set's ids under the other keys of the home (recorded at fit time; may be empty).
+    linked: list[str]
     relation: str
     progress: bool
+    mode: str
 
     @property
     def privacy(self):
-        """The report (raises for an unfitted synthesizer, or an unconverged fit unless allowed)."""
+        """The report (raises for an unfitted synthesizer)."""
 
     @property
     def checksum(self) -> str:
@@ -100,7 +112,7 @@ def pick_draws(slots: Mapping[str, tuple[str, int]], charged: Mapping, seed: See
 
 
 def release(owner: Releaser, path_out: str | os.PathLike | None, *, seed: SeedLike, data: pd.DataFrame | None,
-            budget: float | None, force: bool, allow_unusable: bool) -> pd.DataFrame:
+            budget: float | None, force: bool, allow_unusable: bool, allow_research: bool = False) -> pd.DataFrame:
     """Release one synthetic data set from ``owner``: book it in its data set's ledger and (with a path) write it.
 
     Parameters
@@ -111,13 +123,15 @@ def release(owner: Releaser, path_out: str | os.PathLike | None, *, seed: SeedLi
         ``.csv`` or ``.parquet`` (its folder must exist; an existing file is refused unless ``force``);
         ``None``: returned in memory only (booked all the same).
     seed : int or SeedSequence, optional
-        Chooses the draw(s) and the records.
+        Chooses the draw(s) and the records of a research-mode fit (with ``allow_research``); ignored in release
+        mode, where they come from the system's entropy (:func:`dpsynth.release.mode.release_seed`).
     data : pandas.DataFrame, optional
         A public frame of covariates for the synthetic records (its rows set the size, declared public).
     budget : float, optional
         Refuse a strict-DP release that would bring the ledger's total above it.
-    force, allow_unusable : bool
-        Replace an existing file; release values that fail the usability checks (recorded).
+    force, allow_unusable, allow_research : bool
+        Replace an existing file; release values that fail the usability checks (recorded); release from a
+        research-mode fit (recorded).
 
     Returns
     -------
@@ -125,19 +139,22 @@ def release(owner: Releaser, path_out: str | os.PathLike | None, *, seed: SeedLi
         The released data; ``attrs["privacy_statement"]`` says what it covers.
     """
     from ..synthesizer_files import check_output_path, write_frame
+    from .home import check_open
 
-    p = owner.privacy  # raises for an unconverged fit unless allow_unconverged
+    check_open("release")
+    p = owner.privacy  # raises for an unfitted synthesizer
     out = None if path_out is None else check_output_path(path_out, force=check_bool(force, "force"))
     allow_unusable = check_bool(allow_unusable, "allow_unusable")
+    seed = release_seed(owner.mode, seed, allow_research=check_bool(allow_research, "allow_research"))
     if budget is not None and (isinstance(budget, bool) or not isinstance(budget, (int, float))
                                or not (budget >= 0 and math.isfinite(budget))):
         raise DataError(f"`budget` must be a finite number >= 0 (total strict-DP eps); got {budget!r}.")
     frame, size = owner._release_frame(data)  # noqa: SLF001 - the protocol's own interface
-    overrides = [] if p.converged else ["unconverged fit (allow_unconverged)"]
+    overrides = [RESEARCH_OVERRIDE] if owner.mode == "research" else []
     ident = owner.checksum
     mechanism, name = owner._ledger_labels()  # noqa: SLF001
     with bar(show_progress(owner.progress), "release", total=3, unit="step") as progress, \
-            Ledger(owner.dataset).locked() as book:
+            Ledger(owner.dataset, linked=getattr(owner, "linked", ())).locked() as book:
         book.check_relation(owner.relation)
         charged = book.charged()
         base = stream(seed, "release")
@@ -151,7 +168,7 @@ def release(owner: Releaser, path_out: str | os.PathLike | None, *, seed: SeedLi
         if reasons and not allow_unusable:
             raise UnusableReleaseError(
                 "release refused: " + "; ".join(reasons) + ". Nothing was written or booked. These checks read the "
-                "synthetic values only. Fix the model (its support, the public bounds), or pass allow_unusable=True "
+                "synthetic values only. Fix the model (its support), or pass allow_unusable=True "
                 "(--allow-unusable), which the statement and the ledger record.")
         overrides += [f"unusable values released: {r}" for r in reasons]
         statement = _statement(p, size, new, spend, book.total(), overrides)
@@ -194,11 +211,11 @@ def _statement(p, size: ReleaseSize, new: list, spend: float, before: float, ove
     return s
 
 
-def unusable_values(values: np.ndarray, *, support_check=None, bounds: tuple | None = None,
-                    unit: float | None = None) -> list[str]:
+def unusable_values(values: np.ndarray, *, support_check=None) -> list[str]:
     """Why a release's values (on the model's scale) are unusable; empty when they are fine.
 
-    Only the synthetic values are read (never a figure of the confidential data).
+    Only the synthetic values are read (never a figure of the confidential data). Values outside public
+    bounds are not a reason: the synthesizer clamps them to the bounds (post-processing).
     """
     reasons = []
     finite = np.isfinite(values)
@@ -209,9 +226,4 @@ def unusable_values(values: np.ndarray, *, support_check=None, bounds: tuple | N
         why = support_check(v)
         if why:
             reasons.append(why)
-    if v.size and bounds is not None and None not in bounds:
-        lo, hi = bounds
-        if ((v < lo) | (v > hi)).any():
-            u = unit or 1.0
-            reasons.append(f"synthetic values outside the public bounds [{lo * u:g}, {hi * u:g}]")
     return reasons

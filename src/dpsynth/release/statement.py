@@ -3,8 +3,10 @@
 :class:`SynthesizerPrivacy` (one column) and :class:`TablePrivacy` (a whole table) hold the
 guarantee, the budget (:mod:`dpsynth.release.budget`: the total and its shares under one neighbour
 relation) and the figures computed from the data. Only :meth:`statement` and :meth:`worth` are
-public: they name no figure of the data. :meth:`diagnostics` (Delta, records censored, n,
-convergence) is marked confidential: it is for the data holder, never for publication.
+public: they name no figure of the data, and they read the same whatever the data (whether the chains
+converged, how many values were clamped): a statement that changed with the data would itself be a
+release. :meth:`diagnostics` (Delta, records censored, n, values clamped, convergence) is marked
+confidential: it is for the data holder, never for publication.
 """
 
 from __future__ import annotations
@@ -16,8 +18,9 @@ import numpy as np
 
 from ..privacy import neighbours_phrase
 from .budget import Budget, TableBudget
+from .mode import research_phrase
 
-__all__ = ["SynthesizerPrivacy", "TablePrivacy", "GUARANTEE_RANK", "KINDS", "CONFIDENTIAL"]
+__all__ = ["SynthesizerPrivacy", "TablePrivacy", "GUARANTEE_RANK", "KINDS", "CONFIDENTIAL", "MCMC_CAVEAT"]
 
 #: Guarantees from the weakest to the strongest; a table's is its weakest part's.
 GUARANTEE_RANK = {"none": 0, "aDP": 1, "DP": 2}
@@ -29,6 +32,9 @@ KINDS = {
 }
 #: How every message computed from the data begins.
 CONFIDENTIAL = "CONFIDENTIAL (computed from the data; do not publish)"
+#: What every statement of a model-based release says of MCMC, whatever the fit did (the book's introduction).
+MCMC_CAVEAT = ("the guarantee is stated for an exact posterior draw; the draw comes from MCMC chains, whose "
+               "convergence checks are for the data holder and decide nothing")
 
 
 def _f(v: float) -> str:
@@ -62,13 +68,23 @@ class SynthesizerPrivacy:
     divergences : int
         Divergent transitions over every fit. Confidential.
     converged : bool
-        Whether every fit passed its checks.
+        Whether every fit passed its checks. Confidential.
     released : str
         What one release is, in words.
     draws_kept : int
         Posterior draws the synthesizer keeps (1 for a model-free release).
     extra : dict
         Mechanism-specific numbers (confidential when computed from the data).
+    mode : str
+        ``"release"`` or ``"research"`` (:mod:`dpsynth.release.mode`).
+    bounds : tuple or None
+        The target's public bounds in the data's unit (every value was clamped to them), or None.
+    clamped : int
+        Values moved by the clamp. Confidential.
+    condition : str
+        The condition the guarantee holds under, when no check can establish it (a user's model function must
+        read the confidential data only through its argument ``x``:
+        :func:`dpsynth.models.user_function.guarantee_condition`); ``""`` for none. Part of the statement.
     """
 
     mechanism: str
@@ -89,6 +105,9 @@ class SynthesizerPrivacy:
     extra: dict = field(default_factory=dict)
     mode: str = "release"
     censored_typical: float = 0.0
+    bounds: tuple | None = None
+    clamped: int = 0
+    condition: str = ""
 
     @property
     def noisy(self) -> bool:
@@ -96,11 +115,8 @@ class SynthesizerPrivacy:
         return bool(self.budget.size or self.budget.reference or self.budget.marginal or self.model_free)
 
     def mode_phrase(self) -> str:
-        """Which noise made the file: secure (release mode) or seeded (research mode)."""
-        if self.mode == "research":
-            return ("RESEARCH MODE: its DP noise came from seeded streams (reproducible, not for publication: release "
-                    "with mode='release')")
-        return "release mode: its DP noise came from OpenDP's secure randomness"
+        """Where the randomness came from: the system's entropy (release mode) or a seed (research mode)."""
+        return research_phrase(self.mode)
 
     @property
     def eps(self) -> float:
@@ -123,19 +139,28 @@ class SynthesizerPrivacy:
         """Whether one release is a model-free mechanism's (one release, no draws)."""
         return not self.released.endswith("posterior draw")
 
+    def kind(self) -> str:
+        """The guarantee in words, with the condition it holds under (if any)."""
+        if self.condition and self.guarantee != "none":
+            return f"{KINDS[self.guarantee]} {self.condition}"
+        return KINDS[self.guarantee]
+
     def statement(self) -> str:
-        """The public statement of the first release: the guarantee, the total eps under the relation, its split."""
+        """The public statement of the first release: the guarantee (and the condition it holds under), the total eps
+        under the relation, its split."""
         b = self.budget
         files = "one released file" if b.releases == 1 else f"{b.releases} released files"
-        s = (f"{self.name} ({KINDS[self.guarantee]}): eps = {_f(self.eps)} with {neighbours_phrase(self.relation)} "
+        s = (f"{self.name} ({self.kind()}): eps = {_f(self.eps)} with {neighbours_phrase(self.relation)} "
              f"for {files} = {b.phrase(draw_what=self.released)}")
         if self.model_free:
             s += "; any number of files drawn from this one release cost nothing more"
         else:
             s += f"; each further file from another posterior draw adds {_f(b.draw)}"
-        if self.noisy or self.mode == "research":
-            s += f"; {self.mode_phrase()}"
-        return s + ("" if self.converged else "; THE FIT FAILED ITS CONVERGENCE CHECKS") + "."
+        if self.bounds is not None:
+            s += (f"; values outside the public bounds [{_f(self.bounds[0])}, {_f(self.bounds[1])}] are clamped to "
+                  f"them")
+        s += f"; {self.mode_phrase()}"
+        return s + f"; {MCMC_CAVEAT}." if not self.model_free else s + "."
 
     def worth(self) -> str:
         """What holding the synthesizer (its kept draws) is worth under sequential composition."""
@@ -158,9 +183,15 @@ class SynthesizerPrivacy:
         if np.isfinite(self.bound):
             s += (f", censoring bound M = {self.bound:.4g}, {self.censored_typical:.0%} of the records censored at a "
                   f"typical draw ({self.n_censored} of {self.n} at one draw or more)")
+        if self.bounds is not None:
+            s += f", {self.clamped} value(s) clamped to the public bounds"
         if np.isfinite(self.rhat_max):
             s += (f"; convergence: R-hat max {self.rhat_max:.3f}, bulk ESS min {self.ess_min:.0f}, "
                   f"{self.divergences} divergence(s)")
+            if not self.converged:
+                s += (" - THE CHAINS FAILED THEIR CHECKS: the draws may not be from the posterior, so the synthetic "
+                      "data may be poor and the guarantee, stated for an exact posterior draw, rests on a sampler "
+                      "that did not show it got there; more draws and tuning steps (sampler=) help")
         return s + "."
 
     def to_dict(self) -> dict:
@@ -172,7 +203,8 @@ class SynthesizerPrivacy:
     @classmethod
     def from_dict(cls, d: dict) -> SynthesizerPrivacy:
         """Read :meth:`to_dict`."""
-        return cls(**{**d, "budget": Budget(**d["budget"])})
+        b = d.get("bounds")
+        return cls(**{**d, "budget": Budget(**d["budget"]), "bounds": None if b is None else tuple(b)})
 
 
 @dataclass(frozen=True)
@@ -245,8 +277,17 @@ class TablePrivacy:
         none = [t for t, p in zip(self.targets, self.parts, strict=True) if p.guarantee == "none"]
         if none:
             s += f"; NOT PRIVATE: {', '.join(none)}"
+        conditions = [f"{t}: {p.condition}" for t, p in zip(self.targets, self.parts, strict=True)
+                      if p.condition and p.guarantee != "none"]
+        if conditions:
+            s += f"; each guarantee holds only under its condition ({'; '.join(conditions)})"
         s += f". Split: {size}{split}"
-        return s + ("" if self.converged else "; A FIT FAILED ITS CONVERGENCE CHECKS") + "."
+        clamped = [t for t, p in zip(self.targets, self.parts, strict=True) if p.bounds is not None]
+        if clamped:
+            s += f"; values of {', '.join(clamped)} outside their public bounds are clamped to them"
+        modes = {p.mode for p in self.parts}
+        s += f"; {research_phrase('research' if 'research' in modes else 'release')}"
+        return s + (f"; {MCMC_CAVEAT}." if any(not p.model_free for p in self.parts) else ".")
 
     def diagnostics(self) -> str:
         """The parts' confidential figures, one line each."""

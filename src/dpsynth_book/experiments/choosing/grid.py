@@ -186,7 +186,7 @@ def cell(df: pd.DataFrame, sit: GridSituation, key: str, eps: float, p: GridPara
             warnings.simplefilter("ignore")  # censoring and ignored covariates are recorded, not warned
             s = Synthesizer(df, sit.target, covariates=list(sit.covariates) or None,
                             mechanism=MECHANISM_KEY.get(key, key), eps=eps,
-                            sampler=p.sampler, allow_unconverged=True, progress=False, mode="research", **kw)
+                            sampler=p.sampler, progress=False, mode="research", **kw)
             s.fit(seed=stream(seed, "fit"))
             syn = s.sample_unaccounted(seed=stream(seed, "synthetic"))
             pr = s.privacy

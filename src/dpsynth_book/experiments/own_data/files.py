@@ -211,9 +211,7 @@ def files_replicate(r: int, seed: np.random.SeedSequence, params_mapping: Mappin
                                 progress=False, **kw)
                 s.fit(seed=stream(seed, name, eps))
             t_fit = time.perf_counter() - t0
-            pr = s._privacy  # read even when unconverged (recorded, never dropped)
-            # research: a fit that failed its checks is still measured (a newcomer's release would be refused)
-            s.allow_unconverged = True
+            pr = s.privacy  # the same whether or not the chains passed their checks (recorded, never dropped)
             syn = s.sample_unaccounted(seed=stream(seed, name, eps, "synthetic"))
             t_rel = time.perf_counter() - t0
             m = report_measures(df, syn, f.target, f.covariates, s.encoding.levels)
@@ -370,12 +368,12 @@ def unitfree_replicate(r: int, seed: np.random.SeedSequence, params_mapping: Map
                 s = Synthesizer(df, "wage", model="lognormal", mechanism=key, eps=eps,
                                 model_params={"mu_prior_sd": float(p.beta_sd),
                                               "sigma_prior_scale": float(p.sigma_prior_scale)},
-                                sampler=p.sampler, allow_unconverged=True, progress=False, mode="research")
+                                sampler=p.sampler, progress=False, mode="research")
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")  # the censoring count itself is the result
                     s.fit(seed=stream(seed, unit, key, eps))
                 secs = time.perf_counter() - t0
-                pr = s.report_unchecked
+                pr = s.privacy
                 out = s.sample_unaccounted(seed=stream(seed, unit, key, eps, "synthetic"))  # research, not a release
                 syn_dollars = out["wage"].to_numpy(dtype=float) * UNITS[unit]
                 n_nonfinite = int((~np.isfinite(syn_dollars)).sum())

@@ -232,7 +232,7 @@ def units_replicate(r: int, seed: np.random.SeedSequence, params_mapping: Mappin
                 s = Synthesizer(df, "wage", model="lognormal", mechanism=key, eps=eps, offset=offset,
                                 model_params={"mu_prior_sd": float(p.beta_sd),
                                               "sigma_prior_scale": float(p.sigma_prior_scale)},
-                                sampler=p.sampler, allow_unconverged=True)
+                                sampler=p.sampler)
                 with warnings.catch_warnings(record=True) as caught:
                     warnings.simplefilter("always", CensoringWarning)
                     s.fit(seed=stream(seed, label, key, eps))

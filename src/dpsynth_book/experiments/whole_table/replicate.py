@@ -217,7 +217,7 @@ def _table(df: pd.DataFrame, spec: TableSpec, eps: float, p: WholeTableParams, m
     from dpsynth.table_synthesizer import TableSynthesizer
 
     kw = {"bounds": spec.public_bounds} if mechanisms is None else {"mechanisms": mechanisms}
-    return TableSynthesizer(df, list(spec.columns), eps=eps, sampler=p.sampler, progress=False, allow_unconverged=True,
+    return TableSynthesizer(df, list(spec.columns), eps=eps, sampler=p.sampler, progress=False,
                             mode="research", releases=releases, keep_draws=max(10, releases), **kw)
 
 
