@@ -195,6 +195,11 @@ class ModelFamily(ABC):
         """
         return None
 
+    def reference_tolerance(self) -> float | None:
+        """A public default of Censor_ref's tolerance ``K = M / alpha`` for this family, or None (the mechanism's
+        :data:`~dpsynth.mechanisms.censored_reference.TOLERANCE`, meant for two-signed windows)."""
+        return None
+
     def public_start(self) -> dict[str, np.ndarray] | None:
         """A public parameter value the chains start around (every free parameter, leading dimension 1), or None."""
         return None
