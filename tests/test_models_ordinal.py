@@ -153,24 +153,26 @@ def cm_cov(bins10):
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(seed=st.integers(0, 2**32 - 1), conc=st.floats(1e-3, 10.0), scale=st.floats(0.0, 50.0),
-       spread=st.floats(0.0, 1e6))
-def test_every_term_is_at_most_zero(cm_cov, seed, conc, scale, spread):
-    """On random parameters (tiny bin probabilities, large slopes) and data (outside the bounds too): ell <= 0, and
-    each record's probabilities over the bins sum to one."""
+@given(seed=st.integers(0, 2**32 - 1), loc=st.floats(-30.0, 30.0), log_scale=st.floats(-6.0, 5.0),
+       dev_sd=st.floats(0.0, 20.0), slope=st.floats(0.0, 50.0), spread=st.floats(0.0, 1e6))
+def test_every_term_is_at_most_zero(cm_cov, seed, loc, log_scale, dev_sd, slope, spread):
+    """On random parameters (far from the data, near-empty bins, large slopes) and data (outside the bounds too):
+    every term is a log probability <= 0, as the numpy formula computes it."""
     rng = np.random.default_rng(seed)
     fam = cm_cov.family
     K, S, n = fam.n_bins, 6, 30
-    pi = np.maximum(rng.dirichlet(np.full(K, conc), size=S), 1e-300)
-    pi /= pi.sum(axis=1, keepdims=True)
-    draws = {"pi": pi, "beta": rng.normal(0.0, scale + 1e-9, size=(S, 2))}
+    dev = rng.normal(0.0, dev_sd + 1e-12, size=(S, K))
+    draws = {"loc": np.full(S, loc), "log_scale": np.full(S, log_scale), "dev": dev - dev.mean(axis=1, keepdims=True),
+             "beta": rng.normal(0.0, slope + 1e-12, size=(S, 2))}
     x = rng.normal(0.0, 1.0 + spread, size=n)
     X = np.column_stack([np.ones(n), rng.normal(size=(n, 2))])
     L = cm_cov.record_loglik(draws, x, X)
     assert L.shape == (S, n) and not np.isnan(L).any() and (L <= 0.0).all()
     ref = ordinal_loglik(fam.cuts(draws)[:, None, :], draws["beta"] @ X[:, 1:].T, fam.bins.index(x)[None, :])
-    finite = np.isfinite(ref)
-    assert np.allclose(L[finite], ref[finite], rtol=1e-6, atol=1e-9)
+    finite = np.isfinite(ref) & (ref > -700)
+    # a bin of tiny probability between two others is the difference of two nearly equal cut points: both
+    # computations lose the same few digits there
+    assert np.allclose(L[finite], ref[finite], rtol=1e-4, atol=1e-9)
 
 
 def test_traits_and_references(bins10):
@@ -180,9 +182,12 @@ def test_traits_and_references(bins10):
     assert fam.reference_is_max and (fam.reference_loglik(np.arange(5.0)) == 0).all()
     assert fam.reference_tolerance() == pytest.approx(math.log(10) + 2.5)
     assert fam.with_design(4).n_coef == 4
-    start = fam.public_start()
-    assert start["pi"].shape == (1, 10) and start["beta"].shape == (1, 1)
-    assert start["pi"].sum() == pytest.approx(1.0)
+    start = fam.public_start()  # the smooth prior at the public base: loc 0, log_scale 0, no deviation
+    assert start["dev"].shape == (1, 10) and start["beta"].shape == (1, 1)
+    assert fam.probs(start)[0] == pytest.approx(bins10.default_base())
+    assert OrdinalRegression(bins=bins10, cut_prior="dirichlet").public_start()["pi"].shape == (1, 10)
+    with pytest.raises(DataError, match="cut_prior"):
+        OrdinalRegression(bins=bins10, cut_prior="ordered")
     values = fam.data_values(np.array([-9.0, 0.0, 0.1, 9.0]), None)  # interior bins (e_j, e_j+1]: 0 ends a bin
     assert values["bin"].tolist() == [0, 4, 5, 9] and values[BASE].shape == (10,)
 
@@ -226,17 +231,20 @@ def test_fit_converges_and_recovers_a_slope_sign():
     rng = np.random.default_rng(11)
     n = 300
     z = rng.normal(size=n)
-    x = np.where(rng.random(n) < 0.2, 0.0, np.exp(1.0 - 0.8 * z + rng.normal(0, 0.7, n)))  # zeros, skew, slope < 0
+    latent = 1.0 - 0.8 * z + rng.normal(0, 0.7, n)
+    x = np.where(latent < 0.4, 0.0, np.exp(latent))  # about 20% exact zeros, skewed, a negative slope
     fam = OrdinalRegression(bins=default_bins("continuous", 0.0, 200.0, n_bins=10), n_coef=2)
     X = np.column_stack([np.ones(n), z])
     cm = compiled_model(fam, x, X)
-    fit = cm.fit(x, covariates=X, sampler=SamplerConfig(draws=300, tune=300, chains=2), seed=3,
-                 init=fam.public_start())
+    # untempered, an empty bin between the zeros and the rest: smaller steps than nutpie's default keep the rare
+    # divergence away (the Synthesizer's retries raise the target acceptance rate the same way)
+    cfg = SamplerConfig(draws=500, tune=500, chains=2, mass_matrix="low_rank", target_accept=0.9)
+    fit = cm.fit(x, covariates=X, sampler=cfg, seed=3, init=fam.public_start())
     assert fit.diagnostics.ok, fit.diagnostics.problems()
     beta = fit.draws["beta"][:, 0]
     assert np.quantile(beta, 0.975) < 0  # the sign of the slope, with its posterior mass
-    p0 = fit.draws["pi"][:, 0]  # the zeros' point bin at eta = 0 (z centred): about 0.2
-    assert 0.12 < p0.mean() < 0.3
+    p0 = fit.draws["pi"][:, 0]  # the zeros' point bin at eta = 0 (z centred, a record at the mean)
+    assert 0.05 < p0.mean() < 0.3
     # a DP or public base passed at fit time moves the prior without recompiling
     base = np.full(fam.n_bins, 1.0 / fam.n_bins)
     fit2 = cm.fit(x, covariates=X, sampler=SamplerConfig(draws=100, tune=150, chains=2), seed=4,
@@ -246,34 +254,35 @@ def test_fit_converges_and_recovers_a_slope_sign():
 
 @pytest.mark.slow
 def test_synthesizer_ordinal_censor_ref(tmp_path):
+    """model="ordinal" through the Synthesizer: public bounds cut its bins, Censor_ref takes its tolerance and a
+    one-signed window [-M, 0], M = eps, and a saved synthesizer loads back."""
     import pandas as pd
 
     from dpsynth import Synthesizer
-    from dpsynth.synthesizer import Synthesizer as S2  # noqa: F401  (the same class)
 
     rng = np.random.default_rng(2)
     n = 300
-    df = pd.DataFrame({"hours": np.where(rng.random(n) < 0.5, 40, rng.integers(0, 80, n)).astype(int)})
+    hours = np.where(rng.random(n) < 0.5, 40, rng.integers(0, 80, n))
+    hours[:3] = 95  # above the public upper bound: clamped to 80, said in the confidential fit log
+    df = pd.DataFrame({"hours": hours.astype(int)})
     with pytest.raises(DataError, match="bounds"):
         Synthesizer(df, "hours", model="ordinal", mechanism="censor_ref", eps=1.0, progress=False)
     s = Synthesizer(df, "hours", model="ordinal", mechanism="censor_ref", eps=1.0, bounds=(0, 80),
                     neighbours="remove", mode="research", progress=False,
                     sampler={"draws": 300, "tune": 300, "chains": 2})
     fam = s.family()
-    assert isinstance(fam, OrdinalRegression) and fam.bins == default_bins("count", 0, 80)
+    assert isinstance(fam, OrdinalRegression) and fam.bins == default_bins("count", 0, 80) and fam.n_bins == 81
     s.fit(seed=1)
-    res_tol = math.log(81) + 2.5
-    assert s.privacy.converged
-    assert s.privacy.eps_total("remove") == pytest.approx(1.0) if hasattr(s.privacy, "eps_total") else True
-    extra = s.report_unchecked.extra if hasattr(s.report_unchecked, "extra") else {}
-    if extra:
-        assert extra["tolerance"] == pytest.approx(res_tol)
-    out = s.sample_unaccounted(seed=3)
-    v = out["hours"].to_numpy()
+    p = s.privacy
+    M = s._run_params["eps"]  # the draw's share of eps (the rest pays the released size's DP count)
+    assert p.converged and p.bound == pytest.approx(M) and p.delta <= M + 1e-9
+    assert p.extra["tolerance"] == pytest.approx(math.log(81) + 2.5)
+    assert p.extra["alpha"] == pytest.approx(M / (math.log(81) + 2.5))
+    assert any("3 value(s)" in line and "clamped" in line for line in s.fit_log)
+    v = s.sample_unaccounted(seed=3)["hours"].to_numpy()
     assert ((v >= 0) & (v <= 80)).all() and (v == np.rint(v)).all()
     assert 0.25 < np.mean(v == 40) < 0.75  # the heap survives
-    path = s.save(tmp_path / "ordinal.json")
-    loaded = Synthesizer.load(path)
+    loaded = Synthesizer.load(s.save(tmp_path / "ordinal.json"))
     assert loaded.family() == fam
 
 
@@ -301,7 +310,8 @@ def test_exact_audit_three_bins_within_the_one_signed_bound():
     from dpsynth.mechanisms.censored_reference import default_alpha
 
     bins = OrdinalBins(lower=0.0, upper=1.0, edges=(0.0, 1.0))
-    fam = OrdinalRegression(bins=bins)
+    # the grid is over the bin probabilities themselves (the likelihood is the same whatever their prior)
+    fam = OrdinalRegression(bins=bins, cut_prior="dirichlet")
     x = np.r_[np.zeros(6), np.full(10, 0.4), np.ones(2)]
     cm = compiled_model(fam, x)
     pi = _simplex_grid(160)

@@ -217,6 +217,22 @@ def _bounds_params(spec, given: Mapping | None, bounds: dict) -> dict:
     return out
 
 
+def _ordinal_params(model_params: Mapping | None, bounds: dict | None, kind: str) -> dict:
+    """The ordinal model's parameters with its public ``bins`` (as plain JSON): given, or cut between ``bounds`` by
+    the public rule :func:`dpsynth.models.ordinal.default_bins` for the target's kind (a count: integer bins)."""
+    from .models.ordinal import OrdinalBins, default_bins
+
+    out = dict(model_params or {})
+    if out.get("bins") is None:
+        if bounds is None:
+            raise DataError("the ordinal model cuts the target into public bins between public bounds: give "
+                            "bounds=(lower, upper) (chosen without looking at the data; values outside are clamped "
+                            "to them), or model_params={'bins': dpsynth.models.ordinal.default_bins(...)}.")
+        out["bins"] = default_bins(kind, bounds["lower"], bounds["upper"])
+    out["bins"] = OrdinalBins.from_dict(out["bins"]).to_dict()
+    return out
+
+
 class Synthesizer(SynthesizerIO):
     """Differentially private synthesis of one confidential column of a DataFrame.
 
@@ -258,6 +274,9 @@ class Synthesizer(SynthesizerIO):
         (a pair of numbers, or ``{"lower": L, "upper": U}``). With ``mechanism="auto"`` they let
         the choice pick a mechanism that needs them (a histogram, a calibration); with a named
         mechanism they are its ``lower``/``upper`` parameters (for the mechanisms that take them).
+        With ``model="ordinal"`` they also cut the model's public bins
+        (:func:`dpsynth.models.ordinal.default_bins`, by the target's kind), unless
+        ``model_params`` gives ``bins``.
     model_params : dict, optional
         Keyword arguments of the shipped family (priors), e.g. ``{"mu_prior_sd": 5.0}``.
     mechanism_params : dict, optional
@@ -415,6 +434,8 @@ class Synthesizer(SynthesizerIO):
                 print(self.choice.reason, file=sys.stderr, flush=True)
         if model is None:
             model = self.encoding.default_model(bool(covs))
+        if model == "ordinal" and self.encoding.kind != "categorical":  # the public bounds cut the model's bins
+            model_params = _ordinal_params(model_params, bounds, self.encoding.kind)
         if sampler is None:  # the release sampler, with fewer iterations on a large file
             from .mcmc_settings import release_iterations
 
@@ -423,7 +444,8 @@ class Synthesizer(SynthesizerIO):
                        allow_unconverged)
         if self.choice is None:
             self.mechanism_requested = self.spec.key
-            if bounds is not None:
+            # bounds that cut an ordinal model's bins go to the mechanism only if it takes bounds too
+            if bounds is not None and not (model == "ordinal" and "upper" not in self.spec.params):
                 mechanism_params = _bounds_params(self.spec, mechanism_params, bounds)
         else:
             self._check_chosen_params(mechanism_params)
@@ -752,6 +774,10 @@ class Synthesizer(SynthesizerIO):
         calibration = self._calibrate_fit(x, seed, show, ctx.log) if self.calibrate is not None else None
         #: What the fit did besides fitting once (retries of fits that failed their checks). Confidential.
         self.fit_log = [f"{CONFIDENTIAL}: {line}" for line in ctx.log]
+        bins = getattr(ctx.family, "bins", None)  # a binned model (ordinal) clamps values outside its public bounds
+        if bins is not None and bins.clamped(x):
+            self.fit_log.append(f"{CONFIDENTIAL}: {bins.clamped(x)} value(s) of {self.target!r} lay outside the public "
+                                f"bounds [{bins.lower:g}, {bins.upper:g}] and were clamped to them")
         self._privacy = self._report(res, ctx)
         self._calibration = None if calibration is None else calibration.release
         if calibration is not None and not calibration.converged:
