@@ -160,19 +160,21 @@ def test_every_term_is_at_most_zero(cm_cov, seed, loc, log_scale, dev_sd, slope,
     every term is a log probability <= 0, as the numpy formula computes it."""
     rng = np.random.default_rng(seed)
     fam = cm_cov.family
-    K, S, n = fam.n_bins, 6, 30
-    dev = rng.normal(0.0, dev_sd + 1e-12, size=(S, K))
-    draws = {"loc": np.full(S, loc), "log_scale": np.full(S, log_scale), "dev": dev - dev.mean(axis=1, keepdims=True),
+    S, n, m = 6, 30, fam.bins.n_interior
+    draws = {"loc": np.full(S, loc), "log_scale": np.full(S, log_scale),
+             "dev": rng.normal(0.0, dev_sd + 1e-12, size=(S, m)), "point": rng.normal(0.0, 1.0 + dev_sd, size=(S, 2)),
              "beta": rng.normal(0.0, slope + 1e-12, size=(S, 2))}
     x = rng.normal(0.0, 1.0 + spread, size=n)
     X = np.column_stack([np.ones(n), rng.normal(size=(n, 2))])
     L = cm_cov.record_loglik(draws, x, X)
     assert L.shape == (S, n) and not np.isnan(L).any() and (L <= 0.0).all()
     ref = ordinal_loglik(fam.cuts(draws)[:, None, :], draws["beta"] @ X[:, 1:].T, fam.bins.index(x)[None, :])
-    finite = np.isfinite(ref) & (ref > -700)
-    # a bin of tiny probability between two others is the difference of two nearly equal cut points: both
-    # computations lose the same few digits there
-    assert np.allclose(L[finite], ref[finite], rtol=1e-4, atol=1e-9)
+    # a bin of tiny probability between two of large probability is the difference of two nearly equal cut points,
+    # known to about 1e-16 of their size: below ~1e-9 neither computation keeps every digit (a term near -37 may be
+    # off by 0.5), where no record of a fitted model lies; above it they agree
+    usual = np.isfinite(ref) & (ref > -20)
+    assert np.allclose(L[usual], ref[usual], rtol=1e-6, atol=1e-9)
+    assert (L[~usual] < -15).all()
 
 
 def test_traits_and_references(bins10):
@@ -183,7 +185,7 @@ def test_traits_and_references(bins10):
     assert fam.reference_tolerance() == pytest.approx(math.log(10) + 2.5)
     assert fam.with_design(4).n_coef == 4
     start = fam.public_start()  # the smooth prior at the public base: loc 0, log_scale 0, no deviation
-    assert start["dev"].shape == (1, 10) and start["beta"].shape == (1, 1)
+    assert start["dev"].shape == (1, 8) and start["point"].shape == (1, 2) and start["beta"].shape == (1, 1)
     assert fam.probs(start)[0] == pytest.approx(bins10.default_base())
     assert OrdinalRegression(bins=bins10, cut_prior="dirichlet").public_start()["pi"].shape == (1, 10)
     with pytest.raises(DataError, match="cut_prior"):

@@ -40,7 +40,9 @@ and ``g_k = logit(base_1 + ... + base_k)`` its own cut points. Two priors (``cut
   ``loc ~ Normal(0, log K)``, ``log scale ~ Normal(1, 1.5)``, and per-bin deviations
   ``dev ~ Normal(0, deviation_sd)`` that make room for several modes and heaps, projected off the
   directions in which the smooth part moves (so that ``loc``, ``scale`` and the deviations do not
-  overlap);
+  overlap). The smooth family covers the interior bins; each point bin has its own log odds against
+  the interior, ``point ~ Normal(log(base_point / base_interior), 2.5)``: an exact value at a bound (a
+  spending column's zeros, clamped values) is a mass of its own, not the smooth marginal's tail;
 * ``"dirichlet"``: Betancourt's induced Dirichlet, ``pi ~ Dirichlet(concentration * base)``.
 
 Why the smooth prior is the default (measured with nutpie at n = 500, K from 8 to 101, tempering
@@ -94,6 +96,8 @@ SCALES = ("integer", "linear", "log", "log1p")
 CUT_PRIORS = ("smooth", "dirichlet")
 #: Mean and sd of the smooth prior's ``log_scale`` (1: the data as spread over the bins as the base is).
 LOG_SCALE_PRIOR = (1.0, 1.5)
+#: Prior sd of the smooth prior's point bins' log odds against the interior (centred at the base's).
+POINT_PRIOR_SD = 2.5
 #: The link functions ``F``.
 LINKS = ("logit", "probit")
 #: Most integers that get one bin each; a wider range of integers gets integer-aligned wider bins.
@@ -746,11 +750,20 @@ class OrdinalRegression(ModelFamily):
             pi = pm.Dirichlet("pi", a=self.total_concentration * base, shape=K)
             log_pi = pt.log(pi)
         else:
-            g = _pt_logit_cumsum(pt.log(base), K)  # the base's own cut points
+            inner, points = np.flatnonzero(~self.bins.is_point), np.flatnonzero(self.bins.is_point)
+            m = inner.size
+            log_inner = pt.log(base[inner]) - pt.log(pt.sum(base[inner]))
+            g = _pt_logit_cumsum(log_inner, m)  # the base's own cut points over the interior bins
             loc = pm.Normal("loc", 0.0, self.loc_prior_sd(), shape=())
             log_scale = pm.Normal("log_scale", LOG_SCALE_PRIOR[0], LOG_SCALE_PRIOR[1], shape=())
-            dev = pm.Normal("dev", 0.0, self.deviation_sd, shape=K)
-            log_pi = _pt_smooth_log_pi(g, loc, log_scale, dev, K, self.link)
+            dev = pm.Normal("dev", 0.0, self.deviation_sd, shape=m)
+            log_pi = _pt_smooth_log_pi(g, loc, log_scale, dev, m, self.link)  # over the interior, sums to 1
+            if points.size:  # each point bin's log odds against the interior, centred at the base's
+                centre = pt.log(base[points]) - pt.log(pt.sum(base[inner]))
+                point = pm.Normal("point", centre, POINT_PRIOR_SD, shape=points.size)
+                parts = ([point[:1]] if self.bins.point_lower else []) + [log_pi] + (
+                    [point[-1:]] if self.bins.point_upper else [])
+                log_pi = pt.special.log_softmax(pt.concatenate(parts))
             pm.Deterministic("pi", pt.exp(log_pi))
         cuts = _pt_logit_cumsum(log_pi, K)
         if self.n_coef > 1:
@@ -769,8 +782,17 @@ class OrdinalRegression(ModelFamily):
             if "pi" in draws:
                 return np.log(np.asarray(draws["pi"], dtype=float).reshape(-1, self.n_bins))
             b = self.bins.default_base() if base is None else np.asarray(base, dtype=float)
-            g = _np_logit_cumsum(np.log(b))
-        return _np_smooth_log_pi(g, draws["loc"], draws["log_scale"], draws["dev"], self.link)
+            inner = ~self.bins.is_point
+            g = _np_logit_cumsum(np.log(b[inner] / b[inner].sum()))
+        log_pi = _np_smooth_log_pi(g, draws["loc"], draws["log_scale"], draws["dev"], self.link)
+        if not self.bins.is_point.any():
+            return log_pi
+        from scipy.special import log_softmax
+
+        point = np.asarray(draws["point"], dtype=float).reshape(log_pi.shape[0], -1)
+        parts = ([point[:, :1]] if self.bins.point_lower else []) + [log_pi] + (
+            [point[:, -1:]] if self.bins.point_upper else [])
+        return log_softmax(np.concatenate(parts, axis=1), axis=1)
 
     def probs(self, draws: Draws, base: np.ndarray | None = None) -> np.ndarray:
         """The bin probabilities at ``eta = 0``, ``(S, K)`` (:meth:`log_probs`)."""
@@ -827,7 +849,10 @@ class OrdinalRegression(ModelFamily):
         if self.cut_prior == "dirichlet":
             out = {"pi": self.bins.default_base()[None, :]}
         else:
-            out = {"loc": np.zeros(1), "log_scale": np.zeros(1), "dev": np.zeros((1, self.n_bins))}
+            b, pts = self.bins.default_base(), self.bins.is_point
+            out = {"loc": np.zeros(1), "log_scale": np.zeros(1), "dev": np.zeros((1, int((~pts).sum())))}
+            if pts.any():
+                out["point"] = (np.log(b[pts]) - np.log(b[~pts].sum()))[None, :]
         if self.n_coef > 1:
             out["beta"] = np.zeros((1, self.n_coef - 1))
         return out
