@@ -549,14 +549,15 @@ def _np_logit_cumsum(log_p: np.ndarray) -> np.ndarray:
 
 
 def _pt_logit_cumsum(log_p, K: int):
-    """:func:`_np_logit_cumsum` in PyTensor: each partial sum a log-sum-exp over a triangular mask (``K x K``)."""
+    """:func:`_np_logit_cumsum` in PyTensor, in ``O(K)``: the partial sums of ``exp(log p - max)``, each at least
+    ``1e-300`` (a bin below ``e^-690`` of the largest is given that much: the cut points stay those of a
+    probability distribution, whose record terms are log probabilities <= 0)."""
     import pytensor.tensor as pt
 
-    lower = np.where(np.tril(np.ones((K - 1, K))), 0.0, -np.inf)  # row k: bins 0..k
-    upper = np.where(np.tril(np.ones((K - 1, K))), -np.inf, 0.0)  # row k: bins k+1..K-1
-    head = pt.logsumexp(log_p[None, :] + lower, axis=1)
-    tail = pt.logsumexp(log_p[None, :] + upper, axis=1)
-    return head - tail
+    e = pt.exp(log_p - pt.max(log_p))
+    head = pt.cumsum(e)[:-1]
+    tail = pt.cumsum(e[::-1])[::-1][1:]  # the upper sum taken on its own: no 1 - head cancellation
+    return pt.log(head + 1e-300) - pt.log(tail + 1e-300)
 
 
 def _smooth_parts(xp, g, loc, log_scale, dev, K: int, link: str):
