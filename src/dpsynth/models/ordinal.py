@@ -729,9 +729,10 @@ class OrdinalRegression(ModelFamily):
         return float(self.slope_sd) / math.sqrt(max(self.n_coef - 1, 1))
 
     def checked_names(self, param_names: list[str]) -> list[str]:
-        """``pi`` (the bin probabilities at ``eta = 0``) and the slopes: what :meth:`simulate` draws from. The smooth
-        prior's ``loc``, ``log_scale`` and ``dev`` overlap (a shift of ``loc`` is nearly a pattern of ``dev``), so two
-        of their directions are set by the prior alone and mix slowly without changing ``pi``."""
+        """``pi`` (the bin probabilities at ``eta = 0``) and the slopes: what :meth:`simulate` draws from. Of the
+        smooth prior's ``dev``, the parts along the directions projected out (the constant and the smooth part's
+        two tangents) never reach the likelihood: they are drawn from the prior alone, and ``pi`` does not depend
+        on them."""
         return ["pi", *(["beta"] if "beta" in param_names else [])]
 
     def reference_tolerance(self) -> float:
@@ -812,7 +813,7 @@ class OrdinalRegression(ModelFamily):
 
     def _eta(self, draws: Draws, covariates: np.ndarray | None, n: int, paired: bool) -> np.ndarray:
         if self.n_coef == 1:
-            return np.zeros(n) if paired else np.zeros((np.asarray(draws["pi"]).shape[0], n))
+            return np.zeros(n) if paired else np.zeros((len(next(iter(draws.values()))), n))
         X = _design(covariates, n)[:, 1:]
         beta = np.asarray(draws["beta"], dtype=float).reshape(-1, self.n_coef - 1)
         return np.einsum("ij,ij->i", X, beta) if paired else beta @ X.T
