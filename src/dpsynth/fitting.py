@@ -262,7 +262,7 @@ class CompiledModel:
             tr = self.model.rvs_to_transforms.get(rv)
             vv = self.model.rvs_to_values[rv]
             if tr is not None:
-                value = np.asarray(tr.forward(value, *rv.owner.inputs).eval(), dtype=float)
+                value = np.asarray(tr.forward(pt.as_tensor_variable(value), *rv.owner.inputs).eval(), dtype=float)
             sl = slices[names.index(vv.name)]
             out[sl] = value.ravel()
         if not np.isfinite(out).all():
@@ -376,7 +376,7 @@ class CompiledModel:
         raw = _ArrowTrace(*raw.get_arrow_trace())
         posterior, diverging = _raw_posterior(raw)
         draws = {k: v.reshape(-1, *v.shape[2:]) for k, v in posterior.items()}
-        diag = _diagnostics(posterior, diverging, self.param_names, cfg)
+        diag = _diagnostics(posterior, diverging, self.family.checked_names(self.param_names), cfg)
         if not diag.ok:
             warnings.warn(
                 f"CONFIDENTIAL (computed from the data; do not publish): {self.family.name} fit did not converge: "

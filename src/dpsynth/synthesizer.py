@@ -231,6 +231,22 @@ def _bounds_params(spec, given: Mapping | None, bounds: dict) -> dict:
     return out
 
 
+def _ordinal_params(model_params: Mapping | None, bounds: dict | None, kind: str) -> dict:
+    """The ordinal model's parameters with its public ``bins`` (as plain JSON): given, or cut between ``bounds`` by
+    the public rule :func:`dpsynth.models.ordinal.default_bins` for the target's kind (a count: integer bins)."""
+    from .models.ordinal import OrdinalBins, default_bins
+
+    out = dict(model_params or {})
+    if out.get("bins") is None:
+        if bounds is None:
+            raise DataError("the ordinal model cuts the target into public bins between public bounds: give "
+                            "bounds=(lower, upper) (chosen without looking at the data; values outside are clamped "
+                            "to them), or model_params={'bins': dpsynth.models.ordinal.default_bins(...)}.")
+        out["bins"] = default_bins(kind, bounds["lower"], bounds["upper"])
+    out["bins"] = OrdinalBins.from_dict(out["bins"]).to_dict()
+    return out
+
+
 class Synthesizer(SynthesizerIO):
     """Differentially private synthesis of one confidential column of a DataFrame.
 
@@ -275,6 +291,9 @@ class Synthesizer(SynthesizerIO):
         (a pair of numbers, or ``{"lower": L, "upper": U}``). With ``mechanism="auto"`` they let
         the choice pick a mechanism that needs them (a histogram, a calibration); with a named
         mechanism they are its ``lower``/``upper`` parameters (for the mechanisms that take them).
+        With ``model="ordinal"`` they also cut the model's public bins
+        (:func:`dpsynth.models.ordinal.default_bins`, by the target's kind), unless
+        ``model_params`` gives ``bins``.
     model_params : dict, optional
         Keyword arguments of the shipped family (priors), e.g. ``{"mu_prior_sd": 5.0}``.
     mechanism_params : dict, optional
@@ -431,6 +450,8 @@ class Synthesizer(SynthesizerIO):
                 print(self.choice.reason, file=sys.stderr, flush=True)
         if model is None:
             model = self.encoding.default_model(bool(covs))
+        if model == "ordinal" and self.encoding.kind != "categorical":  # the public bounds cut the model's bins
+            model_params = _ordinal_params(model_params, bounds, self.encoding.kind)
         if sampler is None:  # the release sampler, with fewer iterations on a large file
             from .mcmc_settings import release_iterations
 
@@ -441,7 +462,8 @@ class Synthesizer(SynthesizerIO):
         self._settings(target, covs, model, mechanism, eps, model_params, unit, offset, sampler, censor_warn_share)
         if self.choice is None:
             self.mechanism_requested = self.spec.key
-            if bounds is not None:
+            # bounds that cut an ordinal model's bins go to the mechanism only if it takes bounds too
+            if bounds is not None and not (model == "ordinal" and "upper" not in self.spec.params):
                 mechanism_params = _bounds_params(self.spec, mechanism_params, bounds)
         else:
             self._check_chosen_params(mechanism_params)
@@ -875,6 +897,9 @@ class Synthesizer(SynthesizerIO):
         """The target's public bounds in the model's unit (the mechanism's ``lower``/``upper``, or the calibration's),
         or None: every record is clamped to them before the mechanism."""
         pairs = [(self._run_params.get("lower"), self._run_params.get("upper"))]
+        bins = (self.model_params or {}).get("bins") if self.model == "ordinal" else None
+        if bins is not None:  # the ordinal model's public bins span its bounds
+            pairs.append((bins["lower"], bins["upper"]))
         if self.calibrate is not None:
             c = self._calibration_params()
             pairs.append((c.get("lower"), c.get("upper")))

@@ -223,8 +223,11 @@ class SynthesizerIO:
                                 f"budget "
                                 f"gives")
         if spec.takes_eps and np.isfinite(p.bound):
-            one_signed = "reference_source" not in p.extra and not callable(self.model) and self.offset is None \
-                and self.family().one_signed
+            # one-signed terms: a pmf with no reference subtracted, or with each record's largest term (a saturated
+            # reference, Censor_ref's "record" on a family whose reference is the max: Poisson, ordinal)
+            source = p.extra.get("reference_source")
+            one_signed = not callable(self.model) and self.offset is None and self.family().one_signed and (
+                source is None or (source == "record" and self.family().reference_is_max))
             M = censoring_bound(self._run_params["eps"], one_signed)
             if not np.isclose(p.bound, M):
                 problems.append(f"its censoring bound M = {p.bound:.6g} is not the {M:.6g} its eps gives")

@@ -45,7 +45,9 @@ Where the reference comes from (``reference``):
 What the window tolerates. With the saturated reference, a record's difference at ``theta`` is, for
 the lognormal, ``alpha (log(s_0 / sigma) - z_i^2 / 2)`` with ``z_i`` its standardised residual and
 ``s_0`` the public scale: inside the window when ``|log(s_0 / sigma) - z_i^2 / 2| <= K`` with
-``K = M / alpha``, the public **tolerance** (default ``K = 2.5``, so ``alpha = min(1, M / 2.5)``).
+``K = M / alpha``, the public **tolerance** (default ``K = 2.5``, so ``alpha = min(1, M / 2.5)``; a family may
+set its own public default, :meth:`~dpsynth.models.ModelFamily.reference_tolerance`: ``log K + 2.5`` for the
+ordinal model over ``K`` bins, whose one-signed terms sit near ``-log K``).
 The location never errs. At the fit, nearly every record lies inside its window and the scale is
 within 11% of the truth for ``s_0 / sigma`` from 0.7 to 12 (a trimmed likelihood's bias, computed
 for normal residuals), i.e. for data whose log has a (residual) standard deviation from about 0.17
@@ -75,6 +77,7 @@ __all__ = [
     "MAD_UPPER",
     "MAD_CANDIDATES",
     "TOLERANCE",
+    "family_tolerance",
     "location_candidates",
     "REFERENCE_RULES",
 ]
@@ -109,6 +112,14 @@ def default_alpha(eps: float, one_signed: bool = False, tolerance: float = TOLER
 
 #: The named reference rules (``reference=``; on the command line ``--reference``).
 REFERENCE_RULES = ("record", "prior", "dp_median")
+
+
+def family_tolerance(family) -> float:
+    """The public tolerance used when none is given: the family's own (:meth:`~dpsynth.models.ModelFamily.
+    reference_tolerance`, e.g. ``log K + 2.5`` for the ordinal model, whose terms sit near ``-log K``), else
+    :data:`TOLERANCE`."""
+    own = family.reference_tolerance() if family is not None else None
+    return float(TOLERANCE if own is None else own)
 
 
 def _check_reference(value, name: str):
@@ -246,7 +257,7 @@ def _run(ctx: RunContext, params: dict) -> MechanismResult:
         raise DataError(f"{int((~np.isfinite(r)).sum())} record(s) have no density at their reference: widen it (a "
                         f"larger `widen`, or a reference covering every value of the support).")
     one_signed = bool(fam.one_signed and max_ref)
-    K = params["tolerance"]
+    K = params["tolerance"] if params["tolerance"] is not None else family_tolerance(fam)
     alpha = params["alpha"] if params["alpha"] is not None else default_alpha(eps, one_signed, K)
     return censored_fit(
         ctx, MECHANISM, eps, "censor_ref", eps, weights=np.full(ctx.n, alpha), reference=alpha * r, init=start,
@@ -288,8 +299,10 @@ MECHANISM = MechanismSpec(
     params={
         "alpha": Param(None, optional(unit_interval), "public weight alpha in (0, 1] of the differences (default "
                        "min(1, M / tolerance), a function of eps alone)"),
-        "tolerance": Param(TOLERANCE, positive_number, "how far (in log-likelihood units before the weight) a "
-                           "record's term may lie from its reference inside its window: alpha = M / tolerance"),
+        "tolerance": Param(None, optional(positive_number), "how far (in log-likelihood units before the weight) "
+                           "a record's term may lie from its reference inside its window: alpha = M / tolerance "
+                           f"(default {TOLERANCE:g}, or the model's own public tolerance: log K + 2.5 for the "
+                           "ordinal model over K bins)"),
         "reference": Param(None, _check_reference, "'record' (each record's own reference: the default for a "
                            "shipped family), 'prior' (theta_0 the model's own prior point: public, free; for a "
                            "model function), 'dp_median' (theta_0 from DP medians), or (Python only) a dict of the "

@@ -17,6 +17,7 @@ from .lognormal_mixture import LognormalMixture
 from .lognormal_regression import LognormalRegression
 from .negbin import NegBinomialRegression
 from .offset import OffsetFamily
+from .ordinal import OrdinalBins, OrdinalRegression
 from .poisson import PoissonRegression
 from .user_function import ModelSimulator, PyMCFunctionFamily
 
@@ -31,6 +32,8 @@ __all__ = [
     "LognormalMixture",
     "BetaRegression",
     "MultinomialLogit",
+    "OrdinalRegression",
+    "OrdinalBins",
     "intercept_design",
     "OffsetFamily",
     "PyMCFunctionFamily",
@@ -43,7 +46,7 @@ __all__ = [
 FAMILIES: dict[str, type[ModelFamily]] = {
     cls.name: cls
     for cls in (LognormalFamily, LognormalRegression, LognormalMixture, BetaFamily, BetaRegression,
-                PoissonRegression, NegBinomialRegression, MultinomialLogit)
+                PoissonRegression, NegBinomialRegression, MultinomialLogit, OrdinalRegression)
 }
 
 

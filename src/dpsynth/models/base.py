@@ -195,6 +195,17 @@ class ModelFamily(ABC):
         """
         return None
 
+    def checked_names(self, param_names: list[str]) -> list[str]:
+        """The quantities whose R-hat and bulk ESS a fit checks: by default every free parameter. A family whose free
+        parameters include directions the likelihood does not identify (set by the prior alone) may name the
+        identified quantities its synthetic data are drawn from instead (deterministics kept with the draws)."""
+        return list(param_names)
+
+    def reference_tolerance(self) -> float | None:
+        """A public default of Censor_ref's tolerance ``K = M / alpha`` for this family, or None (the mechanism's
+        :data:`~dpsynth.mechanisms.censored_reference.TOLERANCE`, meant for two-signed windows)."""
+        return None
+
     def public_start(self) -> dict[str, np.ndarray] | None:
         """A public parameter value the chains start around (every free parameter, leading dimension 1), or None."""
         return None
