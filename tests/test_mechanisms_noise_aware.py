@@ -119,21 +119,31 @@ def test_a_categorical_target_has_one_bin_per_public_level():
 
 def test_values_within_a_bin_stay_in_it():
     rng = np.random.default_rng(1)
-    for scale in ("log", "linear"):
+    for scale in ("log", "log1p", "linear"):
         b = na.binning({"lower": 1.0, "upper": 100.0, "bins": 5, "scale": scale})
-        k = rng.integers(0, 5, 2000)
+        assert b.n_bins == 7 and b.is_point[0] and b.is_point[-1]  # a point bin at each public bound
+        k = rng.integers(0, b.n_bins, 2000)
         v = b.values(k, rng)
-        assert ((v >= b.edges[k]) & (v <= b.edges[k + 1])).all()
+        assert (b.index(v) == k).all()
+        assert (v[k == 0] == 1.0).all() and (v[k == 6] == 100.0).all()
     # log-uniform in a log bin: the median of the first of two log bins on [1, 100], [1, 10], is sqrt(10)
-    v = na.binning({"lower": 1.0, "upper": 100.0, "bins": 2, "scale": "log"}).values(np.zeros(4000, int), rng)
+    v = na.binning({"lower": 1.0, "upper": 100.0, "bins": 2, "scale": "log"}).values(np.ones(4000, int), rng)
     assert np.median(v) == pytest.approx(math.sqrt(10.0), rel=0.05)
+
+
+def test_zeros_and_heaps_keep_bins_of_their_own():
+    """A spending column's exact zeros are the point bin at its lower bound; a heaped count's value its own bin."""
+    spend = na.binning({"lower": 0.0, "upper": 50_000.0, "bins": 20})
+    assert spend.scale == "log1p" and spend.index(np.array([0.0]))[0] == 0
+    assert (spend.values(np.zeros(10, int), np.random.default_rng(0)) == 0.0).all()
+    hours = na.binning({"lower": 0, "upper": 80, "kind": "count", "bins": 12})  # a count: one bin per integer
+    assert hours.n_bins == 81 and (hours.values(np.full(5, 40), np.random.default_rng(0)) == 40).all()
 
 
 @pytest.mark.parametrize("params, name", [
     ({"upper": 10.0}, "`lower`"),
     ({"lower": 0.0, "upper": 10.0, "scale": "log"}, "`lower` > 0"),
     ({"lower": 5.0, "upper": 1.0}, "`upper` > `lower`"),
-    ({"upper": 1000.0, "scale": "integer"}, "lower `upper`"),
     ({"upper": 0.5, "scale": "integer"}, "at least two integers"),
     ({"lower": 1.0}, "`upper`"),
 ])
@@ -291,7 +301,7 @@ def _two_draw_release(cells=()) -> na.NoiseAwareRelease:
     """A release whose draw 0 puts all mass in the first bin and draw 1 in the last."""
     b = na.binning({"lower": 1.0, "upper": 100.0, "bins": 4})
     C = math.prod(c.size for c in cells) if cells else 1
-    probs = np.zeros((2, C, 4))
+    probs = np.zeros((2, C, b.n_bins))
     probs[0, :, 0], probs[1, :, -1] = 1.0, 1.0
     return na.NoiseAwareRelease(binning=b, cells=tuple(cells), probs=probs, marginal=probs[:, 0, :],
                                 cell_scale=1.0, cell_sizes=np.full(C, 10.0), scale_marginal=2.0, scale_table=None,
@@ -519,8 +529,8 @@ def test_categorical_and_count_targets():
 def test_a_counts_bins_default_to_one_per_integer_within_reach():
     assert na.binning({"upper": 15, "kind": "count"}).scale == "integer"
     assert na.binning({"upper": 15, "kind": "count"}).edges[0] == -0.5
-    wide = na.binning({"upper": 5000, "kind": "count", "bins": 20})
-    assert wide.scale == "linear" and wide.lower == 0.0 and len(wide.edges) == 21
+    wide = na.binning({"upper": 5000, "kind": "count", "bins": 20})  # integer-aligned bins, a point at each bound
+    assert wide.scale == "integer" and wide.lower == 0.0 and wide.n_interior == 20 and wide.n_bins == 22
     assert na.binning({"lower": 0, "upper": 15, "kind": "count", "scale": "linear", "bins": 5}).scale == "linear"
 
 
@@ -536,23 +546,24 @@ def test_rounded_bins_sum_to_n_and_stay_within_one_of_the_expected_count():
 def test_calibrated_values_keep_the_order_and_take_the_released_marginal():
     rng = np.random.default_rng(1)
     values = rng.normal(size=400)
+    flat = np.r_[0.0, np.full(10, 0.1), 0.0]  # nothing at the point bins, a tenth in each interior bin
     rel = na.NoiseAwareRelease(binning=na.binning({"lower": 1.0, "upper": 100.0, "bins": 10}), cells=(),
-                               probs=np.full((3, 1, 10), 0.1), marginal=np.full((3, 10), 0.1), cell_scale=1.0,
+                               probs=np.tile(flat, (3, 1, 1)), marginal=np.tile(flat, (3, 1)), cell_scale=1.0,
                                cell_sizes=np.array([400.0]), scale_marginal=1.0, scale_table=None, mode="research",
                                synthesis="mean")
     out = na.calibrated_values(values, rel, rng)
     assert (np.argsort(out) == np.argsort(values)).all()  # the model's order, so its relations by rank
     assert out.min() >= 1.0 and out.max() <= 100.0
-    assert np.bincount(rel.binning.index(out), minlength=10).tolist() == [40] * 10  # the released marginal
+    assert np.bincount(rel.binning.index(out), minlength=12).tolist() == [0, *[40] * 10, 0]  # the released marginal
 
 
 def test_the_bins_follow_n_and_eps_unless_given():
     assert na.auto_bins(1e6, 5.0) == na.MAX_AUTO_BINS and na.auto_bins(20, 0.1) == na.MIN_AUTO_BINS
     assert na.auto_bins(546, 0.285) == round((546 * 0.285 / 2) ** (2 / 3))
     s = synth(params={"cells": []})  # one record replaced: n is public
-    assert s.privacy.extra["bins"] == na.auto_bins(N, 0.5)
+    assert s.privacy.extra["bins"] == na.auto_bins(N, 0.5) + 2  # and a point bin at each public bound
     given = synth(params={"cells": [], "bins": 12})
-    assert given.privacy.extra["bins"] == 12
+    assert given.privacy.extra["bins"] == 12 + 2
 
 
 @pytest.mark.slow

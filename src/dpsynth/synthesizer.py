@@ -233,17 +233,17 @@ def _bounds_params(spec, given: Mapping | None, bounds: dict) -> dict:
 
 def _ordinal_params(model_params: Mapping | None, bounds: dict | None, kind: str) -> dict:
     """The ordinal model's parameters with its public ``bins`` (as plain JSON): given, or cut between ``bounds`` by
-    the public rule :func:`dpsynth.models.ordinal.default_bins` for the target's kind (a count: integer bins)."""
-    from .models.ordinal import OrdinalBins, default_bins
+    the public rule :func:`dpsynth.bins.default_bins` for the target's kind (a count: integer bins)."""
+    from .bins import PublicBins, default_bins
 
     out = dict(model_params or {})
     if out.get("bins") is None:
         if bounds is None:
             raise DataError("the ordinal model cuts the target into public bins between public bounds: give "
                             "bounds=(lower, upper) (chosen without looking at the data; values outside are clamped "
-                            "to them), or model_params={'bins': dpsynth.models.ordinal.default_bins(...)}.")
+                            "to them), or model_params={'bins': dpsynth.bins.default_bins(...)}.")
         out["bins"] = default_bins(kind, bounds["lower"], bounds["upper"])
-    out["bins"] = OrdinalBins.from_dict(out["bins"]).to_dict()
+    out["bins"] = PublicBins.from_dict(out["bins"]).to_dict()
     return out
 
 
@@ -292,7 +292,7 @@ class Synthesizer(SynthesizerIO):
         the choice pick a mechanism that needs them (a histogram, a calibration); with a named
         mechanism they are its ``lower``/``upper`` parameters (for the mechanisms that take them).
         With ``model="ordinal"`` they also cut the model's public bins
-        (:func:`dpsynth.models.ordinal.default_bins`, by the target's kind), unless
+        (:func:`dpsynth.bins.default_bins`, by the target's kind), unless
         ``model_params`` gives ``bins``.
     model_params : dict, optional
         Keyword arguments of the shipped family (priors), e.g. ``{"mu_prior_sd": 5.0}``.

@@ -459,11 +459,13 @@ class TableSynthesizer(TableSynthesizerIO):
         if population is None:
             return None, None
         p = np.asarray(population()).mean(axis=0)  # the released distribution's posterior mean over its bins
-        edges = np.asarray(state.binning.edges, dtype=float)
+        ends = state.binning.upper_values()  # each bin's largest value: a cut there separates whole bins
         cdf = np.cumsum(p) / p.sum()
-        cut = sorted({float(edges[1:][np.searchsorted(cdf, q)]) for q in probs} - {float(edges[-1])})
+        cut = sorted({float(ends[np.searchsorted(cdf, q)]) for q in probs} - {float(ends[-1])})
         if enc.kind == "count":
             cut = sorted({float(np.floor(v) + 0.5) if float(v).is_integer() else float(np.ceil(v)) for v in cut})
+        else:  # a cell holds values below its cut point: the bin's largest value stays with its bin
+            cut = sorted({float(np.nextafter(v, np.inf)) for v in cut})
         return (len(cut) + 1, cut) if cut else (None, None)
 
     # ------------------------------------------------------------------ fit

@@ -9,12 +9,15 @@ model the noisy sufficient statistics with their sampling and noise distribution
 
 Method
 ------
-1. **Public bins of the target.** A continuous target is cut into ``bins`` bins between the public
-   bounds ``lower`` and ``upper`` (log-spaced with ``scale="log"``, the default when ``lower > 0``;
-   evenly spaced with ``scale="linear"``); with ``scale="integer"`` (a count) every integer from
-   ``lower`` (default 0) to ``upper`` is a bin; a categorical target has one bin per public level
-   (``levels``, filled in by the :class:`~dpsynth.Synthesizer`). Values outside the bounds are
-   clamped to them (as OpenDP and SmartNoise do).
+1. **Public bins of the target** (:class:`dpsynth.bins.PublicBins`, :func:`binning`). A continuous
+   target has a zero-width point bin at each public bound (a spending column's exact zeros, a value
+   clamped to a bound: a mass of its own, synthesized exactly) and ``bins`` bins between them, spaced
+   on the scale the bounds choose (log when ``lower > 0`` and ``upper / lower >= 100``, ``log(1 + x)``
+   when ``lower >= 0`` and ``upper >= 100``, linear otherwise; ``scale`` overrides); a count has one
+   bin per integer from ``lower`` (default 0) to ``upper`` while there are at most :data:`MAX_BINS`
+   of them (a heap keeps its value); a categorical target has one bin per public level (``levels``,
+   filled in by the :class:`~dpsynth.Synthesizer`). Values outside the bounds are clamped to them
+   (as OpenDP and SmartNoise do).
 2. **Public cells.** Each record's cell is the combination of the levels of its categorical public
    covariates (by default every categorical covariate; ``cells`` names them) and of intervals of
    numeric ones cut at public edges (``cell_edges``). Every combination of levels is a cell, whether
@@ -59,8 +62,8 @@ Method
      as the posterior does, so they are not for combining rules.
 
    The default is ``"mean"`` for one file and ``"draw"`` when the synthesizer plans several
-   (``releases > 1``). Then a value within the bin (log-uniform in a log bin, uniform in a linear
-   one, the integer or level itself).
+   (``releases > 1``). Then a value within the bin (uniform on the bin's scale, the integer or level
+   itself, the bound of a point bin).
 
 Privacy argument
 ----------------
@@ -87,6 +90,7 @@ from typing import Any
 
 import numpy as np
 
+from ..bins import MAX_INTEGER_BINS, PublicBins, default_bins
 from ..seeds import SeedLike, int_seed
 from ..validation import DataError, _is_number, check_finite, check_names, one_of, optional, positive_count
 from .contract import REQUIRED, MechanismResult, MechanismSpec, Param, RunContext, _raised_accept
@@ -98,7 +102,6 @@ __all__ = [
     "MAX_BINS",
     "MAX_CELLS",
     "MARGINAL_PRIOR_SD",
-    "Binning",
     "CellColumn",
     "NoisyCounts",
     "NoiseAwareModel",
@@ -122,10 +125,10 @@ __all__ = [
 KEY = "noise_aware"
 #: How a synthetic data set is made from the release: one posterior draw, or the posterior mean.
 SYNTHESES = ("draw", "mean")
-#: Binnings of the target: log-spaced, evenly spaced, one bin per integer.
-SCALES = ("log", "linear", "integer")
+#: Binnings of the target: log-spaced, spaced on log(1 + x), evenly spaced, one bin per integer.
+SCALES = ("log", "log1p", "linear", "integer")
 #: Largest number of bins of the target (the model has one probability per cell and bin).
-MAX_BINS = 200
+MAX_BINS = MAX_INTEGER_BINS
 #: Bins of a continuous target when no number of records is known to choose them from.
 DEFAULT_BINS = 30
 #: The range of the automatic number of bins (:func:`auto_bins`).
@@ -213,7 +216,9 @@ PARAMS = {
                   "'log'); default: from the public or DP number of records n and the 1-way measurement's eps_1, "
                   f"(n eps_1 / 2)^(2/3) within [{MIN_AUTO_BINS}, {MAX_AUTO_BINS}] (where the noise's and the bins' "
                   f"errors of the ECDF balance), {DEFAULT_BINS} without n", cli="str"),
-    "scale": Param(None, optional(one_of(*SCALES)), "binning: 'log' (default when lower > 0), 'linear', or "
+    "scale": Param(None, optional(one_of(*SCALES)), "binning: by default from the public bounds ('log' when lower > 0 "
+                   "and upper / lower >= 100, 'log1p' when lower >= 0 and upper >= 100, else 'linear'); 'log', "
+                   "'log1p', 'linear', or "
                    "'integer' (one bin per integer: a count)", cli="str"),
     "kind": Param(None, optional(one_of("continuous", "count", "categorical")), "the target's kind (filled in by the "
                   "Synthesizer): a count's bins default to one per integer (scale 'integer') when at most "
@@ -250,57 +255,6 @@ PARAMS = {
 # --------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, eq=False)
-class Binning:
-    """The public bins of the target.
-
-    Attributes
-    ----------
-    edges : numpy.ndarray
-        ``K + 1`` increasing edges; with ``scale="integer"`` the half-integers around each integer.
-    scale : str
-        ``"log"``, ``"linear"`` or ``"integer"``.
-    lower, upper : float
-        The public bounds the data must lie in.
-    """
-
-    edges: np.ndarray
-    scale: str
-    lower: float
-    upper: float
-
-    @property
-    def n_bins(self) -> int:
-        """Number of bins ``K``."""
-        return int(self.edges.size - 1)
-
-    def index(self, x: np.ndarray) -> np.ndarray:
-        """The bin of each value (values must lie in ``[lower, upper]``)."""
-        k = np.searchsorted(self.edges, np.asarray(x, dtype=float), side="right") - 1
-        return np.clip(k, 0, self.n_bins - 1)
-
-    def values(self, k: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """A value within each bin ``k``: log-uniform (log bins), uniform (linear), the integer itself."""
-        a, b = self.edges[k], self.edges[k + 1]
-        if self.scale == "integer":
-            return np.rint((a + b) / 2.0)
-        if self.scale == "log":
-            out = np.exp(rng.uniform(np.log(a), np.log(b)))
-        else:
-            out = rng.uniform(a, b)
-        return np.clip(out, self.lower, self.upper)  # exp(log(edge)) may miss an edge by a rounding error
-
-    def to_dict(self) -> dict:
-        """Plain-JSON contents."""
-        return {"edges": self.edges.tolist(), "scale": self.scale, "lower": self.lower, "upper": self.upper}
-
-    @classmethod
-    def from_dict(cls, d: Mapping) -> Binning:
-        """Read :meth:`to_dict`'s output back."""
-        return cls(edges=np.asarray(d["edges"], dtype=float), scale=str(d["scale"]), lower=float(d["lower"]),
-                   upper=float(d["upper"]))
-
-
 def auto_bins(n: float, eps_1: float) -> int:
     """Bins of a continuous target for ``n`` records (public or DP) and a 1-way measurement at ``eps_1``.
 
@@ -313,8 +267,16 @@ def auto_bins(n: float, eps_1: float) -> int:
     return int(min(MAX_AUTO_BINS, max(MIN_AUTO_BINS, round(k))))
 
 
-def binning(params: Mapping) -> Binning:
-    """The public bins from the parameters alone (never from the data).
+def binning(params: Mapping) -> PublicBins:
+    """The public bins from the parameters alone (never from the data): :class:`dpsynth.bins.PublicBins`.
+
+    A categorical target has one bin per public level code ``0, ..., K - 1``. A count (``kind="count"``, or
+    ``scale="integer"``) has one bin per integer between its bounds (``lower`` defaults to 0) while there are
+    at most :data:`MAX_BINS` of them, else integer-aligned bins with a point bin at each bound. A continuous
+    target has a zero-width point bin at each public bound (a value exactly at a bound, such as a spending
+    column's zeros or a clamped value, is a mass of its own) and ``bins`` bins between them on the scale the
+    bounds choose (:func:`dpsynth.bins.default_bins`: log when ``lower > 0`` and ``upper / lower >= 100``,
+    ``log(1 + x)`` when ``lower >= 0`` and ``upper >= 100``, linear otherwise), or on ``scale``.
 
     Raises
     ------
@@ -328,25 +290,19 @@ def binning(params: Mapping) -> Binning:
             raise DataError(f"a categorical target has one bin per public level; leave `scale` unset (got "
                             f"{scale!r}).")
         k = _int_in(levels, "levels", 2, MAX_BINS, "the number of public levels of a categorical target")
-        return Binning(edges=np.arange(k + 1) - 0.5, scale="integer", lower=0.0, upper=float(k - 1))
+        return PublicBins(lower=0.0, upper=float(k - 1), edges=tuple(np.arange(k + 1) - 0.5), scale="integer",
+                          point_lower=False, point_upper=False)
     upper, lower = params.get("upper"), params.get("lower")
     if upper is None:
         raise DataError(f"the {KEY} mechanism needs `upper`: {PARAMS['upper'].help}.")
     hi = float(upper)
-    if scale is None and params.get("kind") == "count":
-        lo0 = 0.0 if lower is None else float(lower)
-        scale = "integer" if math.floor(hi) - math.ceil(lo0) + 1 <= MAX_BINS else "linear"
-        lower = lo0
-    if scale == "integer":
+    if scale == "integer" or (scale is None and params.get("kind") == "count"):
         lo = 0.0 if lower is None else float(lower)
-        first, last = math.ceil(lo), math.floor(hi)
-        if last <= first:
-            raise DataError(f"scale='integer' needs at least two integers in [`lower`, `upper`] = [{lo:g}, {hi:g}]; "
+        if math.floor(hi) <= math.ceil(lo):
+            raise DataError(f"integer bins need at least two integers in [`lower`, `upper`] = [{lo:g}, {hi:g}]; "
                             f"widen the public bounds.")
-        if last - first + 1 > MAX_BINS:
-            raise DataError(f"scale='integer' makes one bin per integer in [{lo:g}, {hi:g}]: {last - first + 1:,} "
-                            f"bins, above {MAX_BINS}; lower `upper` to a public cap, or use scale='linear' and `bins`.")
-        return Binning(edges=np.arange(first, last + 2) - 0.5, scale="integer", lower=lo, upper=hi)
+        wide = math.floor(hi) - math.ceil(lo) + 1 > MAX_BINS  # one bin per integer while they are few (heaps kept)
+        return default_bins("count", lo, hi, n_bins=int(params["bins"]) if wide and params.get("bins") else None)
     if lower is None:
         raise DataError(f"the {KEY} mechanism needs `lower` for a continuous target: a public lower bound, from "
                         f"public knowledge (never from the data); e.g. mechanism_params={{'lower': 1.0, 'upper': "
@@ -354,17 +310,11 @@ def binning(params: Mapping) -> Binning:
     lo = float(lower)
     if not hi > lo:
         raise DataError(f"the public bounds must satisfy `upper` > `lower`; got lower={lo!r}, upper={hi!r}.")
-    scale = scale if scale is not None else ("log" if lo > 0 else "linear")
     if scale == "log" and lo <= 0:
         raise DataError(f"scale='log' needs `lower` > 0 (log-spaced bins); got lower={lo!r}. Use a positive public "
-                        f"lower bound, or scale='linear'.")
+                        f"lower bound, or scale='log1p' or 'linear'.")
     k = _check_bins(params.get("bins") or DEFAULT_BINS, "bins")
-    edges = np.geomspace(lo, hi, k + 1) if scale == "log" else np.linspace(lo, hi, k + 1)
-    edges[0], edges[-1] = lo, hi
-    if (np.diff(edges) <= 0).any():
-        raise DataError(f"{k} bins between {lo!r} and {hi!r} are not distinct in floating point; use fewer `bins` or "
-                        f"wider bounds.")
-    return Binning(edges=edges, scale=scale, lower=lo, upper=hi)
+    return default_bins("continuous", lo, hi, n_bins=k, scale=scale)
 
 
 def _check_data(x: np.ndarray, params: dict) -> None:
@@ -718,7 +668,7 @@ class NoiseAwareRelease:
 
     Attributes
     ----------
-    binning : Binning
+    binning : PublicBins
         The public bins of the target.
     cells : tuple of CellColumn
         The public columns defining the cells (empty: one cell).
@@ -740,7 +690,7 @@ class NoiseAwareRelease:
         counts rounded per cell).
     """
 
-    binning: Binning
+    binning: PublicBins
     cells: tuple
     probs: np.ndarray
     marginal: np.ndarray
@@ -820,7 +770,7 @@ class NoiseAwareRelease:
     def from_dict(cls, d: Mapping) -> NoiseAwareRelease:
         """Read :meth:`to_dict`'s output back."""
         opt = (lambda v: None if v is None else float(v))
-        return cls(binning=Binning.from_dict(d["binning"]), cells=tuple(CellColumn.from_dict(c) for c in d["cells"]),
+        return cls(binning=PublicBins.from_dict(d["binning"]), cells=tuple(CellColumn.from_dict(c) for c in d["cells"]),
                    probs=np.asarray(d["probs"], dtype=float), marginal=np.asarray(d["marginal"], dtype=float),
                    cell_scale=float(d["cell_scale"]), cell_sizes=np.asarray(d["cell_sizes"], dtype=float),
                    scale_marginal=opt(d["scale_marginal"]), scale_table=opt(d["scale_table"]), mode=str(d["mode"]),

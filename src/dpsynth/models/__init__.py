@@ -17,7 +17,7 @@ from .lognormal_mixture import LognormalMixture
 from .lognormal_regression import LognormalRegression
 from .negbin import NegBinomialRegression
 from .offset import OffsetFamily
-from .ordinal import OrdinalBins, OrdinalRegression
+from .ordinal import OrdinalRegression
 from .poisson import PoissonRegression
 from .user_function import ModelSimulator, PyMCFunctionFamily
 
@@ -33,7 +33,6 @@ __all__ = [
     "BetaRegression",
     "MultinomialLogit",
     "OrdinalRegression",
-    "OrdinalBins",
     "intercept_design",
     "OffsetFamily",
     "PyMCFunctionFamily",
