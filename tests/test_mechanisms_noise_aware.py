@@ -406,7 +406,8 @@ def test_statement_total_is_eps_and_the_measurements_split_it(fitted):
     b1, b2 = na.noise_scales(0.5, 0.5, 2)
     assert p.extra["noise_scale_marginal"] == pytest.approx(b1) and p.extra["noise_scale_table"] == pytest.approx(b2)
     # bins from the public n (covariates carried) and the 1-way measurement's eps (na.auto_bins)
-    assert p.extra["n_cells"] == 2 and p.extra["bins"] == na.auto_bins(N, 0.25)  # the 1-way half of eps 0.5
+    # the 1-way half of eps 0.5 sets the interior bins; a point bin at each public bound comes on top
+    assert p.extra["n_cells"] == 2 and p.extra["bins"] == na.auto_bins(N, 0.25) + 2
     assert p.model_free and p.draws_kept == 1
     assert "Noise-aware (strict DP): eps = 1 with one record replaced" in p.statement()
 
