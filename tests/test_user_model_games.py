@@ -334,7 +334,7 @@ def test_a_model_function_from_the_shell_fits_in_one_process_and_releases_in_ano
         extra = ["--covariates", "z", "--mechanism", "censor_ref", "--reference", "prior"]
     frame.to_csv(tmp_path / "data.csv", index=False)
     fit = _dpsynth("fit", str(tmp_path / "data.csv"), "--target", "x", "--model", f"synthesizer_models:{fn}",
-                   "--eps", "2", "--draws", "200", "--tune", "200", "--allow-unconverged", "--seed", "1",
+                   "--eps", "2", "--draws", "200", "--tune", "200", "--seed", "1",
                    "--out", str(tmp_path / "s.json"), *extra, home=home)
     assert fit.returncode == 0, fit.stderr
     assert f"strict DP if the model function synthesizer_models:{fn} reads the confidential data only" in fit.stdout

@@ -84,8 +84,8 @@ def api_code(eps: float = API_EPS) -> str:
             f'synth = Synthesizer(wages, "wage", covariates=covariates,\n'
             f'                    model="lognormal_regression",\n'
             f'                    mechanism="censor_ref", eps={eps:g})\n'
-            f"synth.fit(seed=1)\n"
-            f"synthetic = synth.sample(seed=2)  # one release, booked in the ledger\n"
+            f"synth.fit()  # release mode: no seed\n"
+            f"synthetic = synth.sample()  # one release, booked in the ledger\n"
             f'print(synthetic.attrs["privacy_statement"])  # the public statement\n'
             f"print(synth.privacy.diagnostics())  # for the data holder only\n")
 
@@ -177,9 +177,9 @@ def cli_steps(covariates=COVARIATES, *, eps: float = CLI_EPS, budget: float = CL
     """The commands of the command-line demonstration: fit, two releases under a budget, the ledger."""
     return [
         ["fit", "wages.csv", "--target", "wage", "--covariates", *covariates, "--model", "lognormal_regression",
-         "--mechanism", "censor_ref", "--eps", f"{eps:g}", "--seed", "3", "--out", "wages-synth.json"],
-        ["release", "wages-synth.json", "--out", "release-1.csv", "--seed", "4", "--budget", f"{budget:g}"],
-        ["release", "wages-synth.json", "--out", "release-2.csv", "--seed", "5", "--budget", f"{budget:g}"],
+         "--mechanism", "censor_ref", "--eps", f"{eps:g}", "--out", "wages-synth.json"],
+        ["release", "wages-synth.json", "--out", "release-1.csv", "--budget", f"{budget:g}"],
+        ["release", "wages-synth.json", "--out", "release-2.csv", "--budget", f"{budget:g}"],
         ["ledger", "wages-synth.json"],
     ]
 
