@@ -415,6 +415,18 @@ def test_a_fit_that_censored_most_records_is_not_refused_on_a_confidential_figur
     assert "censored" not in out.attrs["privacy_statement"]
 
 
+@pytest.mark.slow
+def test_a_one_signed_censor_ref_fit_is_saved_and_loaded(tmp_path):
+    """A Poisson model's saturated reference keeps its terms one-signed (M = eps, not eps / 2): the check of a loaded
+    file re-derives the bound by the same rule as the fit (dpsynth.privacy.is_one_signed), so the file loads."""
+    counts = pd.DataFrame({"visits": np.random.default_rng(3).poisson(3.0, 150)})
+    s = Synthesizer(counts, "visits", model="poisson", mechanism="censor_ref", eps=2.0,
+                    sampler=SamplerConfig(draws=200, tune=200, chains=2), progress=False).fit(seed=1)
+    assert s.privacy.bound == pytest.approx(s.privacy.budget.draw)  # one-signed: the window's whole width
+    back = Synthesizer.load(s.save(tmp_path / "pois.json"))
+    assert back.privacy == s.privacy
+
+
 def test_non_finite_synthetic_values_are_named(censor_uw):
     reasons = censor_uw._unusable(np.array([1.0, np.inf, 2.0]))  # noqa: SLF001
     assert any("1 synthetic value(s) are not finite" in r for r in reasons)

@@ -204,8 +204,7 @@ class SynthesizerIO:
 
     def _rederive(self, path, mechanisms) -> None:
         """Check a loaded report against what the mechanism's settings and the budget determine."""
-        from .mechanisms.contract import censoring_bound
-        from .privacy import CENSOR_TOL
+        from .privacy import CENSOR_TOL, censoring_bound, is_one_signed
 
         p, spec, b = self._privacy, self.spec, self._privacy.budget
         problems = []
@@ -223,8 +222,9 @@ class SynthesizerIO:
                                 f"budget "
                                 f"gives")
         if spec.takes_eps and np.isfinite(p.bound):
-            one_signed = "reference_source" not in p.extra and not callable(self.model) and self.offset is None \
-                and self.family().one_signed
+            fam, source = self.family(), p.extra.get("reference_source")  # what was subtracted: censor_ref's reference
+            one_signed = is_one_signed(fam, reference=source,
+                                       reference_is_max=source == "record" and fam.reference_is_max)
             M = censoring_bound(self._run_params["eps"], one_signed)
             if not np.isclose(p.bound, M):
                 problems.append(f"its censoring bound M = {p.bound:.6g} is not the {M:.6g} its eps gives")
