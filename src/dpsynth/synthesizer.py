@@ -49,7 +49,7 @@ from .mcmc_settings import RELEASE_MASS_MATRIX
 from .models import FAMILIES, ModelFamily, OffsetFamily, PyMCFunctionFamily, family_class
 from .models.user_function import PLACEHOLDERS, guarantee_condition, qualname
 from .privacy import check_neighbours
-from .release.budget import Budget, subsample_rate
+from .release.budget import Budget, DrawSlot, subsample_rate
 from .release.mode import RUN_MODES, ResearchModeError, SeedIgnoredWarning, check_mode, resolve_mode
 from .release.protocol import UnusableReleaseError, bar, release, show_progress, unusable_values
 from .release.size import ReleaseSize, dp_count
@@ -1074,8 +1074,8 @@ class Synthesizer(SynthesizerIO):
         self.design(frame)  # an unseen level fails here, before the ledger is touched
         return frame
 
-    def _release_frame(self, data) -> tuple[pd.DataFrame, ReleaseSize]:
-        """The public rows of a release and how its size is set."""
+    def release_frame(self, data: pd.DataFrame | None) -> tuple[pd.DataFrame, ReleaseSize]:
+        """The public rows of a release and how its size is set (the release protocol's interface)."""
         if data is not None:
             frame = self._public_frame(data)
             return frame, ReleaseSize(n=len(frame), how="public")
@@ -1157,29 +1157,24 @@ class Synthesizer(SynthesizerIO):
         return release(self, path_out, seed=seed, data=data, budget=budget, force=force, allow_unusable=allow_unusable,
                        allow_research=allow_research)
 
-    # the release protocol's interface (dpsynth.release.protocol.Releaser)
-    def _draw_slots(self) -> dict[str, tuple[str, int]]:
-        return {self.target: (f"{self.fit_id}:{self.target}", self.n_draws)}
+    # ------------------------------------------------------------------ the release protocol's interface
+    # (dpsynth.release.protocol.Releaser): called by the protocol under the ledger's lock; nothing here books.
+    def draw_slots(self) -> dict[str, DrawSlot]:
+        """The fit a release draws from: its key in the ledger, its kept draws and its report's budget."""
+        p = self.privacy
+        return {self.target: DrawSlot(f"{self.fit_id}:{self.target}", self.n_draws, p.budget, p.guarantee,
+                                      p.released if p.model_free else None)}
 
-    def _charges(self, draws: Mapping[str, int], size: ReleaseSize) -> list[tuple[str, str, float, str]]:
-        p, b = self._privacy, self._privacy.budget
-        fit, g = f"{self.fit_id}:{self.target}", p.guarantee
-        out = [(f"{self.fit_id}:size", "released size", b.size, "DP")] if size.how == "dp_count" else []
-        if b.reference:
-            out.append((f"{fit}:reference", f"reference of {self.target}", b.reference, g))
-        if b.marginal:
-            out.append((f"{fit}:marginal", f"DP marginal of {self.target} (calibration)", b.marginal, g))
-        d = int(draws[self.target])
-        what = f"posterior draw {d} of {self.target}" if not p.model_free else p.released
-        out.append((f"{fit}:draw:{d}", what, b.draw if np.isfinite(b.draw) else 0.0, g))
-        return out
+    def synthesize(self, frame: pd.DataFrame, seed: SeedLike, draws: Mapping[str, int]) -> tuple[pd.DataFrame, list]:
+        """The synthetic data set for the rows of ``frame`` from the draw picked, and why its values are unusable.
 
-    def _synthesize(self, frame: pd.DataFrame, seed: SeedLike, draws: Mapping[str, int]) -> tuple[pd.DataFrame, list]:
+        For the release protocol: what it returns is not booked. Use :meth:`sample` or :meth:`release`."""
         df = self._synthetic_frame(frame, seed, int(draws[self.target]))
         return df, self._unusable(np.asarray(df.attrs.pop("model_values"), dtype=float))
 
-    def _ledger_labels(self) -> tuple[str, str]:
-        return self.mechanism, self._privacy.name
+    def ledger_labels(self) -> tuple[str, str]:
+        """``(mechanism key, display name)`` of the ledger line."""
+        return self.mechanism, self.privacy.name
 
     # ------------------------------------------------------------------ report (confidential)
     def report(self, released: pd.DataFrame | Sequence[pd.DataFrame], out_dir: str | os.PathLike, *,

@@ -58,7 +58,7 @@ import pandas as pd
 from .choice import AUTO, model_function_choice, table_column_choice
 from .covariates import CovariateDesign, public_rows
 from .privacy import check_neighbours
-from .release.budget import Budget, TableBudget, split_shares
+from .release.budget import Budget, DrawSlot, TableBudget, split_shares
 from .release.mode import check_mode, resolve_mode
 from .release.protocol import bar, release, show_progress
 from .release.size import ReleaseSize, dp_count
@@ -532,7 +532,8 @@ class TableSynthesizer(TableSynthesizerIO):
         self._public_design.matrix(frame)  # an unseen level fails here, before the ledger is touched
         return frame
 
-    def _release_frame(self, data) -> tuple[pd.DataFrame, ReleaseSize]:
+    def release_frame(self, data: pd.DataFrame | None) -> tuple[pd.DataFrame, ReleaseSize]:
+        """The public rows of a released table and how its size is set (the release protocol's interface)."""
         if data is not None:
             frame = self._public_frame(data)
             return frame, ReleaseSize(n=len(frame), how="public")
@@ -555,7 +556,7 @@ class TableSynthesizer(TableSynthesizerIO):
         for t in self.targets:
             part = self.parts[t]
             if synthesis is None:
-                df, why = part._synthesize(out[part.covariates], stream(seed, t), {t: draws[t]})  # noqa: SLF001
+                df, why = part.synthesize(out[part.covariates], stream(seed, t), {t: draws[t]})
             else:
                 df, why = part._synthetic_frame(out[part.covariates], stream(seed, t), draws[t], synthesis), []  # noqa: SLF001
             reasons[t] = why
@@ -604,21 +605,21 @@ class TableSynthesizer(TableSynthesizerIO):
         return release(self, path_out, seed=seed, data=data, budget=budget, force=force, allow_unusable=allow_unusable,
                        allow_research=allow_research)
 
-    # the release protocol's interface (dpsynth.release.protocol.Releaser)
-    def _draw_slots(self) -> dict[str, tuple[str, int]]:
-        return {t: next(iter(self.parts[t]._draw_slots().values())) for t in self.targets}  # noqa: SLF001
+    # ------------------------------------------------------------------ the release protocol's interface
+    # (dpsynth.release.protocol.Releaser): called by the protocol under the ledger's lock; nothing here books.
+    def draw_slots(self) -> dict[str, DrawSlot]:
+        """Each conditional's fit, its kept draws and its report's budget (the table's size is its own budget's)."""
+        return {t: self.parts[t].draw_slots()[t] for t in self.targets}
 
-    def _charges(self, draws: Mapping[str, int], size: ReleaseSize) -> list[tuple[str, str, float, str]]:
-        out = [(f"{self.fit_id}:size", "released size", self.budget.size, "DP")] if size.how == "dp_count" else []
-        for t in self.targets:
-            out += self.parts[t]._charges({t: draws[t]}, ReleaseSize(n=size.n, how="public"))  # noqa: SLF001
-        return out
+    def synthesize(self, frame: pd.DataFrame, seed: SeedLike, draws: Mapping[str, int]) -> tuple[pd.DataFrame, list]:
+        """The synthetic table for the rows of ``frame`` from the draws picked, and why its values are unusable.
 
-    def _synthesize(self, frame: pd.DataFrame, seed: SeedLike, draws: Mapping[str, int]) -> tuple[pd.DataFrame, list]:
+        For the release protocol: what it returns is not booked. Use :meth:`sample` or :meth:`release`."""
         df, reasons = self._synthetic_table(frame, seed, draws)
         return df, [f"{t}: {r}" for t in self.targets for r in reasons[t]]
 
-    def _ledger_labels(self) -> tuple[str, str]:
+    def ledger_labels(self) -> tuple[str, str]:
+        """``(mechanism key, display name)`` of the ledger line."""
         return "table:" + "+".join(self.mechanisms[t] for t in self.targets), self.name
 
     @property
