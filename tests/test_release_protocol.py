@@ -54,8 +54,8 @@ _UNUSABLE = Synthesizer._unusable
 def _the_old_refusal(self, values):
     """Today's rule before issue 27 (the control): refuse when the fit censored more than 90% of the records."""
     reasons = _UNUSABLE(self, values)
-    if self._privacy.censored_share > 0.9:
-        reasons.append(f"the fit censored {self._privacy.censored_share:.0%} of the records")
+    if self.privacy.censored_share > 0.9:
+        reasons.append(f"the fit censored {self.privacy.censored_share:.0%} of the records")
     return reasons
 
 

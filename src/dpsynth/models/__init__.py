@@ -14,7 +14,7 @@ from __future__ import annotations
 from .base import Draws, ModelFamily, intercept_design
 from .beta import BetaFamily
 from .beta_regression import BetaRegression
-from .catalog import discover, family_class
+from .catalog import families, family_class
 from .categorical import MultinomialLogit
 from .lognormal import LognormalFamily
 from .lognormal_mixture import LognormalMixture
@@ -45,4 +45,4 @@ __all__ = [
 
 #: Shipped families by name (each class's ``name``), found in this package's modules
 #: (:func:`dpsynth.models.catalog.discover`), in the order the documentation lists them.
-FAMILIES: dict[str, type[ModelFamily]] = discover()
+FAMILIES: dict[str, type[ModelFamily]] = families()

@@ -21,7 +21,7 @@ import pkgutil
 from ..validation import DataError
 from .base import ModelFamily
 
-__all__ = ["LISTED", "discover", "family_class", "declared_families"]
+__all__ = ["LISTED", "discover", "families", "family_class", "declared_families"]
 
 #: The order of the shipped families in :data:`dpsynth.models.FAMILIES`, the command line's help and the
 #: documentation: the continuous ones (lognormal, its regression and mixture; beta and its regression), the
@@ -34,6 +34,7 @@ _PACKAGE = __name__.rpartition(".")[0]
 #: Modules of the package that hold no family: the catalogue, the base class and the wrappers (a public offset,
 #: a user's PyMC function).
 _SKIP = {"catalog", "base", "offset", "user_function"}
+_FOUND: dict[str, type[ModelFamily]] = {}
 
 
 def declared_families(module) -> tuple[type[ModelFamily], ...]:
@@ -75,6 +76,13 @@ def discover() -> dict[str, type[ModelFamily]]:
     return {name: found[name] for name in sorted(found, key=lambda n: (place.get(n, len(place)), n))}
 
 
+def families() -> dict[str, type[ModelFamily]]:
+    """The catalogue: :func:`discover`'s families, found once per process (:data:`dpsynth.models.FAMILIES`)."""
+    if not _FOUND:
+        _FOUND.update(discover())
+    return _FOUND
+
+
 def family_class(name: str) -> type[ModelFamily]:
     """The family class of a shipped family name.
 
@@ -83,8 +91,7 @@ def family_class(name: str) -> type[ModelFamily]:
     DataError
         For a name that is not shipped; the message lists the shipped names.
     """
-    from . import FAMILIES
-
+    FAMILIES = families()
     if not isinstance(name, str) or name not in FAMILIES:
         raise DataError(f"unknown `model` {name!r}; shipped families: {', '.join(FAMILIES)}, or pass a PyMC "
                         f"model-building function.")
