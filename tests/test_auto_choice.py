@@ -79,7 +79,7 @@ def test_auto_is_the_decision_table_at_every_situation_and_eps(situation, eps, k
     assert s.budget.total == pytest.approx(eps)
     if kind != "categorical":  # (a categorical one runs on its public level codes' range)
         for k in ("lower", "upper"):
-            assert s._run_params.get(k) == want.params.get(k)  # noqa: SLF001 - the bounds the mechanism runs with
+            assert s.plan.params.get(k) == want.params.get(k)  # the bounds the mechanism runs with
     assert s.calibrate == want.calibrate
     assert s.choice.reason.startswith("auto:")
     row = choice.decision_table()[situation]
@@ -141,7 +141,7 @@ def test_mechanism_params_bounds_must_agree_with_bounds():
 def test_mechanism_params_bounds_count_as_bounds_under_auto():
     a = build("continuous", LARGE_N, False, 1.0, None, mechanism_params={"lower": 0.0, "upper": 400.0})
     b = build("continuous", LARGE_N, False, 1.0, (0.0, 400.0))
-    assert a.choice == b.choice and a._run_params == b._run_params  # noqa: SLF001
+    assert a.choice == b.choice and a.plan.params == b.plan.params
 
 
 def test_a_user_calibrate_wins_over_the_choice():
@@ -155,7 +155,7 @@ def test_a_user_calibrate_wins_over_the_choice():
 def test_named_mechanism_takes_bounds_as_its_lower_and_upper():
     s = build("continuous", LARGE_N, False, 1.0, (0.0, 400.0), mechanism="ph")
     assert s.choice is None and s.mechanism_requested == "ph"
-    assert (s._run_params["lower"], s._run_params["upper"]) == (0.0, 400.0)  # noqa: SLF001
+    assert (s.plan.params["lower"], s.plan.params["upper"]) == (0.0, 400.0)
     with pytest.raises(DataError, match=r"`bounds`.*\bph\b.*calibrate="):
         build("continuous", LARGE_N, False, 1.0, (0.0, 400.0), mechanism="censor_ref")
 

@@ -402,7 +402,7 @@ def test_statement_total_is_eps_and_the_measurements_split_it(fitted):
     p = fitted.privacy
     assert p.guarantee == "DP" and p.relation == "replace" and p.mechanism == "noise_aware"
     assert p.eps == pytest.approx(1.0) and p.budget.draw == pytest.approx(1.0) and p.budget.size == 0.0
-    assert fitted._run_params["eps"] == pytest.approx(0.5)  # noqa: SLF001 - one record removed
+    assert fitted.plan.params["eps"] == pytest.approx(0.5)  # one record removed
     b1, b2 = na.noise_scales(0.5, 0.5, 2)
     assert p.extra["noise_scale_marginal"] == pytest.approx(b1) and p.extra["noise_scale_table"] == pytest.approx(b2)
     # bins from the public n (covariates carried) and the 1-way measurement's eps (na.auto_bins)
@@ -444,7 +444,7 @@ def test_save_and_load_round_trip(fitted, tmp_path):
     fitted.sample(allow_research=True, seed=2)  # the fit's release is booked
     fitted.save(tmp_path / "na.json")
     back = Synthesizer.load(tmp_path / "na.json")
-    assert back._release_state.to_dict() == fitted._release_state.to_dict()  # noqa: SLF001
+    assert back.state.release.to_dict() == fitted.state.release.to_dict()
     assert back.privacy.statement() == fitted.privacy.statement()
     again, same = back.sample(allow_research=True, seed=5), fitted.sample(allow_research=True, seed=5)
     pd.testing.assert_frame_equal(again, same)
@@ -454,15 +454,15 @@ def test_save_and_load_round_trip(fitted, tmp_path):
 @pytest.mark.slow
 def test_research_mode_is_reproducible_by_seed(fitted):
     again = synth()
-    np.testing.assert_array_equal(again._release_state.probs, fitted._release_state.probs)  # noqa: SLF001
+    np.testing.assert_array_equal(again.state.release.probs, fitted.state.release.probs)
     pd.testing.assert_frame_equal(again.sample_unaccounted(seed=4), fitted.sample_unaccounted(seed=4))
     other = synth(seed=2)
-    assert not np.array_equal(other._release_state.probs, fitted._release_state.probs)  # noqa: SLF001
+    assert not np.array_equal(other.state.release.probs, fitted.state.release.probs)
 
 
 @pytest.mark.slow
 def test_synthetic_data_sets_reflect_the_posterior(fitted):
-    rel = fitted._release_state  # noqa: SLF001
+    rel = fitted.state.release
     assert rel.n_draws == 200 and rel.probs.shape == (200, 2, fitted.privacy.extra["bins"])
     assert rel.probs.std(axis=0).max() > 0.01  # the draws differ
     means = [np.log(fitted.sample_unaccounted(seed=k)["wage"]).mean() for k in range(12)]
@@ -475,7 +475,7 @@ def test_synthetic_data_sets_reflect_the_posterior(fitted):
 
 def _cdf_spread(s: Synthesizer) -> float:
     """Posterior sd of the population's CDF, at its worst bin."""
-    return float(np.cumsum(s._release_state.population(), axis=1).std(axis=0).max())  # noqa: SLF001
+    return float(np.cumsum(s.state.release.population(), axis=1).std(axis=0).max())
 
 
 @pytest.mark.slow
@@ -512,7 +512,7 @@ def test_categorical_and_count_targets():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         s.fit(seed=1)
-    assert s._run_params["levels"] == 3  # noqa: SLF001 - filled in from the public levels
+    assert s.plan.params["levels"] == 3  # filled in from the public levels
     sets = [s.sample_unaccounted(seed=k)["job"] for k in range(10)]
     assert all(set(out) <= set(levels) for out in sets)
     assert np.mean([(out == "low").mean() for out in sets]) == pytest.approx(0.6, abs=0.06)
@@ -574,9 +574,9 @@ def test_cells_of_a_confidential_column_take_their_sizes_from_the_noisy_counts()
     kw = {"covariates": ["region", "grade"]}
     public = synth(df, params={"cells": ["region", "grade"]}, **kw)
     secret = synth(df, params={"cells": ["region", "grade"]}, confidential_covariates=["grade"], **kw)
-    exact = np.bincount(na.cell_index(public._release_state.cells, df[["region", "grade"]]), minlength=4)  # noqa: SLF001
-    assert public._release_state.cell_sizes.tolist() == exact.tolist()  # noqa: SLF001 - public rows
-    assert secret._release_state.cell_sizes.tolist() != exact.tolist()  # noqa: SLF001 - from the noisy table
+    exact = np.bincount(na.cell_index(public.state.release.cells, df[["region", "grade"]]), minlength=4)
+    assert public.state.release.cell_sizes.tolist() == exact.tolist()  # public rows
+    assert secret.state.release.cell_sizes.tolist() != exact.tolist()  # from the noisy table
     from dpsynth.mechanisms import quantiles  # noqa: F401 - OpenDP-Q refuses such cells
 
     with pytest.raises(DataError, match="labels would leak"):
@@ -598,7 +598,7 @@ def test_a_calibrated_model_releases_its_marginal_once_and_maps_its_values_onto_
     assert first["wage"].between(0.1, 40.0).all()
     path = s.save(tmp_path / "s.json")
     back = Synthesizer.load(path)
-    assert back._calibration.to_dict() == s._calibration.to_dict()  # noqa: SLF001
+    assert back.state.calibration.to_dict() == s.state.calibration.to_dict()
     with pytest.raises(DataError, match="model-free"):
         Synthesizer(df[["wage"]], "wage", mechanism="noise_aware", eps=2.0, mechanism_params=BOUNDS,
                     calibrate={"lower": 0.1, "upper": 40.0})

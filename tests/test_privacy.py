@@ -486,3 +486,59 @@ def test_record_bounds_in_one_compiled_pass_match_the_whole_matrix():
             d, a, e = privacy._reduce_every_draw(F, w, kw.get("log_range_prob"), kw.get("shift"), M)
             np.testing.assert_array_equal(d, (ref if M is None else np.minimum(ref, M)).max(axis=0))
             np.testing.assert_array_equal(e, np.zeros(11, int) if M is None else (ref > M).sum(axis=0))
+
+
+# ----------------------------------------------------------------------------------- one bound, one rule
+
+
+def test_the_censoring_bound_and_its_window_are_inverse():
+    for eps in (0.1, 1.0, 7.5):
+        for one in (False, True):
+            assert privacy.window_width(privacy.censoring_bound(eps, one), one) == pytest.approx(eps)
+    assert privacy.censoring_bound(2.0) == 1.0 and privacy.censoring_bound(2.0, True) == 2.0
+    assert privacy.eps_from_delta(1.0, "replace") == 4.0 and privacy.eps_from_delta(1.0, one_signed=True) == 1.0
+
+
+def test_one_signedness_is_the_familys_unless_something_changes_the_sign():
+    from dpsynth.models import LognormalFamily, OffsetFamily, PoissonRegression
+
+    pois = PoissonRegression()
+    assert privacy.is_one_signed(pois) and not privacy.is_one_signed(LognormalFamily())
+    assert not privacy.is_one_signed(pois, reference=np.zeros(3))  # a reference at a public theta_0
+    assert privacy.is_one_signed(pois, reference=np.zeros(3), reference_is_max=True)  # a saturated one keeps it
+    assert not privacy.is_one_signed(pois, offset=1.0) and not privacy.is_one_signed(None)
+    assert not OffsetFamily(base=pois, offset=1.0).one_signed  # the wrapper asks the same rule
+
+
+def _definitions_and_rules(tree) -> tuple[set, int]:
+    """Function names defined in ``tree``, and how many expressions decide one-signedness or pick a bound by it."""
+    import ast
+
+    def mentions(node) -> bool:
+        return any(isinstance(n, ast.Attribute) and n.attr == "one_signed" or isinstance(n, ast.Name)
+                   and n.id == "one_signed" for n in ast.walk(node))
+
+    names = {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    rules = sum(1 for n in ast.walk(tree)
+                if isinstance(n, ast.BoolOp) and isinstance(n.op, ast.And) and any(mentions(v) for v in n.values)
+                or isinstance(n, ast.IfExp) and mentions(n.test))
+    return names, rules
+
+
+def test_the_bound_and_the_rule_are_defined_once_in_the_package():
+    """One function computes the censoring bound, one rule decides one-signedness: no module writes its own copy."""
+    import ast
+    from pathlib import Path
+
+    import dpsynth
+
+    root = Path(dpsynth.__file__).parent
+    home = root / "privacy.py"
+    for path in sorted(root.rglob("*.py")):
+        names, rules = _definitions_and_rules(ast.parse(path.read_text()))
+        if path == home:
+            assert {"censoring_bound", "is_one_signed", "window_width"} <= names and rules == 1
+            continue
+        where = path.relative_to(root)
+        assert not names & {"censoring_bound", "is_one_signed", "window_width", "eps_from_delta"}, where
+        assert rules == 0, f"{where} decides one-signedness or the bound by itself; call dpsynth.privacy"

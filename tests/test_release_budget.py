@@ -5,7 +5,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dpsynth.release.budget import DEFAULT_SIZE_EPS, REFERENCE_SHARE, SIZE_SHARE, Budget, TableBudget, split_shares
+from dpsynth.release.budget import (
+    DEFAULT_SIZE_EPS,
+    REFERENCE_SHARE,
+    SIZE_SHARE,
+    Budget,
+    DrawSlot,
+    TableBudget,
+    split_shares,
+)
 from dpsynth.validation import DataError
 
 
@@ -59,9 +67,26 @@ def test_a_mechanism_without_a_target_reports_its_draw_after_the_fit():
 
 
 def test_charges_name_the_fit_they_belong_to():
-    b = Budget.plan(1.0, "remove", dp_size=True, dp_reference=True)
-    keys = [k for k, *_ in b.charges("f1", {"wage": 3})]
-    assert keys == ["f1:size", "f1:reference", "f1:draw:3"]
+    """The one list of what a release charges: the size by the fit that drew it, the rest by the column's fit."""
+    b = Budget.plan(1.0, "remove", dp_size=True, dp_reference=True, dp_marginal=True)
+    slot = DrawSlot("f1:wage", 10, b, "DP")
+    charges = b.charges("f1", {"wage": slot}, {"wage": 3}, dp_size=True)
+    assert [c.key for c in charges] == ["f1:size", "f1:wage:reference", "f1:wage:marginal", "f1:wage:draw:3"]
+    assert [c.what for c in charges] == ["released size", "reference of wage", "DP marginal of wage (calibration)",
+                                         "posterior draw 3 of wage"]
+    assert sum(c.eps for c in charges) == pytest.approx(b.total) and {c.guarantee for c in charges} == {"DP"}
+    assert [c.key for c in b.charges("f1", {"wage": slot}, {"wage": 3}, dp_size=False)][0] == "f1:wage:reference"
+    free = DrawSlot("f2:wage", 1, Budget("remove", None, draw=float("inf")), "none", released="the release of X")
+    assert free.charges(0, "wage") == [("f2:wage:draw:0", "the release of X", 0.0, "none")]
+
+
+def test_a_tables_charges_are_its_size_once_and_each_columns_own():
+    a = Budget.plan(1.0, "remove", dp_size=False, dp_reference=True)
+    b = Budget.plan(1.0, "remove", dp_size=False, dp_reference=False)
+    t = TableBudget("remove", 2.2, 0.2, {"a": a, "b": b})
+    slots = {"a": DrawSlot("fa:a", 5, a, "DP"), "b": DrawSlot("fb:b", 5, b, "aDP")}
+    keys = [c.key for c in t.charges("T", slots, {"a": 1, "b": 4}, dp_size=True)]
+    assert keys == ["T:size", "fa:a:reference", "fa:a:draw:1", "fb:b:draw:4"]
 
 
 def test_a_tables_split_is_proportional_and_complete():

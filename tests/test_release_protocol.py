@@ -11,11 +11,12 @@ import pytest
 
 from dpsynth import Synthesizer
 from dpsynth.distinguishing import empirical_eps
+from dpsynth.release.budget import Budget, DrawSlot
 from dpsynth.release.protocol import UnusableReleaseError, pick_draws
 
 
 def test_a_draw_is_released_once_while_another_is_left():
-    slots = {"wage": ("f:wage", 3)}
+    slots = {"wage": DrawSlot("f:wage", 3, Budget.plan(1.0, "remove", dp_size=False, dp_reference=False), "DP")}
     charged = {"f:wage:draw:0": 0.9, "f:wage:draw:2": 0.9}
     assert pick_draws(slots, charged, 1) == {"wage": 1}
     every = {f"f:wage:draw:{d}": 0.9 for d in range(3)}
@@ -53,8 +54,8 @@ _UNUSABLE = Synthesizer._unusable
 def _the_old_refusal(self, values):
     """Today's rule before issue 27 (the control): refuse when the fit censored more than 90% of the records."""
     reasons = _UNUSABLE(self, values)
-    if self._privacy.censored_share > 0.9:
-        reasons.append(f"the fit censored {self._privacy.censored_share:.0%} of the records")
+    if self.privacy.censored_share > 0.9:
+        reasons.append(f"the fit censored {self.privacy.censored_share:.0%} of the records")
     return reasons
 
 
@@ -133,3 +134,21 @@ def test_public_bounds_clamp_and_the_outlier_is_invisible_in_what_is_released():
         seen[name] = (out.attrs["privacy_statement"].split(" Released size:")[0], s.privacy.diagnostics())
     assert seen["D"][0] == seen["D'"][0]  # the public statement is the same
     assert "0 value(s) clamped" in seen["D"][1] and "1 value(s) clamped" in seen["D'"][1]  # the control sees it
+
+
+def test_the_protocol_reaches_a_synthesizer_through_its_public_interface_only():
+    """The protocol calls the Releaser methods (no private callback) and takes every charge from the budget."""
+    import ast
+    import inspect
+
+    from dpsynth import TableSynthesizer
+    from dpsynth.release import protocol
+
+    tree = ast.parse(inspect.getsource(protocol))
+    private = [n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
+               and n.value.id == "owner" and n.attr.startswith("_")]
+    assert private == []
+    for cls in (Synthesizer, TableSynthesizer):
+        for name in ("release_frame", "draw_slots", "synthesize", "ledger_labels"):
+            assert callable(getattr(cls, name)), (cls, name)
+        assert not hasattr(cls, "_charges")  # the charges are the budget's (dpsynth.release.budget.Budget.charges)

@@ -217,12 +217,12 @@ def test_ph_samples_within_public_bounds(df, tmp_path):
     assert p.extra["bins"] == 30  # a public number of bins, never one computed from n
     # eps = 1 is the total with one record replaced (covariates carried): the histogram is calibrated to 1/2 removed
     assert p.guarantee == "DP" and p.eps == pytest.approx(1.0) and p.relation == "replace"
-    assert s._run_params["eps"] == pytest.approx(0.5)  # noqa: SLF001
+    assert s.plan.params["eps"] == pytest.approx(0.5)
     out = s.sample_unaccounted(seed=1)
     assert out["wage"].between(0.0, 10.0).all()
     s.save(tmp_path / "ph.json")
     back = Synthesizer.load(tmp_path / "ph.json")
-    assert back._release_state.to_dict() == s._release_state.to_dict()  # noqa: SLF001 - the released histogram
+    assert back.state.release.to_dict() == s.state.release.to_dict()  # the released histogram
     with pytest.raises(DataError, match="releases through the ledger only"):
         back.sample_unaccounted(seed=1)
 
@@ -235,7 +235,8 @@ def test_save_holds_no_confidential_data(df, user_censor_w, tmp_path):
     path = user_censor_w.save(tmp_path / "syn.json", include_confidential=True)
     doc = json.loads(path.read_text())
     text = path.read_text()
-    assert doc["content"]["model"] == {"kind": "function", "function": "synthesizer_models:lognormal_regression"}
+    model = {"kind": "function", "function": "synthesizer_models:lognormal_regression"}
+    assert doc["content"]["config"]["model"] == model
     assert "weights" not in doc["content"] and repr(float(df["wage"].iloc[0])) not in text
     conf = confidential_path(path)
     assert "CONFIDENTIAL" in conf.name and conf.exists()
@@ -269,19 +270,19 @@ def _rehashed(path, tmp_path, edit, name="rehashed.json") -> object:
 
 def _consistent(c):
     """Settings eps 0.5, the report's budget and bound to match, on draws fitted at eps 8 (issue 27's edit)."""
-    c["settings"]["eps"] = 0.5
+    c["config"]["eps"] = 0.5
     c["privacy"]["budget"].update(total=0.5, draw=0.5)
     c["privacy"]["bound"] = 0.125
-    c["run_params"]["eps"] = 0.25
+    c["plan"]["params"]["eps"] = 0.25
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("edit", [
     _consistent,
-    lambda c: c["settings"].__setitem__("eps", 40.0),
+    lambda c: c["config"].__setitem__("eps", 40.0),
     lambda c: c["privacy"]["budget"].__setitem__("reference", 1e-6),
     lambda c: c.__setitem__("dataset", "0" * 32),
-    lambda c: c["settings"].__setitem__("relation", "remove"),
+    lambda c: c["plan"].__setitem__("relation", "remove"),
     lambda c: c["privacy"].__setitem__("guarantee", "none"),
     lambda c: c["draws"]["mu"].__setitem__(0, 0.0),
 ], ids=["consistent", "eps", "reference", "dataset", "relation", "guarantee", "draw"])
@@ -393,7 +394,7 @@ def test_removal_needs_a_public_frame_for_covariates_and_a_dp_size_without(tmp_p
     b = marginal.privacy.budget
     assert marginal.relation == "remove" and (b.total, b.size, b.draw) == pytest.approx((4.0, 0.2, 3.8))
     first, second = marginal.sample(allow_research=True, seed=1), marginal.sample(allow_research=True, seed=2)
-    assert len(first) == len(second) == marginal._size.n  # noqa: SLF001 - the DP count, drawn once per fit
+    assert len(first) == len(second) == marginal.state.size.n  # the DP count, drawn once per fit
     assert first.attrs["spend"] == pytest.approx(4.0) and second.attrs["spend"] == pytest.approx(3.8)  # size once
     assert "a DP count" in first.attrs["privacy_statement"] and "earlier release" in second.attrs["privacy_statement"]
     declared = Synthesizer(df[["wage"]], "wage", mechanism="censor_uw", eps=4.0, sampler=CFG, model_params=PRIORS,
@@ -413,6 +414,18 @@ def test_a_fit_that_censored_most_records_is_not_refused_on_a_confidential_figur
     out = s.release(tmp_path / "u.csv", seed=0, allow_unusable=True, allow_research=True)
     assert not any("censored" in o for o in out.attrs["overrides"])
     assert "censored" not in out.attrs["privacy_statement"]
+
+
+@pytest.mark.slow
+def test_a_one_signed_censor_ref_fit_is_saved_and_loaded(tmp_path):
+    """A Poisson model's saturated reference keeps its terms one-signed (M = eps, not eps / 2): the check of a loaded
+    file re-derives the bound by the same rule as the fit (dpsynth.privacy.is_one_signed), so the file loads."""
+    counts = pd.DataFrame({"visits": np.random.default_rng(3).poisson(3.0, 150)})
+    s = Synthesizer(counts, "visits", model="poisson", mechanism="censor_ref", eps=2.0,
+                    sampler=SamplerConfig(draws=200, tune=200, chains=2), progress=False).fit(seed=1)
+    assert s.privacy.bound == pytest.approx(s.privacy.budget.draw)  # one-signed: the window's whole width
+    back = Synthesizer.load(s.save(tmp_path / "pois.json"))
+    assert back.privacy == s.privacy
 
 
 def test_non_finite_synthetic_values_are_named(censor_uw):
@@ -676,7 +689,7 @@ def test_a_large_file_is_fitted_on_a_random_subsample_at_the_amplified_eps():
                     progress=False, sampler={"draws": 300, "tune": 300}).fit(seed=1)
     p = s.privacy
     assert p.budget.sample_rate == pytest.approx(0.25) and p.n == 100  # the records the fit saw
-    run_eps = s._run_params["eps"]  # noqa: SLF001 - the window's eps on the subsample (removal)
+    run_eps = s.plan.params["eps"]  # the window's eps on the subsample (removal)
     assert amplify(2 * run_eps, 0.25) == pytest.approx(2.0)  # stated on the file, under replacement
     assert "fitted on a random 0.25 of the records" in p.statement()
     assert len(s.sample(allow_research=True, seed=2)) == 400  # a release covers every public row

@@ -241,10 +241,10 @@ def test_auto_chooses_by_kind_and_public_bounds_and_cells_follow_the_earlier_rel
     assert t.calibrate["income"] == {"lower": 0.1, "upper": 80.0} and set(t.choices) == {"visits", "mode", "income"}
     assert t.budget.parts["visits"].model_free and t.budget.parts["income"].marginal > 0
     t.fit(seed=1)
-    cells = t.parts["mode"]._run_params  # noqa: SLF001
+    cells = t.parts["mode"].plan.params
     assert list(cells["cells"]) == ["visits"] and len(cells["cell_edges"]["visits"]) >= 1  # tertiles of a DP release
     assert t.parts["mode"].confidential_covariates == ["visits"]
-    assert t.parts["income"]._calibration is not None  # noqa: SLF001
+    assert t.parts["income"].state.calibration is not None
     assert "any number" in t.budget.plan_line("T") or t.budget.draw < t.budget.total
     out = t.sample_unaccounted(seed=2)
     assert out["income"].between(0.1, 80.0).all() and out["visits"].between(0, 15).all()

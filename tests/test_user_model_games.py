@@ -341,7 +341,7 @@ def test_a_model_function_from_the_shell_fits_in_one_process_and_releases_in_ano
     if not covariates:
         assert "reference='prior'" in fit.stderr  # auto said what it chose, and why
     saved = json.loads((tmp_path / "s.json").read_text())["content"]
-    assert saved["run_params"]["reference"] == "prior" and saved["privacy"]["condition"]
+    assert saved["plan"]["params"]["reference"] == "prior" and saved["privacy"]["condition"]
     rel = _dpsynth("release", str(tmp_path / "s.json"), "--out", str(tmp_path / "r.csv"), "--seed", "2",
                    "--allow-research", home=home)
     assert rel.returncode == 0, rel.stderr
@@ -357,7 +357,7 @@ def test_auto_with_a_model_function_picks_censor_ref_at_the_prior_point_and_rele
     own = pd.DataFrame({"x": 1.1 * _VALUES})  # a data set of its own: its ledger counts under one record removed
     s = Synthesizer(own, "x", model=lognormal_no_covariates, eps=2.0, sampler=SMALL,
                     progress=False)
-    assert s.mechanism == "censor_ref" and s._run_params["reference"] == "prior"  # noqa: SLF001
+    assert s.mechanism == "censor_ref" and s.plan.params["reference"] == "prior"
     assert "reference='prior'" in s.choice.reason and "synthesizer_models:lognormal_no_covariates" in s.choice.reason
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

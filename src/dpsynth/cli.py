@@ -33,6 +33,7 @@ overwrites a file without ``--force`` or creates a folder. Every failure prints 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 import re
 import sys
@@ -269,7 +270,8 @@ def _given_mechanism_flags(a: argparse.Namespace) -> list[str]:
 def _auto_choice(a: argparse.Namespace, data: pd.DataFrame, covs: Sequence[str], levels, model=None):
     """``--mechanism auto``: the decision table's choice from public facts (as ``Synthesizer(mechanism="auto")``);
     with a model function (``--model module:function``), Censor_ref at the model's prior point."""
-    from .synthesizer import auto_choice, check_bounds
+    from .synthesizer_config import check_bounds
+    from .synthesizer_plan import auto_choice
     from .target import TargetEncoding
 
     if a.eps is None:
@@ -490,7 +492,7 @@ def _cmd_fit(a: argparse.Namespace) -> int:
     except DataError as e:
         raise CLIError(_as_flags(str(e), a.target)) from None
     if choice is not None:  # the mechanism was passed resolved; the saved synthesizer records the choice
-        s.choice, s.mechanism_requested = choice, AUTO
+        s.plan = dataclasses.replace(s.plan, choice=choice, mechanism_requested=AUTO)
     if spec.uses_model and isinstance(model, str):  # a check that would otherwise fail only after compiling
         x = s._x  # noqa: SLF001 - the target in the model's unit
         try:

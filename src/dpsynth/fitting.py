@@ -24,7 +24,15 @@ from pytensor.graph.replace import vectorize_graph
 from .likelihood import BOUND, REFERENCE, WEIGHTS, likelihood_term
 from .mcmc_settings import CORES_ENV, ConvergenceWarning, Diagnostics, SamplerConfig, default_cores  # noqa: F401
 from .models.base import ModelFamily
-from .privacy import PrivacyReport, RecordBounds, chunked_record_bounds, privacy_report, record_bounds
+from .privacy import (
+    PrivacyReport,
+    RecordBounds,
+    censoring_bound,
+    chunked_record_bounds,
+    is_one_signed,
+    privacy_report,
+    record_bounds,
+)
 from .seeds import SeedLike, int_seed
 from .validation import DataError, as_weights, check_eps, check_positive
 
@@ -189,9 +197,9 @@ class Fit:
 
     @property
     def one_signed(self) -> bool:
-        """Whether every record term has one sign: a one-signed family with no reference subtracted, or with each
-        record's largest term subtracted (a saturated reference)."""
-        return bool(self.family.one_signed and (self.reference is None or self.reference_is_max))
+        """Whether every record term has one sign (:func:`dpsynth.privacy.is_one_signed`: a one-signed family with no
+        reference subtracted, or with each record's largest term subtracted)."""
+        return is_one_signed(self.family, reference=self.reference, reference_is_max=self.reference_is_max)
 
     @property
     def n_draws(self) -> int:
@@ -451,5 +459,5 @@ def compiled_model(family: ModelFamily, x, covariates=None) -> CompiledModel:
 
 
 def eps_to_bound(eps: float) -> float:
-    """Censoring bound ``M = eps / 2`` for a target ``eps``."""
-    return check_eps(eps) / 2.0
+    """Censoring bound ``M = eps / 2`` of a target ``eps`` (:func:`dpsynth.privacy.censoring_bound`, two-signed)."""
+    return censoring_bound(check_eps(eps))

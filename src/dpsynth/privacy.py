@@ -23,7 +23,13 @@ value have ``W = 2 Delta`` (``eps = 2 Delta`` removed, ``4 Delta`` replaced); te
 ``[-Delta, 0]``: ``W = Delta``, so ``eps = Delta`` removed and ``2 Delta`` replaced. A public
 constant, a public transform's Jacobian or the record's own term at a public parameter may be
 subtracted before the clamp (it moves the window, not its width); such a reference makes the
-terms two-signed again.
+terms two-signed again, unless it is each record's largest term (a saturated reference).
+
+Two functions here are the only places these rules are written: :func:`is_one_signed` decides
+whether the terms have one sign, and :func:`censoring_bound` gives the clamp ``M`` whose window has
+width ``eps`` (:func:`window_width` is its inverse). Every mechanism, the fit's report and the check
+of a loaded synthesizer call them (``tests/test_privacy.py`` checks that no other module defines
+them again).
 
 The book states every epsilon under removal and reports the replacement figure beside it.
 """
@@ -53,6 +59,8 @@ __all__ = [
     "check_neighbours",
     "eps_from_delta",
     "window_width",
+    "censoring_bound",
+    "is_one_signed",
     "neighbours_phrase",
 ]
 
@@ -80,9 +88,62 @@ def neighbours_phrase(neighbours: str) -> str:
     return {"remove": "one record removed", "replace": "one record replaced"}[check_neighbours(neighbours)]
 
 
+def is_one_signed(family, *, reference=None, reference_is_max: bool = False, offset: float | None = None) -> bool:
+    """Whether every record term of a (censored) likelihood has one sign whatever the data: the one rule.
+
+    The terms are ``<= 0`` when the family's log-likelihoods are (a probability mass function: its
+    trait ``one_signed``), nothing is subtracted that may change their sign: no public ``offset``,
+    and no ``reference``, unless the reference is each record's largest term (``reference_is_max``,
+    a saturated reference: the differences stay ``<= 0``).
+
+    Parameters
+    ----------
+    family : ModelFamily or None
+        The model family (its trait ``one_signed``); None for a model-free fit.
+    reference : object, optional
+        What is subtracted from each record's term before the clamp (an array, or a saved report's
+        description of it); None for nothing.
+    reference_is_max : bool
+        Whether ``reference`` is each record's largest term.
+    offset : float, optional
+        A public constant subtracted from each record's log-likelihood.
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> from dpsynth.models import PoissonRegression
+    >>> is_one_signed(PoissonRegression()), is_one_signed(PoissonRegression(), reference=[0.0])
+    (True, False)
+    >>> is_one_signed(PoissonRegression(), reference=[0.0], reference_is_max=True)
+    True
+    """
+    if family is None or not bool(getattr(family, "one_signed", False)) or offset is not None:
+        return False
+    return reference is None or bool(reference_is_max)
+
+
+def censoring_bound(eps: float, one_signed: bool = False) -> float:
+    """The clamp ``M`` whose window has width ``eps``: the one place it is computed.
+
+    ``eps / 2`` for terms clamped to ``[-M, M]``; ``eps`` for one-signed terms (:func:`is_one_signed`),
+    clamped to ``[-M, 0]``. Either way one release is ``eps``-DP with one record removed and ``2 eps``
+    with one replaced (the module docstring: "the window, not its place").
+
+    Examples
+    --------
+    >>> censoring_bound(2.0), censoring_bound(2.0, one_signed=True)
+    (1.0, 2.0)
+    """
+    return float(eps) if one_signed else float(eps) / 2.0
+
+
 def window_width(delta: float, one_signed: bool = False) -> float:
-    """Width ``W`` of the window of terms bounded by ``delta``: ``2 delta``, or ``delta`` when they have one sign."""
-    return float(delta) if one_signed else 2.0 * float(delta)
+    """Width ``W`` of the window of terms bounded by ``delta``: the inverse of :func:`censoring_bound` (``2 delta``,
+    or ``delta`` when they have one sign)."""
+    return float(delta) / censoring_bound(1.0, one_signed)
 
 
 def eps_from_delta(delta: float, neighbours: str = "remove", *, one_signed: bool = False) -> float:

@@ -2,7 +2,8 @@
 
 :func:`check_kinds` refuses a target the mechanism or the model cannot synthesize (naming the model
 or mechanism to use instead); :func:`ignored_covariates` says, in words, what is lost when covariates
-are given that the mechanism or the model does not use (the Synthesizer raises it as a warning).
+are given that the mechanism or the model does not use (the Synthesizer raises it as a warning);
+:func:`check_magnitudes` refuses a number no model can hold (the command line applies it too).
 """
 
 from __future__ import annotations
@@ -10,9 +11,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .models import FAMILIES
-from .validation import DataError
+from .validation import DataError, check_magnitude
 
-__all__ = ["check_kinds", "ignored_covariates"]
+__all__ = ["check_kinds", "ignored_covariates", "check_magnitudes"]
+
+
+def check_magnitudes(data, targets: Sequence[str], covariates: Sequence[str]) -> None:
+    """Every numeric target and covariate within :data:`dpsynth.validation.MAX_MAGNITUDE` (the check the command line
+    applies too)."""
+    for c in targets:
+        check_magnitude(data[c], c, "target column")
+    for c in covariates:
+        check_magnitude(data[c], c, "covariate")
 
 
 def check_kinds(spec, model, encoding, target: str, has_covariates: bool) -> None:

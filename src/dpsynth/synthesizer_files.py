@@ -30,7 +30,9 @@ __all__ = ["FORMAT", "FORMAT_VERSION", "ChecksumError", "canonical", "digest", "
            "read_saved", "confidential_path", "write_confidential", "write_frame", "check_output_path"]
 
 FORMAT = "dpsynth.synthesizer"
-FORMAT_VERSION = 4
+#: The saved file's layout: 5 holds the configuration, the plan and the fitted state apart
+#: (:mod:`dpsynth.synthesizer_io`); a file of an earlier version is refused (fit the synthesizer again).
+FORMAT_VERSION = 5
 
 
 class ChecksumError(DataError):

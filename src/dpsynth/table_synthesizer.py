@@ -13,7 +13,10 @@ their DP counts in cells of the earlier columns by the noise-aware model
 censored regression on every earlier column, calibrated to its DP marginal where public ``bounds``
 are given. A table delegates to its conditionals
 (as SDV's multi-table synthesizer delegates to its single-table ones); they book into the table's
-ledger, through the same release protocol (:mod:`dpsynth.release.protocol`).
+ledger, through the same release protocol (:mod:`dpsynth.release.protocol`). It goes in the same
+steps as one column: its configuration (:class:`~dpsynth.synthesizer_config.TableSynthesizerConfig`),
+its plan (:class:`~dpsynth.table_synthesizer_plan.TablePlan`: each column's mechanism, the budget),
+its fitted conditionals.
 
 Privacy. Each conditional's record term depends on that record's own values (its target, the
 public covariates and its earlier confidential columns) and on public quantities only, so each
@@ -46,43 +49,41 @@ Examples
 
 from __future__ import annotations
 
-import dataclasses
 import os
-import secrets
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from .choice import AUTO, model_function_choice, table_column_choice
 from .covariates import CovariateDesign, public_rows
-from .privacy import check_neighbours
-from .release.budget import Budget, TableBudget, split_shares
-from .release.mode import check_mode, resolve_mode
+from .release.budget import DrawSlot
+from .release.mode import resolve_mode
 from .release.protocol import bar, release, show_progress
 from .release.size import ReleaseSize, dp_count
 from .release.statement import GUARANTEE_RANK, TablePrivacy
 from .seeds import SeedLike, generator, stream
 from .synthesizer import Synthesizer
+from .synthesizer_config import TableSynthesizerConfig, check_bounds
+from .synthesizer_fit import TableState
 from .table_synthesizer_io import TableSynthesizerIO
+from .table_synthesizer_plan import TablePlan
 from .target import TargetEncoding
-from .validation import DataError, check_bool, check_count, check_eps, positive_count
+from .validation import DataError, check_count
 
-__all__ = ["TableSynthesizer", "TablePrivacy", "GUARANTEE_RANK", "NUMERIC_CELL_GROUPS"]
+__all__ = ["TableSynthesizer", "TablePrivacy", "GUARANTEE_RANK", "NUMERIC_CELL_GROUPS", "TableState"]
 
 #: Groups a numeric column is cut into when it makes cells of a later conditional (its tertiles).
 NUMERIC_CELL_GROUPS = 3
 
 
-def _per_column(value, targets: Sequence[str], name: str, default=None) -> dict:
-    """A per-column option: one value for every column, or a dict keyed by column."""
-    if isinstance(value, Mapping):
-        unknown = [k for k in value if k not in targets]
-        if unknown:
-            raise DataError(f"`{name}` names column(s) {unknown} that are not targets {list(targets)}.")
-        return {t: value.get(t, default) for t in targets}
-    return {t: default if value is None else value for t in targets}
+def _setting(name: str, doc: str, convert=None) -> property:
+    return property(lambda self: getattr(self.config, name) if convert is None else convert(getattr(self.config, name)),
+                    doc=doc)
+
+
+def _planned(name: str, doc: str) -> property:
+    return property(lambda self: getattr(self.plan, name), doc=doc)
 
 
 class TableSynthesizer(TableSynthesizerIO):
@@ -123,6 +124,17 @@ class TableSynthesizer(TableSynthesizerIO):
         Numeric column -> its public bounds ``(lower, upper)``, chosen without looking at the data.
         With ``mechanisms="auto"`` (the default) they let a narrow count be synthesized from its DP
         counts and a wide column be calibrated to its DP marginal (:func:`dpsynth.choice.table_column_choice`).
+
+    Attributes
+    ----------
+    config : TableSynthesizerConfig
+        The settings, each checked (:mod:`dpsynth.synthesizer_config`).
+    plan : TablePlan
+        What is fixed before the fit (:mod:`dpsynth.table_synthesizer_plan`).
+    parts : dict of str to Synthesizer
+        The fitted conditionals, by target.
+    state : TableState or None
+        What the fit left besides them.
     """
 
     def __init__(
@@ -153,79 +165,19 @@ class TableSynthesizer(TableSynthesizerIO):
     ) -> None:
         from .validation import check_table_columns
 
-        if isinstance(targets, str) or not isinstance(targets, Sequence) or not targets:
-            raise DataError(
-                f"`targets` must be a list of column names (at least one); got {targets!r}. For one "
-                f"column, dpsynth.Synthesizer does the same with fewer settings."
-            )
-        targets = [str(t) for t in targets]
-        if len(set(targets)) != len(targets):
-            raise DataError(f"`targets` lists a column twice: {targets}.")
-        covs = check_table_columns(data, targets, covariates)
-        self.targets, self.covariates = targets, covs
-        self.columns = list(data.columns)
-        self.dtypes = {c: str(data[c].dtype) for c in self.columns}
-        self.relation = check_neighbours(neighbours if neighbours is not None else ("replace" if covs else "remove"))
-        self.models = _per_column(models, targets, "models")
-        self.mechanisms = _per_column(mechanisms, targets, "mechanisms", AUTO)
-        self.model_params = _per_column(model_params, targets, "model_params")
-        self.mechanism_params = _per_column(mechanism_params, targets, "mechanism_params")
-        if not (isinstance(target_levels, Mapping) or target_levels is None):
-            raise DataError(
-                "`target_levels` must be a dict keyed by target column (the public levels of each categorical one)."
-            )
-        self.target_levels = _per_column(target_levels, targets, "target_levels")
-        for name, value in (("calibrate", calibrate), ("bounds", bounds)):
-            if value is not None and not isinstance(value, Mapping):
-                raise DataError(f"`{name}` must be a dict keyed by target column, e.g. {{'price': (1000, 500000)}} "
-                                f"(public bounds, chosen without looking at the data).")
-        self.calibrate = _per_column(calibrate, targets, "calibrate")
-        self.bounds = _per_column(bounds, targets, "bounds")
-        self.encodings = {t: TargetEncoding.from_series(data[t], levels=self.target_levels[t],
-                                                        declare=f"target_levels={{{t!r}: [...]}}") for t in targets}
-        #: Why each column got its mechanism, where ``auto`` chose it (:func:`dpsynth.choice.table_column_choice`).
-        self.choices = self._choose()
-        self._check_mechanisms()
+        config = TableSynthesizerConfig.from_arguments(locals())  # every setting checked alone, by its validator
+        targets = list(config.targets)
+        covs = check_table_columns(data, targets, list(config.covariates))
+        encodings = {t: TargetEncoding.from_series(data[t], levels=config.target_levels[t],
+                                                   declare=f"target_levels={{{t!r}: [...]}}") for t in targets}
+        public = data[covs].reset_index(drop=True).copy()
+        plan = TablePlan.make(config, encodings, public)
+        self._assemble(config, plan, encodings=encodings, columns=list(data.columns),
+                       dtypes={c: str(data[c].dtype) for c in data.columns}, public=public)
         self._check_values(data)
-        self.n_release = None if n_release is None else positive_count(n_release, "n_release")
-        if self.n_release is not None and self.relation == "replace":
-            raise DataError(
-                "`n_release` declares a public size under one record removed; with one record replaced the size is n."
-            )
-        self.size_eps = None if size_eps is None else check_eps(size_eps, "size_eps")
-        self.eps = None if eps is None else check_eps(eps, "eps")
-        self.eps_split = self._split_proportions(eps_split)
-        self.keep_draws = positive_count(keep_draws, "keep_draws")
-        self.releases = positive_count(releases, "releases")
-        if self.releases > self.keep_draws:
-            raise DataError(f"`releases` ({self.releases}) exceeds `keep_draws` ({self.keep_draws}): each released "
-                            f"table needs its own posterior draws; keep at least as many draws.")
-        self.progress = check_bool(progress, "progress")
-        self._mode_setting = check_mode(mode)
-        #: The run's mode (:mod:`dpsynth.release.mode`): decided by :meth:`fit` when ``mode`` is None.
-        self.mode = self._mode_setting or "release"
-        self._common = dict(sampler=sampler, keep_draws=self.keep_draws, releases=self.releases,
-                            progress=self.progress, censor_warn_share=censor_warn_share)
-        self.public = data[covs].reset_index(drop=True).copy()
-        if standardize is None:
-            standardize = self.relation == "replace"
-        elif check_bool(standardize, "standardize") and self.relation == "remove":
-            raise DataError(
-                "`standardize=True` with one record removed would centre the covariates at figures of the "
-                "data; use neighbours='replace' (their rows are then public)."
-            )
-        self._public_design = CovariateDesign.from_frame(self.public, covs, standardize=standardize)
-        self._public_design.matrix(self.public)  # the covariates' values checked (missing, infinite)
         self._data = data[self.columns].reset_index(drop=True).copy()
         #: Values each bounded column moved to its public bounds (confidential: the parts' diagnostics show it).
         self._clamped = self._clamp()
-        #: The table's total and its shares, under its relation, fixed before the fit (:mod:`dpsynth.release.budget`).
-        self.budget = self._plan()
-        self.parts: dict[str, Synthesizer] = {}
-        self._size: ReleaseSize | None = None
-        self.fit_log: list[str] = []
-        self.fit_id = ""
-        self.path: Path | None = None
         # last: every check of the input is done before the home (its key, its ledgers) is touched
         from .release.ledger import dataset_ids
 
@@ -233,32 +185,74 @@ class TableSynthesizer(TableSynthesizerIO):
         #: The data set's id (its ledger) and its ids under the home's other keys (their ledgers count with it).
         self.dataset, self.linked = ids[0], ids[1:]
 
-    # ------------------------------------------------------------------ settings
-    def _choose(self) -> dict[str, str]:
-        """Resolve ``auto`` column by column (public facts only: the kind and the public bounds); return the
-        reasons."""
-        reasons = {}
-        for t in self.targets:
-            if self.mechanisms[t] != AUTO:
-                continue
-            c = table_column_choice(self.encodings[t].kind, self.bounds[t])
-            if callable(self.models[t]):  # a model function: Censor_ref at its prior point
-                from .models.user_function import qualname
+    def _assemble(self, config: TableSynthesizerConfig, plan: TablePlan, *, encodings: Mapping[str, TargetEncoding],
+                  columns: list[str], dtypes: dict, public: pd.DataFrame,
+                  parts: Mapping[str, Synthesizer] | None = None, state: TableState | None = None, dataset: str = "",
+                  linked: Sequence[str] = ()) -> None:
+        """The table's parts: its configuration, plan, fitted conditionals and state, and its data's public facts."""
+        #: The settings (:class:`~dpsynth.synthesizer_config.TableSynthesizerConfig`).
+        self.config = config
+        #: What is fixed before the fit (:class:`~dpsynth.table_synthesizer_plan.TablePlan`).
+        self.plan = plan
+        #: The fitted conditionals, by target (empty before the fit).
+        self.parts: dict[str, Synthesizer] = dict(parts or {})
+        #: What the fit left besides them (None before it).
+        self.state = state
+        self.encodings = dict(encodings)
+        self.columns, self.dtypes = list(columns), dict(dtypes)
+        self.public = public[list(config.covariates)].reset_index(drop=True)
+        #: Progress bars (shown on a terminal only); a loaded table's may be switched off.
+        self.progress = config.progress
+        self._data, self._clamped, self.path = None, {}, None
+        self.dataset, self.linked = dataset, list(linked)
 
-                c = model_function_choice(c, qualname(self.models[t]))
-            self.mechanisms[t] = c.mechanism
-            if c.params:
-                self.mechanism_params[t] = {**c.params, **(self.mechanism_params[t] or {})}
-            if c.calibrate is not None and self.calibrate[t] is None:
-                self.calibrate[t] = c.calibrate
-            reasons[t] = f"{t}: {c.mechanism} ({c.reason})"
-        return reasons
+    @classmethod
+    def from_config(cls, config: TableSynthesizerConfig, plan: TablePlan, *, parts: Mapping[str, Synthesizer],
+                    state: TableState, columns: list[str], dtypes: dict, public: pd.DataFrame, dataset: str,
+                    linked: Sequence[str] = ()) -> TableSynthesizer:
+        """A fitted table from its configuration, plan, fitted conditionals and state, without the confidential data
+        (as :meth:`load` reads one): it releases, and cannot refit."""
+        self = cls.__new__(cls)
+        self._assemble(config, plan, encodings={t: parts[t].encoding for t in config.targets}, columns=columns,
+                       dtypes=dtypes, public=public, parts=parts, state=state, dataset=dataset, linked=linked)
+        return self
+
+    # ------------------------------------------------------------------ settings and plan
+    targets = _setting("targets", "The confidential columns, in the (public) order they are synthesized.", list)
+    covariates = _setting("covariates", "The public covariates.", list)
+    eps = _setting("eps", "The table's total eps of its first release(s).")
+    n_release = _setting("n_release", "A released size declared public, or None.")
+    size_eps = _setting("size_eps", "The DP count's share of ``eps`` as given, or None (the rule's).")
+    keep_draws = _setting("keep_draws", "Posterior draws each conditional keeps.")
+    releases = _setting("releases", "How many released tables ``eps`` pays for.")
+    models = _setting("models", "Each column's model (None: from its type).")
+    model_params = _setting("model_params", "Each column's family settings.")
+    target_levels = _setting("target_levels", "Each categorical column's public levels.")
+    bounds = _setting("bounds", "Each numeric column's public bounds, or None.")
+    choices = _planned("choices", "Why each column got its mechanism, where ``auto`` chose it.")
+    mechanisms = _planned("mechanisms", "Each column's registry key.")
+    mechanism_params = _planned("mechanism_params", "Each column's mechanism parameters.")
+    calibrate = _planned("calibrate", "Each column's calibration to its DP marginal, or None.")
+    relation = _planned("relation", "The neighbour relation of every eps.")
+    eps_split = _planned("eps_split", "The public proportions of the total per column, or None (equal).")
+    budget = _planned("budget", "The table's total and its shares, fixed before the fit.")
+    mode = _planned("mode", "The run's mode: decided by :meth:`fit` when ``mode`` is None.")
+
+    @property
+    def fit_id(self) -> str:
+        """Names the table's fit in the ledger (``""`` before the fit)."""
+        return "" if self.state is None else self.state.fit_id
+
+    @property
+    def fit_log(self) -> list[str]:
+        """What the parts' fits did besides fitting once. Confidential."""
+        return [] if self.state is None else list(self.state.log)
 
     def _check_values(self, data: pd.DataFrame) -> None:
         """Every target's values checked before the home is touched: as its model sees them (missing values, levels),
         their magnitude, a constant column a model cannot fit, and the public bounds given."""
         from .mechanisms import catalog
-        from .synthesizer import check_bounds, check_magnitudes
+        from .synthesizer_checks import check_magnitudes
         from .validation import check_not_constant
 
         check_magnitudes(data, self.targets, self.covariates)
@@ -274,7 +268,6 @@ class TableSynthesizer(TableSynthesizerIO):
     def public_bounds(self, t: str) -> tuple[float, float] | None:
         """Column ``t``'s public bounds in the data's unit (``bounds``, the mechanism's ``lower``/``upper`` or the
         calibration's), or None: the table clamps the column to them before any conditional is fitted."""
-        from .synthesizer import check_bounds
         from .validation import _is_number
 
         if self.encodings[t].kind == "categorical":
@@ -301,85 +294,9 @@ class TableSynthesizer(TableSynthesizerIO):
                 self._data[t] = clipped.astype(self._data[t].dtype) if self.encodings[t].kind == "count" else clipped
         return moved
 
-    def _check_mechanisms(self) -> None:
-        from .mechanisms import catalog
-
-        for t in self.targets:
-            if not isinstance(self.mechanisms[t], str) or catalog.lookup_name(self.mechanisms[t]) is None:
-                raise DataError(
-                    f"`mechanisms`[{t!r}] must be a registry key {catalog.runnable_keys()}; got {self.mechanisms[t]!r}."
-                )
-
-    def _takes_eps(self, t: str) -> bool:
-        from .mechanisms import catalog
-
-        return catalog.get(self.mechanisms[t]).takes_eps
-
-    def _split_proportions(self, eps_split) -> dict | None:
-        takes = [t for t in self.targets if self._takes_eps(t)]
-        if self.eps is None and takes:
-            raise DataError(f"`eps` is required: the mechanisms of {takes} run at a target eps (the table's total, "
-                            f"split equally, or in the proportions eps_split).")
-        if eps_split is None:
-            return None
-        if not isinstance(eps_split, Mapping):
-            vals = list(eps_split)
-            if len(vals) != len(self.targets):
-                raise DataError(f"`eps_split` must give one proportion per target ({len(self.targets)}); got {vals!r}.")
-            eps_split = dict(zip(self.targets, vals, strict=True))
-        return {t: float(v) for t, v in eps_split.items() if t in takes or v is not None}
-
-    def _dp_size(self) -> bool:
-        return self.relation == "remove" and not self.covariates and self.n_release is None
-
-    def _dp_reference(self, t: str) -> bool:
-        from .mechanisms import catalog
-        from .models import FAMILIES, PyMCFunctionFamily
-
-        spec = catalog.get(self.mechanisms[t])
-        if spec.releases_reference is None or not spec.uses_model:
-            return False
-        model = self.models[t] or self.encodings[t].default_model(True)
-        if callable(model):
-            fam = PyMCFunctionFamily(fn=model)
-        else:
-            kw = dict(self.model_params[t] or {})
-            if FAMILIES[model].categorical:
-                kw["n_levels"] = self.encodings[t].n_levels
-            fam = FAMILIES[model](**kw)
-        return bool(spec.releases_reference(self.mechanism_params[t] or {}, fam))
-
-    def _plan(self) -> TableBudget:
-        takes = [t for t in self.targets if self._takes_eps(t)]
-        if self.eps is None or not takes:
-            size = Budget.plan(None, self.relation, dp_size=self._dp_size(), dp_reference=False,
-                               size_eps=self.size_eps).size
-            return TableBudget(self.relation, None, size, {})
-        from .release.budget import SIZE_SHARE
-
-        size = 0.0
-        if self._dp_size():
-            size = self.size_eps if self.size_eps is not None else SIZE_SHARE * self.eps
-        if size >= self.eps:
-            raise DataError(f"the released size's share ({size:.4g}) takes all of eps = {self.eps:.4g}.")
-        shares = split_shares(self.eps - size, takes, self.eps_split)
-        parts = {t: Budget.plan(shares[t], self.relation, dp_size=False, dp_reference=self._dp_reference(t),
-                                reference_eps=(self.mechanism_params[t] or {}).get("reference_eps"),
-                                releases=self.releases, model_free=not self._uses_model(t),
-                                dp_marginal=self.calibrate[t] is not None,
-                                marginal_eps=None if not (self.calibrate[t] or {}).get("share")
-                                else float(self.calibrate[t]["share"]) * shares[t])
-                 for t in takes}
-        return TableBudget(self.relation, self.eps, size, parts, self.releases)
-
-    def _uses_model(self, t: str) -> bool:
-        from .mechanisms import catalog
-
-        return catalog.get(self.mechanisms[t]).uses_model
-
     def _predictor_design(self, upto: int) -> CovariateDesign:
         """The design of conditional ``upto``: the public covariates, then the earlier targets' public encodings."""
-        pub = self._public_design
+        pub = self.plan.design
         levels, scaling, transforms = dict(pub.levels), dict(pub.scaling), dict(pub.transforms)
         for t in self.targets[:upto]:
             enc = self.encodings[t]
@@ -407,12 +324,14 @@ class TableSynthesizer(TableSynthesizerIO):
             if enc.kind == "categorical":
                 frame[c] = pd.Categorical(frame[c].astype(str), categories=[str(v) for v in enc.levels])
         params = {**self._automatic_cells(j), **(self.mechanism_params[t] or {})} or None
+        c = self.config
         return Synthesizer(
             frame, t, covariates=cols[1:], model=self.models[t], mechanism=self.mechanisms[t],
             eps=None if planned is None else planned.total, model_params=self.model_params[t],
             mechanism_params=params, neighbours=self.relation, target_levels=self.target_levels[t],
             design=self._predictor_design(j), part_of=self.dataset, confidential_covariates=self.targets[:j],
-            calibrate=self.calibrate[t], mode=self.mode, **self._common,
+            calibrate=self.calibrate[t], mode=self.mode, sampler=c.sampler, keep_draws=c.keep_draws,
+            releases=c.releases, progress=self.progress, censor_warn_share=c.censor_warn_share,
         )
 
     def _automatic_cells(self, j: int) -> dict:
@@ -454,7 +373,8 @@ class TableSynthesizer(TableSynthesizerIO):
         enc = self.encodings[c]
         if enc.kind == "categorical":
             return len(enc.levels), None
-        state = getattr(self.parts.get(c), "_release_state", None)
+        part = self.parts.get(c)
+        state = None if part is None or part.state is None else part.state.release
         population = getattr(state, "population", None)
         if population is None:
             return None, None
@@ -475,18 +395,20 @@ class TableSynthesizer(TableSynthesizerIO):
             raise DataError("this synthesizer was loaded without its confidential data; it can release, not fit.")
         from .release.home import check_open
         from .release.ledger import link_datasets
+        from .synthesizer_fit import new_fit_id
 
         check_open("fit")
         if self.linked:  # the data at hand: its ids under every key of the home are one data set from now on
             link_datasets([self.dataset, *self.linked])
-        self.mode, seed = resolve_mode(self._mode_setting, seed)
-        self.parts, self.fit_log = {}, []
+        mode, seed = resolve_mode(self.plan.mode_setting, seed)
+        self.plan = self.plan.for_mode(mode)
+        self.parts, self.state, log = {}, None, []
         if self.choices and show_progress(self.progress):
             import sys
 
             print("mechanisms chosen (auto):\n  " + "\n  ".join(self.choices.values()), file=sys.stderr)
-        self._size = self._released_size(seed)  # before the parts: settings chosen from n may read its DP count
-        hint = None if self._size is None else self._size.n
+        size = self._released_size(seed)  # before the parts: settings chosen from n may read its DP count
+        hint = None if size is None else size.n
         with bar(show_progress(self.progress), "columns", total=len(self.targets), unit="column") as progress:
             for j, t in enumerate(self.targets):
                 progress.set_postfix_str(t)
@@ -497,10 +419,10 @@ class TableSynthesizer(TableSynthesizerIO):
                     raise AssertionError(f"the conditional of {t!r} planned {part.budget}, the table {planned}")
                 self.parts[t] = part.fit(seed=None if seed is None else stream(seed, "table", t))
                 if t in self._clamped:  # the table clamped the column before the part saw it
-                    part._privacy = dataclasses.replace(part._privacy, clamped=self._clamped[t])  # noqa: SLF001
-                self.fit_log += [f"{t}: {line}" for line in part.fit_log]
+                    part.state = part.state.clamped_by(self._clamped[t])
+                log += [f"{t}: {line}" for line in part.fit_log]
                 progress.update()
-        self.fit_id = secrets.token_hex(8)
+        self.state = TableState(fit_id=new_fit_id(), size=size, log=log)
         return self
 
     def _released_size(self, seed: SeedLike = None) -> ReleaseSize | None:
@@ -531,22 +453,24 @@ class TableSynthesizer(TableSynthesizerIO):
     # ------------------------------------------------------------------ synthetic tables
     def _public_frame(self, data) -> pd.DataFrame:
         frame = public_rows(data, self.covariates)
-        self._public_design.matrix(frame)  # an unseen level fails here, before the ledger is touched
+        self.plan.design.matrix(frame)  # an unseen level fails here, before the ledger is touched
         return frame
 
-    def _release_frame(self, data) -> tuple[pd.DataFrame, ReleaseSize]:
+    def release_frame(self, data: pd.DataFrame | None) -> tuple[pd.DataFrame, ReleaseSize]:
+        """The public rows of a released table and how its size is set (the release protocol's interface)."""
         if data is not None:
             frame = self._public_frame(data)
             return frame, ReleaseSize(n=len(frame), how="public")
-        if self._size is None:
+        size = None if self.state is None else self.state.size
+        if size is None:
             raise DataError(
                 "with one record removed, releasing the confidential file's own covariate rows would "
                 "reveal which records it holds. Give a public frame of covariates for the synthetic "
                 "records (data=...), or fit with neighbours='replace'."
             )
         if self.covariates:
-            return self.public, self._size
-        return pd.DataFrame(index=range(self._size.n)), self._size
+            return self.public, size
+        return pd.DataFrame(index=range(size.n)), size
 
     def _synthetic_table(self, frame: pd.DataFrame, seed: SeedLike, draws: Mapping[str, int],
                          synthesis: str | None = None) -> tuple[pd.DataFrame, dict]:
@@ -557,7 +481,7 @@ class TableSynthesizer(TableSynthesizerIO):
         for t in self.targets:
             part = self.parts[t]
             if synthesis is None:
-                df, why = part._synthesize(out[part.covariates], stream(seed, t), {t: draws[t]})  # noqa: SLF001
+                df, why = part.synthesize(out[part.covariates], stream(seed, t), {t: draws[t]})
             else:
                 df, why = part._synthetic_frame(out[part.covariates], stream(seed, t), draws[t], synthesis), []  # noqa: SLF001
             reasons[t] = why
@@ -606,21 +530,21 @@ class TableSynthesizer(TableSynthesizerIO):
         return release(self, path_out, seed=seed, data=data, budget=budget, force=force, allow_unusable=allow_unusable,
                        allow_research=allow_research)
 
-    # the release protocol's interface (dpsynth.release.protocol.Releaser)
-    def _draw_slots(self) -> dict[str, tuple[str, int]]:
-        return {t: next(iter(self.parts[t]._draw_slots().values())) for t in self.targets}  # noqa: SLF001
+    # ------------------------------------------------------------------ the release protocol's interface
+    # (dpsynth.release.protocol.Releaser): called by the protocol under the ledger's lock; nothing here books.
+    def draw_slots(self) -> dict[str, DrawSlot]:
+        """Each conditional's fit, its kept draws and its report's budget (the table's size is its own budget's)."""
+        return {t: self.parts[t].draw_slots()[t] for t in self.targets}
 
-    def _charges(self, draws: Mapping[str, int], size: ReleaseSize) -> list[tuple[str, str, float, str]]:
-        out = [(f"{self.fit_id}:size", "released size", self.budget.size, "DP")] if size.how == "dp_count" else []
-        for t in self.targets:
-            out += self.parts[t]._charges({t: draws[t]}, ReleaseSize(n=size.n, how="public"))  # noqa: SLF001
-        return out
+    def synthesize(self, frame: pd.DataFrame, seed: SeedLike, draws: Mapping[str, int]) -> tuple[pd.DataFrame, list]:
+        """The synthetic table for the rows of ``frame`` from the draws picked, and why its values are unusable.
 
-    def _synthesize(self, frame: pd.DataFrame, seed: SeedLike, draws: Mapping[str, int]) -> tuple[pd.DataFrame, list]:
+        For the release protocol: what it returns is not booked. Use :meth:`sample` or :meth:`release`."""
         df, reasons = self._synthetic_table(frame, seed, draws)
         return df, [f"{t}: {r}" for t in self.targets for r in reasons[t]]
 
-    def _ledger_labels(self) -> tuple[str, str]:
+    def ledger_labels(self) -> tuple[str, str]:
+        """``(mechanism key, display name)`` of the ledger line."""
         return "table:" + "+".join(self.mechanisms[t] for t in self.targets), self.name
 
     @property
@@ -638,7 +562,7 @@ class TableSynthesizer(TableSynthesizerIO):
 
         out = {}
         for c in self.covariates:
-            cat = c in self._public_design.levels
+            cat = c in self.plan.design.levels
             if not cat and self._data is not None:
                 cat = is_categorical(self._data[c])
             out[c] = "categorical" if cat else "continuous"

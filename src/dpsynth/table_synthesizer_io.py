@@ -1,15 +1,17 @@
-"""Saving and loading a :class:`~dpsynth.TableSynthesizer`: its mixin, which reads each part as
-:meth:`dpsynth.Synthesizer.load` reads one synthesizer (:mod:`dpsynth.synthesizer_io`).
+"""Saving and loading a :class:`~dpsynth.TableSynthesizer`: its ModelIO-style mixin, which writes the table's
+configuration and plan beside its conditionals and reads each part as :meth:`dpsynth.Synthesizer.load` reads one
+(:mod:`dpsynth.synthesizer_io`). A file whose configuration lacks a field or has an unknown one is refused,
+naming it; files saved by an earlier version of dpsynth are refused (fit the table again).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from pathlib import Path
 
 from .synthesizer import Synthesizer
-from .synthesizer_io import _public_columns, _public_frame
+from .synthesizer_config import ConfigError
+from .synthesizer_io import _public_columns, _public_frame, check_written_settings, refuse
 from .validation import DataError, check_bool
 
 __all__ = ["TableSynthesizerIO"]
@@ -20,35 +22,33 @@ class TableSynthesizerIO:
 
     _KIND = "table"
 
-    def _content(self) -> dict:
+    def saved_content(self) -> dict:
+        """What :meth:`save` writes: the table's configuration, plan and state, its public facts, and each part's own
+        saved contents (without public rows: the table holds them once; earlier targets are confidential)."""
+        from .synthesizer_config import TableSynthesizerConfig
         from .synthesizer_files import jsonable
 
         if not self.fitted:
             raise DataError("fit the table synthesizer before saving it.")
         parts = {}
         for t in self.targets:
-            c = self.parts[t]._content()  # noqa: SLF001 - the part's own contents
-            c["public_covariates"] = {}  # the table holds the public rows once; earlier targets are confidential
+            c = self.parts[t].saved_content()
+            c["public_covariates"] = {}
             parts[t] = c
+        config = self.config.to_dict()
+        check_written_settings(type(self), TableSynthesizerConfig, config)
         return jsonable({
             "confidential": True,
             "kind": self._KIND,
             "worth": self.privacy.worth(self.keep_draws),
-            "settings": {
-                "targets": self.targets, "covariates": self.covariates, "columns": self.columns,
-                "dtypes": self.dtypes, "relation": self.relation, "eps": self.eps, "eps_split": self.eps_split,
-                "mechanisms": self.mechanisms, "n_release": self.n_release, "size_eps": self.size_eps,
-                "keep_draws": self.keep_draws, "releases": self.releases, "progress": self.progress,
-                "mode": self.mode, "calibrate": self.calibrate,
-            },
-            "budget": self.budget.to_dict(),
+            "config": config,
+            "plan": self.plan.to_dict(),
+            "state": self.state.to_dict(),
+            "columns": self.columns,
+            "dtypes": self.dtypes,
             "dataset": self.dataset,
             "linked": list(self.linked),
-            "fit_id": self.fit_id,
-            "size": None if self._size is None else dataclasses.asdict(self._size),
-            "public_levels": self._public_design.levels,
-            "public_scaling": {c: list(v) for c, v in self._public_design.scaling.items()},
-            "public_covariates": _public_columns(self.public, self.covariates, self._public_design.levels),
+            "public_covariates": _public_columns(self.public, self.covariates, self.plan.design.levels),
             "parts": parts,
         })
 
@@ -57,50 +57,41 @@ class TableSynthesizerIO:
         from .synthesizer_files import check_output_path, write_saved
 
         out = check_output_path(path, force=check_bool(force, "force"), suffixes=(".json",))
-        return write_saved(out, self._content())
+        return write_saved(out, self.saved_content())
 
     @classmethod
     def load(cls, path: str | os.PathLike):
         """Read a saved table synthesizer; each part is checked as :meth:`dpsynth.Synthesizer.load` checks one."""
-        from .covariates import CovariateDesign
-        from .release.budget import TableBudget
-        from .release.size import ReleaseSize
+        from .synthesizer_config import TableSynthesizerConfig
         from .synthesizer_files import read_saved
+        from .synthesizer_fit import TableState
+        from .table_synthesizer_plan import TablePlan
 
         path = Path(path)
         content = read_saved(path)
         if content.get("kind") != cls._KIND:
             raise DataError(f"{path} is a one-column synthesizer; load it with dpsynth.Synthesizer.load.")
-        st = content["settings"]
-        self = cls.__new__(cls)
-        self.targets, self.covariates = list(st["targets"]), list(st["covariates"])
-        self.columns, self.dtypes, self.relation = list(st["columns"]), dict(st["dtypes"]), st["relation"]
-        self.eps, self.eps_split, self.mechanisms = st["eps"], st["eps_split"], dict(st["mechanisms"])
-        self.n_release, self.size_eps = st["n_release"], st["size_eps"]
-        self.keep_draws, self.progress = int(st["keep_draws"]), bool(st["progress"])
-        self.releases = int(st.get("releases", 1))
-        self.mode = self._mode_setting = st["mode"]
-        self.calibrate = dict(st.get("calibrate") or {t: None for t in self.targets})
-        self.budget = TableBudget.from_dict(content["budget"])
-        self.dataset, self.fit_id = str(content["dataset"]), str(content["fit_id"])
-        self.linked = [str(d) for d in content.get("linked") or []]
-        self._size = None if content["size"] is None else ReleaseSize(**content["size"])
-        self._public_design = CovariateDesign(columns=tuple(self.covariates), levels=content["public_levels"],
-                                              scaling={c: tuple(v) for c, v in content["public_scaling"].items()})
-        self.public = _public_frame(content["public_covariates"], self.covariates, self._public_design.levels,
-                                    self.dtypes)
-        self._data, self.fit_log, self.path = None, [], path
-        self.parts = {}
-        for j, t in enumerate(self.targets):
+        try:
+            config = TableSynthesizerConfig.from_dict(content["config"])
+        except ConfigError as e:
+            raise refuse(path, str(e)) from None
+        plan = TablePlan.from_dict(content["plan"])
+        dataset = str(content["dataset"])
+        public = _public_frame(content["public_covariates"], config.covariates, plan.design.levels, content["dtypes"])
+        parts: dict[str, Synthesizer] = {}
+        for j, t in enumerate(config.targets):
             part = content["parts"][t]
-            if part["dataset"] != self.dataset or part["settings"]["part_of"] != self.dataset:
+            if part["dataset"] != dataset or part["config"]["part_of"] != dataset:
                 raise DataError(f"{path}: refusing to load: its part {t!r} books into another data set's ledger.")
-            frame = self.public.iloc[:1].reset_index(drop=True).copy()
-            for prev in self.targets[:j]:  # placeholders of the earlier (confidential) columns: the design's width
-                enc = self.parts[prev].encoding
+            frame = public.iloc[:1].reset_index(drop=True).copy()
+            for prev in config.targets[:j]:  # placeholders of the earlier (confidential) columns: the design's width
+                enc = parts[prev].encoding
                 frame[prev] = [str(enc.levels[0])] if enc.kind == "categorical" else [0.5]
-            self.parts[t] = Synthesizer._from_content(part, path, public=frame)  # noqa: SLF001
-        self.encodings = {t: self.parts[t].encoding for t in self.targets}
+            parts[t] = Synthesizer.from_content(part, path, public=frame)
+        self = cls.from_config(config, plan, parts=parts, state=TableState.from_dict(content["state"]),
+                               columns=content["columns"], dtypes=content["dtypes"], public=public, dataset=dataset,
+                               linked=[str(d) for d in content.get("linked") or []])
+        self.path = path
         return self
 
     @property

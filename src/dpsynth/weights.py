@@ -10,6 +10,7 @@ import warnings
 
 import numpy as np
 
+from .privacy import censoring_bound
 from .validation import DataError, _is_number, _numeric_array, as_data, as_weights, check_eps, check_positive
 
 __all__ = [
@@ -179,7 +180,7 @@ def truncate_weights(weights, delta_i, eps: float) -> tuple[np.ndarray, int]:
     """
     d = as_data(delta_i, "delta_i")
     w = as_weights(weights, d.size)
-    M = check_eps(eps) / 2.0
+    M = censoring_bound(check_eps(eps))  # two-signed terms: eps / 2
     hit = (d > M) & (w > 0)
     w[hit] = 0.0
     return w, int(hit.sum())

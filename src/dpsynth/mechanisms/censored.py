@@ -18,10 +18,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..privacy import CENSOR_TOL
+from ..privacy import CENSOR_TOL, censoring_bound, is_one_signed
 from ..seeds import SeedLike
 from ..validation import check_eps
-from .contract import MechanismResult, MechanismSpec, RunContext, censored_eps, censoring_bound, unique_fits
+from .contract import MechanismResult, MechanismSpec, RunContext, censored_eps, unique_fits
 from .lipschitz import LW_PARAMS, lw_weights
 from .unweighted import base_result
 
@@ -57,7 +57,7 @@ def censored(
     e = check_eps(eps)
     spec = CENSOR_UW if weights is None else CENSOR_W
     name = name or spec.name
-    fit = cm.fit(x, covariates=covariates, weights=weights, bound=censoring_bound(e, cm.family.one_signed),
+    fit = cm.fit(x, covariates=covariates, weights=weights, bound=censoring_bound(e, is_one_signed(cm.family)),
                  sampler=sampler, seed=seed)
     check_cap(fit, e, name)
     return spec.result(fit, name=name, eps_target=e)
@@ -69,7 +69,7 @@ def censored_fit(ctx: RunContext, spec: MechanismSpec, eps: float, *step, weight
 
     ``init``: a public starting point of the chains; ``reference_is_max``: the reference is each record's largest
     term (a one-signed family's differences then keep their sign); ``data``: other ``pm.Data`` values of the family."""
-    one_signed = bool(ctx.family.one_signed and (reference is None or reference_is_max))
+    one_signed = is_one_signed(ctx.family, reference=reference, reference_is_max=reference_is_max)
     fit = ctx.fit(*step, weights=weights, bound=censoring_bound(eps, one_signed), reference=reference, init=init,
                   reference_is_max=reference_is_max, data=data)
     check_cap(fit, eps, spec.name)

@@ -17,11 +17,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..privacy import censoring_bound, is_one_signed
 from ..seeds import SeedLike, stream
 from ..validation import DataError, check_eps, check_finite, positive_count
 from ..weights import lipschitz_weights, scale_weights
 from .censored import censored_fit
-from .contract import MechanismResult, MechanismSpec, Param, RunContext, censored_eps, censoring_bound
+from .contract import MechanismResult, MechanismSpec, Param, RunContext, censored_eps
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..fitting import CompiledModel, Fit
@@ -125,8 +126,8 @@ def censored_public(
     if not isinstance(rule, PublicLipschitzWeights):
         raise DataError("`rule` must come from `public_lipschitz_weights(cm, historical_fit)`.")
     e = check_eps(eps)
-    fit = cm.fit(x, covariates=covariates, weights=rule(x, covariates), bound=censoring_bound(e, cm.family.one_signed),
-                 sampler=sampler, seed=seed)
+    fit = cm.fit(x, covariates=covariates, weights=rule(x, covariates),
+                 bound=censoring_bound(e, is_one_signed(cm.family)), sampler=sampler, seed=seed)
     check_cap(fit, e, name)
     return MECHANISM.result(fit, name=name, eps_target=e, c=rule.c)
 
@@ -228,7 +229,7 @@ def calibrate_downscale(
     eps : float
         Target privacy budget.
     """
-    target = censoring_bound(check_eps(eps), cm.family.one_signed)
+    target = censoring_bound(check_eps(eps), is_one_signed(cm.family))
     max_iter = positive_count(max_iter, "max_iter")
     base_w = lipschitz_weights(historical.bounds.abs_loglik, c=lw_c, g=lw_g)
     lo, hi, c = 0.0, 1.0, 1.0

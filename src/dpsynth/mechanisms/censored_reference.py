@@ -61,10 +61,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..privacy import censoring_bound, is_one_signed
 from ..validation import DataError, optional, positive_number, unit_interval
 from .censored import censored_fit
 from .censored_public import _check_historical
-from .contract import MechanismResult, MechanismSpec, Param, RunContext, censoring_bound
+from .contract import MechanismResult, MechanismSpec, Param, RunContext
 
 __all__ = [
     "MECHANISM",
@@ -256,7 +257,7 @@ def _run(ctx: RunContext, params: dict) -> MechanismResult:
     if not np.isfinite(r).all():
         raise DataError(f"{int((~np.isfinite(r)).sum())} record(s) have no density at their reference: widen it (a "
                         f"larger `widen`, or a reference covering every value of the support).")
-    one_signed = bool(fam.one_signed and max_ref)
+    one_signed = is_one_signed(fam, reference=r, reference_is_max=max_ref)
     K = params["tolerance"] if params["tolerance"] is not None else family_tolerance(fam)
     alpha = params["alpha"] if params["alpha"] is not None else default_alpha(eps, one_signed, K)
     return censored_fit(

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from ..privacy import GUARANTEES, PrivacyReport, RecordBounds
+from ..privacy import GUARANTEES, PrivacyReport, RecordBounds, censoring_bound
 from ..seeds import SeedLike, stream
 from ..validation import DataError
 
@@ -584,15 +584,6 @@ def unique_fits(*groups) -> tuple:
             if not any(f is g for g in out):
                 out.append(f)
     return tuple(out)
-
-
-def censoring_bound(eps: float, one_signed: bool) -> float:
-    """The clamp ``M`` whose window has width ``eps``: ``eps / 2`` for ``[-M, M]``, ``eps`` for one-signed ``[-M, 0]``.
-
-    Either way one release is ``eps``-DP with one record removed and ``2 eps`` with one replaced
-    (:mod:`dpsynth.privacy`, "the window, not its place").
-    """
-    return float(eps) if one_signed else float(eps) / 2.0
 
 
 def censored_eps(params: dict, one_signed: bool, extra: dict | None = None) -> tuple[float, float]:

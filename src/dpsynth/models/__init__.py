@@ -2,8 +2,11 @@
 
 :data:`FAMILIES` maps each shipped family's name to its class; the :class:`~dpsynth.Synthesizer`
 and the command line read it, and each family's traits (:mod:`dpsynth.models.base`) say what it
-takes. To add a family, write one module here with a frozen dataclass subclassing
-:class:`ModelFamily` and add it to :data:`FAMILIES` (CONTRIBUTING.md, "Adding a model family").
+takes. It is found, not written: every module of this package that declares a family
+(``FAMILY = MyFamily``) is registered by :func:`dpsynth.models.catalog.discover`, as mechanisms are
+(:mod:`dpsynth.mechanisms.catalog`), in the order :data:`dpsynth.models.catalog.LISTED` (then any
+other family by name). To add a family, write one module here with a frozen dataclass subclassing
+:class:`ModelFamily` that declares it (CONTRIBUTING.md, "Adding a model family"); nothing else is edited.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from __future__ import annotations
 from .base import Draws, ModelFamily, intercept_design
 from .beta import BetaFamily
 from .beta_regression import BetaRegression
+from .catalog import families, family_class
 from .categorical import MultinomialLogit
 from .lognormal import LognormalFamily
 from .lognormal_mixture import LognormalMixture
@@ -41,25 +45,6 @@ __all__ = [
     "family_class",
 ]
 
-#: Shipped families by name (each class's ``name``), in the order the documentation lists them.
-FAMILIES: dict[str, type[ModelFamily]] = {
-    cls.name: cls
-    for cls in (LognormalFamily, LognormalRegression, LognormalMixture, BetaFamily, BetaRegression,
-                PoissonRegression, NegBinomialRegression, MultinomialLogit, OrdinalRegression)
-}
-
-
-def family_class(name: str) -> type[ModelFamily]:
-    """The family class of a shipped family name.
-
-    Raises
-    ------
-    DataError
-        For a name that is not shipped; the message lists the shipped names.
-    """
-    from ..validation import DataError
-
-    if not isinstance(name, str) or name not in FAMILIES:
-        raise DataError(f"unknown `model` {name!r}; shipped families: {', '.join(FAMILIES)}, or pass a PyMC "
-                        f"model-building function.")
-    return FAMILIES[name]
+#: Shipped families by name (each class's ``name``), found in this package's modules
+#: (:func:`dpsynth.models.catalog.discover`), in the order the documentation lists them.
+FAMILIES: dict[str, type[ModelFamily]] = families()

@@ -14,7 +14,7 @@ from .base import Draws, ModelFamily
 if TYPE_CHECKING:  # pragma: no cover
     import pytensor.tensor as pt
 
-__all__ = ["BetaFamily"]
+__all__ = ["FAMILY", "BetaFamily"]
 
 
 @dataclass(frozen=True)
@@ -81,3 +81,7 @@ class BetaFamily(ModelFamily):
     def public_start(self) -> dict[str, np.ndarray]:
         """A flat Beta (mean 1/2, small precision): every value in (0, 1) lies inside its window."""
         return {"phi": np.array([0.5]), "lam": np.array([max(1.0, self.lambda_min * 2)])}
+
+
+#: The family this module declares (:mod:`dpsynth.models.catalog`).
+FAMILY = BetaFamily

@@ -14,7 +14,7 @@ from .base import Draws, ModelFamily, _check_n_coef, _linear
 if TYPE_CHECKING:  # pragma: no cover
     import pytensor.tensor as pt
 
-__all__ = ["BetaRegression"]
+__all__ = ["FAMILY", "BetaRegression"]
 
 
 @dataclass(frozen=True)
@@ -121,3 +121,7 @@ class BetaRegression(ModelFamily):
     def public_start(self) -> dict[str, np.ndarray]:
         """A flat Beta (mean 1/2, small precision): every value in (0, 1) lies inside its window."""
         return {"beta": np.zeros((1, self.n_coef)), "kappa": np.array([1.0])}
+
+
+#: The family this module declares (:mod:`dpsynth.models.catalog`).
+FAMILY = BetaRegression

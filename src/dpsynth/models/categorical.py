@@ -21,7 +21,7 @@ from .base import Draws, ModelFamily, _check_n_coef, _design
 if TYPE_CHECKING:  # pragma: no cover
     import pytensor.tensor as pt
 
-__all__ = ["MultinomialLogit", "PRIOR_MEAN", "log_odds"]
+__all__ = ["FAMILY", "MultinomialLogit", "PRIOR_MEAN", "log_odds"]
 
 #: The ``pm.Data`` container of the intercepts' prior mean (the log-odds of each level against the first).
 PRIOR_MEAN = "intercept_prior_mean"
@@ -141,3 +141,7 @@ class MultinomialLogit(ModelFamily):
     def public_start(self) -> dict[str, np.ndarray]:
         """Every level equally likely."""
         return self.public_reference()
+
+
+#: The family this module declares (:mod:`dpsynth.models.catalog`).
+FAMILY = MultinomialLogit

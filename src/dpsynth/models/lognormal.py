@@ -14,7 +14,7 @@ from .base import Draws, ModelFamily
 if TYPE_CHECKING:  # pragma: no cover
     import pytensor.tensor as pt
 
-__all__ = ["LognormalFamily", "REFERENCE_SD", "START_SD", "lognormal_saturated"]
+__all__ = ["FAMILY", "LognormalFamily", "REFERENCE_SD", "START_SD", "lognormal_saturated"]
 
 #: The public scale (log units) of a positive variable's saturated reference: a window placed there holds
 #: records of data whose log has a standard deviation from about 0.17 to 2.9
@@ -126,3 +126,7 @@ class LognormalFamily(ModelFamily):
     def public_start(self) -> dict[str, np.ndarray]:
         """``mu = 0``, ``sigma =`` :data:`START_SD`: a wide start that reaches data in any unit."""
         return {"mu": np.array([0.0]), "sigma": np.array([START_SD])}
+
+
+#: The family this module declares (:mod:`dpsynth.models.catalog`).
+FAMILY = LognormalFamily

@@ -30,7 +30,7 @@ from .base import Draws, ModelFamily, _check_n_coef, _design
 if TYPE_CHECKING:  # pragma: no cover
     import pytensor.tensor as pt
 
-__all__ = ["LognormalMixture"]
+__all__ = ["FAMILY", "LognormalMixture"]
 
 
 @dataclass(frozen=True)
@@ -126,3 +126,7 @@ class LognormalMixture(ModelFamily):
         K = int(self.components)
         return {"mu": np.linspace(-1.0, 1.0, K)[None, :], "sigma": np.full((1, K), START_SD),
                 "w": np.full((1, K), 1.0 / K), "slopes": np.zeros((1, max(self.n_coef - 1, 1)))}
+
+
+#: The family this module declares (:mod:`dpsynth.models.catalog`).
+FAMILY = LognormalMixture

@@ -14,7 +14,7 @@ from .base import Draws, ModelFamily, _check_n_coef, _design, _linear
 if TYPE_CHECKING:  # pragma: no cover
     import pytensor.tensor as pt
 
-__all__ = ["LognormalRegression"]
+__all__ = ["FAMILY", "LognormalRegression"]
 
 
 @dataclass(frozen=True)
@@ -114,3 +114,7 @@ class LognormalRegression(ModelFamily):
         from .lognormal import START_SD
 
         return self._parameters(0.0, START_SD)
+
+
+#: The family this module declares (:mod:`dpsynth.models.catalog`).
+FAMILY = LognormalRegression

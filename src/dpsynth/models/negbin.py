@@ -15,7 +15,7 @@ from .poisson import PoissonRegression
 if TYPE_CHECKING:  # pragma: no cover
     import pytensor.tensor as pt
 
-__all__ = ["NegBinomialRegression", "REFERENCE_PHI", "START_INV_PHI"]
+__all__ = ["FAMILY", "NegBinomialRegression", "REFERENCE_PHI", "START_INV_PHI"]
 
 #: The public dispersion of the saturated reference (a geometric distribution at the record's own mean).
 REFERENCE_PHI = 1.0
@@ -92,3 +92,7 @@ class NegBinomialRegression(PoissonRegression):
     def public_start(self) -> dict[str, np.ndarray]:
         """Every coefficient 0, ``sigma_beta = 1``, and the overdispersion :data:`START_INV_PHI`."""
         return {**super().public_start(), "inv_phi": np.array([START_INV_PHI])}
+
+
+#: The family this module declares (:mod:`dpsynth.models.catalog`).
+FAMILY = NegBinomialRegression

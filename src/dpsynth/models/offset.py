@@ -39,7 +39,9 @@ class OffsetFamily(ModelFamily):
 
     @property
     def one_signed(self) -> bool:  # type: ignore[override]
-        return False  # log p - offset may take both signs
+        from ..privacy import is_one_signed
+
+        return is_one_signed(self.base, offset=self.offset)  # log p - offset may take both signs
 
     @property
     def placeholder(self) -> float:  # type: ignore[override]

@@ -83,6 +83,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import pytensor.tensor as pt
 
 __all__ = [
+    "FAMILY",
     "OrdinalRegression",
     "BASE",
     "LINKS",
@@ -517,3 +518,6 @@ class OrdinalRegression(ModelFamily):
     def public_reference(self) -> dict[str, np.ndarray]:
         """The public base at ``eta = 0``, slopes 0: a reference that needs nothing of the data."""
         return self.public_start()
+
+
+FAMILY = OrdinalRegression

@@ -14,7 +14,7 @@ from .base import Draws, ModelFamily, _check_n_coef, _design, _linear
 if TYPE_CHECKING:  # pragma: no cover
     import pytensor.tensor as pt
 
-__all__ = ["PoissonRegression"]
+__all__ = ["FAMILY", "PoissonRegression"]
 
 
 @dataclass(frozen=True)
@@ -85,3 +85,7 @@ class PoissonRegression(ModelFamily):
     def public_start(self) -> dict[str, np.ndarray]:
         """Every coefficient 0 (a mean of 1), ``sigma_beta = 1``."""
         return {"sigma_beta": np.array([1.0]), "beta": np.zeros((1, self.n_coef))}
+
+
+#: The family this module declares (:mod:`dpsynth.models.catalog`).
+FAMILY = PoissonRegression

@@ -5,12 +5,14 @@ handed out by :class:`dpsynth.Synthesizer`, :class:`dpsynth.TableSynthesizer` or
 through it:
 
 * :mod:`~dpsynth.release.budget`: the total epsilon and its shares under one neighbour relation
-  (:class:`Budget`, :class:`TableBudget`), fixed by a public rule before the fit;
+  (:class:`Budget`, :class:`TableBudget`), fixed by a public rule before the fit, and the one list of
+  what a release charges (:meth:`Budget.charges`: :class:`Charge` lines keyed by fit);
 * :mod:`~dpsynth.release.size`: the released number of records (:class:`ReleaseSize`, a DP count by
   :func:`dp_count`, or a public size);
 * :mod:`~dpsynth.release.protocol`: the one release protocol (:func:`release`): one posterior draw
-  per released data set, its charges booked before anything is returned or written, unusable values
-  refused;
+  per released data set, its charges (taken from the budget) booked before anything is returned or
+  written, unusable values refused; a synthesizer takes part through its public interface
+  (:class:`Releaser`: ``release_frame``, ``draw_slots``, ``synthesize``, ``ledger_labels``);
 * :mod:`~dpsynth.release.ledger`: the ledger of each confidential data set (:class:`Ledger`;
   :class:`BudgetExceeded` when a release would take the spend above a budget);
 * :mod:`~dpsynth.release.home`: this user's home and its secret key, which authenticates the ledgers
@@ -30,7 +32,8 @@ from __future__ import annotations
 #: Public name -> the module of this package that defines it.
 _EXPORTS = {
     "Budget": "budget", "TableBudget": "budget", "SIZE_SHARE": "budget", "REFERENCE_SHARE": "budget",
-    "MARGINAL_SHARE": "budget", "DEFAULT_SIZE_EPS": "budget", "split_shares": "budget",
+    "MARGINAL_SHARE": "budget", "DEFAULT_SIZE_EPS": "budget", "split_shares": "budget", "Charge": "budget",
+    "DrawSlot": "budget",
     "ReleaseSize": "size", "dp_count": "size", "count_scale": "size",
     "release": "protocol", "Releaser": "protocol", "UnusableReleaseError": "protocol", "unusable_values": "protocol",
     "Ledger": "ledger", "BudgetExceeded": "ledger", "LedgerError": "ledger", "RelationMismatch": "ledger",

@@ -43,20 +43,29 @@ exact amplified composition: the statement is an upper bound.
 A whole table (:class:`TableBudget`) has one total: the size's share once, the rest split over its
 columns' conditionals (equally, or in the public proportions ``eps_split``), each conditional
 carving its own reference and draw out of its part.
+
+What a release charges is listed here and nowhere else: :meth:`Budget.charges` (one column) and
+:meth:`TableBudget.charges` (a table) name each :class:`Charge` by the fit it belongs to (the released
+size by the fit that drew the DP count, a reference and a calibration marginal by the column's fit, a
+draw by its fit and its number), so that the ledger books each once
+(:mod:`dpsynth.release.protocol`). A release draws from one or more :class:`DrawSlot`: a fitted
+column's kept draws and the budget of its report.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
 from ..privacy import check_neighbours, neighbours_phrase
 from ..validation import DataError, check_eps
 
-__all__ = ["Budget", "TableBudget", "SIZE_SHARE", "REFERENCE_SHARE", "MARGINAL_SHARE", "DEFAULT_SIZE_EPS",
-           "split_shares", "amplify", "deamplify", "SUBSAMPLE_ABOVE", "SUBSAMPLE_SIZE", "subsample_rate"]
+__all__ = ["Budget", "TableBudget", "Charge", "DrawSlot", "SIZE_SHARE", "REFERENCE_SHARE", "MARGINAL_SHARE",
+           "DEFAULT_SIZE_EPS", "split_shares", "amplify", "deamplify", "SUBSAMPLE_ABOVE", "SUBSAMPLE_SIZE",
+           "subsample_rate"]
 
 #: Share of ``eps`` for a DP count of the released size (one record removed, no public size).
 SIZE_SHARE = 0.05
@@ -99,6 +108,53 @@ def subsample_rate(n: int | None, subsample: int | bool | None = None) -> float:
 
 def _fmt(v: float) -> str:
     return f"{v:.4g}"
+
+
+class Charge(NamedTuple):
+    """One charge of a release: its key in the ledger (a key booked before costs nothing again), what it pays for,
+    its eps under the release's relation, and the guarantee it is stated under (``"DP"``, ``"aDP"``, ``"none"``)."""
+
+    key: str
+    what: str
+    eps: float
+    guarantee: str
+
+
+@dataclass(frozen=True)
+class DrawSlot:
+    """A fit a release draws from: its key in the ledger, its kept draws and what a release from one of them charges.
+
+    Attributes
+    ----------
+    fit : str
+        The fit's key in the ledger (``"<fit id>:<column>"``).
+    draws : int
+        The kept draws (1 for a model-free release).
+    budget : Budget
+        The budget of the fit's report (:meth:`Budget.fit_charges`).
+    guarantee : str
+        The guarantee of the fit's report.
+    released : str or None
+        What a model-free release is, in words; None for a posterior draw.
+    """
+
+    fit: str
+    draws: int
+    budget: Budget
+    guarantee: str
+    released: str | None = None
+
+    def charges(self, draw: int, part: str) -> list[Charge]:
+        """What a release of draw ``draw`` of this fit charges (:meth:`Budget.fit_charges`)."""
+        return self.budget.fit_charges(self.fit, draw, part=part, guarantee=self.guarantee, released=self.released)
+
+
+def _release_charges(size: float, fit: str, slots: Mapping[str, DrawSlot], draws: Mapping[str, int],
+                     dp_size: bool) -> list[Charge]:
+    out = [Charge(f"{fit}:size", "released size", float(size), "DP")] if dp_size else []
+    for part, slot in slots.items():
+        out += slot.charges(int(draws[part]), part)
+    return out
 
 
 @dataclass(frozen=True)
@@ -231,18 +287,62 @@ class Budget:
         """What each further release adds: a draw's share, or nothing for a model-free release."""
         return 0.0 if self.model_free else float(self.draw or 0.0)
 
-    def charges(self, fit: str, draws: Mapping[str, int] | int, *, size: bool = True) -> list[tuple[str, str, float]]:
-        """The ledger charges of one release: ``(key, what, eps)``; a key booked before costs nothing again."""
+    def fit_charges(self, fit: str, draw: int, *, part: str, guarantee: str,
+                    released: str | None = None) -> list[Charge]:
+        """What a release from draw ``draw`` of one column's fit charges, before the ledger drops those paid already.
+
+        Parameters
+        ----------
+        fit : str
+            The fit's key in the ledger (``"<fit id>:<column>"``).
+        draw : int
+            The kept draw released.
+        part : str
+            The column, in the charges' words.
+        guarantee : str
+            The guarantee of the column's report: every charge of the fit is stated under it.
+        released : str, optional
+            What a model-free release is, in words (its one release is charged as draw 0); None for a
+            posterior draw.
+
+        Returns
+        -------
+        list of Charge
+            The reference and the calibration marginal (each once per fit, when released from the data) and the
+            draw (once per draw; its eps is 0 when the mechanism reports none).
+        """
         out = []
-        if size and self.size:
-            out.append((f"{fit}:size", "released size", self.size))
         if self.reference:
-            out.append((f"{fit}:reference", "reference", self.reference))
+            out.append(Charge(f"{fit}:reference", f"reference of {part}", self.reference, guarantee))
         if self.marginal:
-            out.append((f"{fit}:marginal", "calibration marginal", self.marginal))
-        d = draws if isinstance(draws, int) else int(next(iter(draws.values())))
-        out.append((f"{fit}:draw:{d}", f"posterior draw {d}", self.draw or 0.0))
+            out.append(Charge(f"{fit}:marginal", f"DP marginal of {part} (calibration)", self.marginal, guarantee))
+        d = int(draw)
+        eps = float(self.draw) if self.draw is not None and np.isfinite(self.draw) else 0.0
+        out.append(Charge(f"{fit}:draw:{d}", released or f"posterior draw {d} of {part}", eps, guarantee))
         return out
+
+    def charges(self, fit: str, slots: Mapping[str, DrawSlot], draws: Mapping[str, int], *,
+                dp_size: bool) -> list[Charge]:
+        """The ledger charges of one release: the released size, then each slot's :meth:`fit_charges`.
+
+        Parameters
+        ----------
+        fit : str
+            The id of the fit that drew the released size (its key: ``"<fit>:size"``).
+        slots : dict of str to DrawSlot
+            The fits the release draws from (one for a column), each with its report's budget.
+        draws : dict of str to int
+            The draw picked from each slot.
+        dp_size : bool
+            Whether the release's size is the DP count (its share, :attr:`size`, is charged once per fit).
+
+        Examples
+        --------
+        >>> b = Budget.plan(1.0, "remove", dp_size=True, dp_reference=True)
+        >>> [c.key for c in b.charges("f1", {"wage": DrawSlot("f1:wage", 10, b, "DP")}, {"wage": 3}, dp_size=True)]
+        ['f1:size', 'f1:wage:reference', 'f1:wage:draw:3']
+        """
+        return _release_charges(self.size, fit, slots, draws, dp_size)
 
     def phrase(self, *, draw_what: str | None = None) -> str:
         """The split in words, e.g. ``"0.1 for the reference (once per fit) + 0.9 for one posterior draw"``."""
@@ -325,6 +425,13 @@ class TableBudget:
     def draw(self) -> float:
         """What a further table from new draws of every column adds (model-free parts: nothing)."""
         return float(sum(b.further for b in self.parts.values()))
+
+    def charges(self, fit: str, slots: Mapping[str, DrawSlot], draws: Mapping[str, int], *,
+                dp_size: bool) -> list[Charge]:
+        """The ledger charges of one released table: the size's share once (keyed by the table's ``fit``), then each
+        column's :meth:`Budget.fit_charges` (from its report's budget, which an aDP column sets after its fit); as
+        :meth:`Budget.charges`."""
+        return _release_charges(self.size, fit, slots, draws, dp_size)
 
     def phrase(self) -> str:
         """The split in words."""

@@ -7,9 +7,10 @@ through :func:`release`. In one step under the ledger's lock it
    relation, :mod:`dpsynth.release.ledger`; the ledgers of its ids under every key of the home count
    together);
 2. picks one posterior draw of each part, one not released before while one is left;
-3. lists the release's charges (:meth:`dpsynth.release.budget.Budget.charges`: the released size, the
-   reference, the draw, each keyed by the fit it belongs to) and keeps those not booked before: a
-   reference or a size is paid once per fit, a draw once;
+3. takes the release's charges from the budget (:meth:`dpsynth.release.budget.Budget.charges`, or a
+   table's :meth:`~dpsynth.release.budget.TableBudget.charges`: the released size, the reference, the
+   calibration marginal, the draw, each keyed by the fit it belongs to) and keeps those not booked
+   before: a reference, a marginal or a size is paid once per fit, a draw once;
 4. checks the budget against the ledger's strict-DP total plus this release's new charges;
 5. draws the synthetic values and checks them: non-finite values or values outside the model's
    support refuse the release unless ``allow_unusable``;
@@ -24,8 +25,9 @@ whether a fit runs or a file is released: values outside public bounds are clamp
 diagnostics and censoring counts are confidential warnings for the data holder. A research-mode
 (seeded) fit is refused unless ``allow_research`` (:mod:`dpsynth.release.mode`): a public setting.
 
-A synthesizer hands the protocol what it knows through the :class:`Releaser` methods; the
-protocol knows no mechanism and no model. A sealed home (moved into another one) releases nothing
+A synthesizer hands the protocol what it knows through the public interface :class:`Releaser`
+(its release frame, its draw slots, its synthetic values, its ledger labels); the protocol knows no
+mechanism and no model, and lists no charge itself. A sealed home (moved into another one) releases nothing
 (:func:`dpsynth.release.home.check_open`).
 """
 
@@ -34,7 +36,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Mapping
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 import pandas as pd
@@ -44,6 +46,9 @@ from ..validation import DataError, check_bool
 from .ledger import Ledger
 from .mode import RESEARCH_OVERRIDE, release_seed
 from .size import ReleaseSize
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .budget import Budget, DrawSlot, TableBudget
 
 __all__ = ["release", "Releaser", "UnusableReleaseError", "pick_draws", "show_progress", "bar"]
 
@@ -68,7 +73,12 @@ def bar(show: bool, desc: str, **kw):
 
 
 class Releaser(Protocol):
-    """What a synthesizer tells the release protocol."""
+    """What a synthesizer tells the release protocol: its public interface (:class:`dpsynth.Synthesizer`,
+    :class:`dpsynth.TableSynthesizer`).
+
+    Nothing returned here is booked by itself: :func:`release` calls these under the ledger's lock and books what
+    it hands out. Use the synthesizer's ``sample`` and ``release``.
+    """
 
     dataset: str
     #: The same data set's ids under the other keys of the home (recorded at fit time; may be empty).
@@ -76,6 +86,12 @@ class Releaser(Protocol):
     relation: str
     progress: bool
     mode: str
+    #: The fit's id: the key of the charges paid once per fit (the released size).
+    fit_id: str
+
+    @property
+    def budget(self) -> Budget | TableBudget:
+        """The budget planned before the fit: its :meth:`~dpsynth.release.budget.Budget.charges` list a release's."""
 
     @property
     def privacy(self):
@@ -85,29 +101,27 @@ class Releaser(Protocol):
     def checksum(self) -> str:
         """Identifies the releasing synthesizer in the ledger."""
 
-    def _release_frame(self, data) -> tuple[pd.DataFrame, ReleaseSize]:
+    def release_frame(self, data: pd.DataFrame | None) -> tuple[pd.DataFrame, ReleaseSize]:
         """The public rows of a release and how its size is set (checked before the ledger is touched)."""
 
-    def _draw_slots(self) -> dict[str, tuple[str, int]]:
-        """Each part's ``(fit key, number of kept draws)``."""
+    def draw_slots(self) -> dict[str, DrawSlot]:
+        """Each part's fit, its kept draws and its report's budget (:class:`~dpsynth.release.budget.DrawSlot`)."""
 
-    def _charges(self, draws: Mapping[str, int], size: ReleaseSize) -> list[tuple[str, str, float, str]]:
-        """The release's charges ``(key, what, eps, guarantee)`` before the ledger removes those paid already."""
+    def synthesize(self, frame: pd.DataFrame, seed: SeedLike, draws: Mapping[str, int]) -> tuple[pd.DataFrame, list]:
+        """The synthetic data set for the rows of ``frame`` from the draws picked, and the reasons its values are
+        unusable (empty: usable). Not booked: the protocol books it."""
 
-    def _synthesize(self, frame: pd.DataFrame, seed: SeedLike, draws: Mapping[str, int]) -> tuple[pd.DataFrame, list]:
-        """The synthetic data set and the reasons its values are unusable (empty: usable)."""
-
-    def _ledger_labels(self) -> tuple[str, str]:
+    def ledger_labels(self) -> tuple[str, str]:
         """``(mechanism key, display name)`` of the ledger line."""
 
 
-def pick_draws(slots: Mapping[str, tuple[str, int]], charged: Mapping, seed: SeedLike) -> dict[str, int]:
+def pick_draws(slots: Mapping[str, DrawSlot], charged: Mapping, seed: SeedLike) -> dict[str, int]:
     """One draw per part: one not charged before while one is left (seeded), else any (it costs nothing more)."""
     out = {}
-    for part, (fit, n) in slots.items():
-        free = [d for d in range(n) if f"{fit}:draw:{d}" not in charged]
+    for part, slot in slots.items():
+        free = [d for d in range(slot.draws) if f"{slot.fit}:draw:{d}" not in charged]
         rng = generator(stream(seed, "draw", part))
-        out[part] = int(rng.choice(free)) if free else int(rng.integers(n))
+        out[part] = int(rng.choice(free)) if free else int(rng.integers(slot.draws))
     return out
 
 
@@ -149,21 +163,23 @@ def release(owner: Releaser, path_out: str | os.PathLike | None, *, seed: SeedLi
     if budget is not None and (isinstance(budget, bool) or not isinstance(budget, (int, float))
                                or not (budget >= 0 and math.isfinite(budget))):
         raise DataError(f"`budget` must be a finite number >= 0 (total strict-DP eps); got {budget!r}.")
-    frame, size = owner._release_frame(data)  # noqa: SLF001 - the protocol's own interface
+    frame, size = owner.release_frame(data)
     overrides = [RESEARCH_OVERRIDE] if owner.mode == "research" else []
     ident = owner.checksum
-    mechanism, name = owner._ledger_labels()  # noqa: SLF001
+    mechanism, name = owner.ledger_labels()
     with bar(show_progress(owner.progress), "release", total=3, unit="step") as progress, \
             Ledger(owner.dataset, linked=getattr(owner, "linked", ())).locked() as book:
         book.check_relation(owner.relation)
         charged = book.charged()
         base = stream(seed, "release")
-        draws = pick_draws(owner._draw_slots(), charged, base)  # noqa: SLF001
-        new = [c for c in owner._charges(draws, size) if c[0] not in charged]  # noqa: SLF001
-        spend = float(sum(c[2] for c in new if c[3] == "DP"))
-        adp = float(sum(c[2] for c in new if c[3] == "aDP"))
+        slots = owner.draw_slots()
+        draws = pick_draws(slots, charged, base)
+        listed = owner.budget.charges(owner.fit_id, slots, draws, dp_size=size.how == "dp_count")
+        new = [c for c in listed if c.key not in charged]
+        spend = float(sum(c.eps for c in new if c.guarantee == "DP"))
+        adp = float(sum(c.eps for c in new if c.guarantee == "aDP"))
         book.check_budget(p.guarantee, spend, budget)
-        df, reasons = owner._synthesize(frame, stream(base, "sample"), draws)  # noqa: SLF001
+        df, reasons = owner.synthesize(frame, stream(base, "sample"), draws)
         progress.update()
         if reasons and not allow_unusable:
             raise UnusableReleaseError(
