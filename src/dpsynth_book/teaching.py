@@ -2,7 +2,11 @@
 
 How long each chapter takes at quick scale, from its measurement, and each step of the 90-minute
 route (:func:`route_times`); the tutorial's reading of epsilon as an odds bound (:func:`odds_table`)
-and its picture of the clamp (:func:`clamp_demo`, :func:`clamp_figure`).
+and its picture of the clamp (:func:`clamp_demo`, :func:`clamp_figure`); how far one release's ECDF
+distance varies from draw to draw (:func:`ecdf_spread`) and what the page may say about the cost of
+censoring from it (:func:`censoring_cost`); where the window lies against the data's record terms
+(:func:`window_reach`); and the tutorial's files (:func:`class_files`: a temporary dpsynth home,
+removed when the kernel ends, and a folder the lab's file browser can open for the release and report).
 
 :func:`quick_scale_times` reads the record that ``benchmarks/bench_quick_scale.py`` writes
 (``benchmarks/results/bench_quick_scale.json``: each chapter notebook executed by papermill at quick
@@ -12,8 +16,14 @@ date and load of the measurement, so that the page's times are measured, never t
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import re
+import shutil
+import tempfile
+import warnings
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -22,7 +32,8 @@ import pandas as pd
 from .paths import project_root
 
 __all__ = ["QUICK_SCALE_RECORD", "ROUTE_RECORD", "ENV_RECORD", "quick_scale_record", "quick_scale_times", "odds_table",
-           "clamp_demo", "clamp_figure", "route_times", "env_build_times"]
+           "clamp_demo", "clamp_figure", "route_times", "env_build_times", "ecdf_spread", "censoring_cost",
+           "window_reach", "ClassFiles", "class_files", "remove_class_files"]
 
 #: The benchmark record, relative to the repository root.
 QUICK_SCALE_RECORD = Path("benchmarks") / "results" / "bench_quick_scale.json"
@@ -199,6 +210,248 @@ def clamp_figure(demo: dict, axes=None):
     b.set_title("(b) removing that record")
     b.legend(loc="lower left", fontsize=7.5)
     return axes
+
+
+# --------------------------------------------------------------------------------------------------
+# The tutorial's reading of its table: one draw is noisy, the window against the record terms
+# --------------------------------------------------------------------------------------------------
+
+
+def ecdf_spread(results, x, seed, releases: int = 20, quantiles=(0.1, 0.9)) -> pd.DataFrame:
+    """How far one release's max-ECDF distance varies from posterior draw to posterior draw.
+
+    A release is one synthetic data set from *one* posterior draw, so its distance to the data is one
+    draw's luck as much as the mechanism's: each mechanism releases ``releases`` data sets, each from a
+    draw of its own (streams ``stream(seed, name, "synthetic", k)``), and the table gives their median and
+    spread. Releasing them costs nothing here: they are only measured, never published.
+
+    Parameters
+    ----------
+    results : sequence of MechanismResult
+        The mechanisms' results (:mod:`dpsynth.mechanisms`).
+    x : array-like
+        The confidential data they were fitted on.
+    seed : int
+        The page's master seed.
+    releases : int
+        Releases per mechanism (at least 2).
+    quantiles : (float, float)
+        The spread's lower and upper quantiles.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Index ``synthesizer`` (each result's ``label``), columns ``median``, ``low`` and ``high`` of the max-ECDF
+        distance over the releases.
+    """
+    from dpsynth.metrics import ecdf_distances
+    from dpsynth.seeds import stream
+    from dpsynth.synthetic_data import release
+
+    releases = int(releases)
+    if releases < 2:
+        raise ValueError(f"`releases` must be at least 2; got {releases}.")
+    lo, hi = (float(q) for q in quantiles)
+    if not 0 <= lo < hi <= 1:
+        raise ValueError(f"`quantiles` must be two increasing probabilities; got {quantiles!r}.")
+    rows = {}
+    for r in results:
+        d = np.array([ecdf_distances(x, release(r, stream(seed, r.name, "synthetic", k)).values).max_ecdf
+                      for k in range(releases)])
+        rows[r.label] = {"median": float(np.median(d)), "low": float(np.quantile(d, lo)),
+                         "high": float(np.quantile(d, hi))}
+    return pd.DataFrame.from_dict(rows, orient="index").rename_axis("synthesizer")
+
+
+def _against(a: pd.Series, b: pd.Series) -> str:
+    """``"further"``, ``"closer"`` or ``"overlap"``: ``a``'s spread of distances against ``b``'s."""
+    if a["low"] > b["high"]:
+        return "further"
+    if a["high"] < b["low"]:
+        return "closer"
+    return "overlap"
+
+
+def censoring_cost(spread: pd.DataFrame, counts, *, censored: str, unweighted: str, public: str) -> dict:
+    """What the tutorial may say about the cost of censoring, from :func:`ecdf_spread` and the censoring counts.
+
+    Censor_uw is set against the unweighted posterior, and Censor_w-pub against Censor_uw: a mechanism is
+    "further" from (or "closer" to) the data than another only when its spread of max-ECDF distances over
+    draws lies wholly above (below) the other's; otherwise one release cannot tell them apart.
+
+    Parameters
+    ----------
+    spread : pandas.DataFrame
+        :func:`ecdf_spread`'s table.
+    counts : mapping
+        Label -> records censored at one posterior draw or more.
+    censored, unweighted, public : str
+        The labels of Censor_uw, of the unweighted posterior and of Censor_w-pub.
+
+    Returns
+    -------
+    dict
+        ``uw-vs-u`` and ``pub-vs-uw`` (``"further"``, ``"closer"`` or ``"overlap"``), and ``verdict``: the
+        sentences the page glues (MyST).
+    """
+    uw, u, pub = spread.loc[censored], spread.loc[unweighted], spread.loc[public]
+    first, second = _against(uw, u), _against(pub, uw)
+    said = {
+        "further": "Censor_uw's synthetic data are further from the confidential data than the unweighted "
+                   "posterior's at nearly every draw: here the clamp costs utility.",
+        "closer": "Censor_uw's synthetic data are closer to the confidential data than the unweighted posterior's "
+                  "at nearly every draw: on this data set the clamp did not cost utility.",
+        "overlap": "Censor_uw's and the unweighted posterior's ranges over draws overlap: at this ε the clamp costs "
+                   "less than one draw's luck, and a single release can rank them either way.",
+    }[first]
+    n_pub, n_uw = int(counts[public]), int(counts[censored])
+    fewer = ("censors fewer records" if n_pub < n_uw else "censors as many records" if n_pub == n_uw
+             else "censors more records")
+    then = {
+        "further": "and its releases are further from the data than Censor_uw's at nearly every draw",
+        "closer": "and its releases are closer to the data than Censor_uw's at nearly every draw",
+        "overlap": "and its releases are within one draw's luck of Censor_uw's",
+    }[second]
+    return {"uw-vs-u": first, "pub-vs-uw": second,
+            "verdict": f"{said} Censor_w-pub, whose weights shrink every term towards zero before the clamp, "
+                       f"{fewer} than Censor_uw ({n_pub} against {n_uw}) {then}."}
+
+
+def window_reach(fit) -> dict:
+    """Where a window ``[-eps/2, eps/2]`` lies against the record terms of an (unweighted) fit.
+
+    Parameters
+    ----------
+    fit : dpsynth.fitting.Fit
+        A fit with its compiled model (every mechanism's ``result.fit``).
+
+    Returns
+    -------
+    dict
+        ``top``: the largest record term ``f_theta_s(x_i)`` over every draw and record (a log density can be
+        positive); ``eps_all``: below this eps the window lies above every term at every draw, so that
+        every record is censored wherever the fit's draws are (0 when ``top`` is not negative).
+    """
+    ll = np.asarray(fit.loglik(), dtype=float)
+    top = float(np.max(ll[np.isfinite(ll)]))
+    return {"top": top, "eps_all": max(0.0, -2.0 * top)}
+
+
+# --------------------------------------------------------------------------------------------------
+# The tutorial's files: a temporary home (its secret key, its ledgers), and the release and report
+# --------------------------------------------------------------------------------------------------
+
+#: Marks a folder that :func:`class_files` made (it empties only such a folder).
+FILES_MARK = ".dpsynth-class-files"
+_MADE: list[Path] = []
+
+
+@dataclass(frozen=True)
+class ClassFiles:
+    """The folders of a page that releases: ``work`` for its files, ``home`` for dpsynth's (``$DPSYNTH_HOME``).
+
+    Attributes
+    ----------
+    work : pathlib.Path
+        Where the page writes its release and report: in the lab, ``<name>-files`` relative to the notebook's
+        folder (so a printed path is the one the lab's file browser shows, and its server serves); elsewhere
+        an absolute temporary folder.
+    home : pathlib.Path
+        A new, temporary dpsynth home (a new secret key, empty ledgers): ``$DPSYNTH_HOME`` of the kernel.
+    in_lab : bool
+        Whether ``work`` is the lab's folder (kept after the kernel ends) or temporary (removed with ``home``).
+    """
+
+    work: Path
+    home: Path
+    in_lab: bool
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _remove_stale(prefix: str) -> None:
+    """Remove this user's temporary folders ``<prefix><pid>-*`` whose kernel process is gone (a killed kernel)."""
+    tmp = Path(tempfile.gettempdir())
+    pattern = re.compile(re.escape(prefix) + r"(\d+)-")
+    for p in tmp.glob(prefix + "*"):
+        m = pattern.match(p.name)
+        try:
+            mine = p.is_dir() and p.stat().st_uid == os.getuid()
+        except (OSError, AttributeError):
+            mine = False
+        if m and mine and int(m.group(1)) != os.getpid() and not _pid_alive(int(m.group(1))):
+            shutil.rmtree(p, ignore_errors=True)
+
+
+def remove_class_files() -> None:
+    """Remove the temporary folders :func:`class_files` made in this process (the kernel calls it when it ends)."""
+    while _MADE:
+        shutil.rmtree(_MADE.pop(), ignore_errors=True)
+
+
+atexit.register(remove_class_files)
+
+
+def class_files(name: str, *, in_lab: bool | None = None) -> ClassFiles:
+    """A new temporary dpsynth home for a page's release, and the folder for its files; the last run's are removed.
+
+    The home holds a secret key and the release ledgers, so it must not outlive the class: it is a
+    temporary folder ``dpsynth-<name>-home-<pid>-*``, removed when the kernel ends (and by the next run of any
+    kernel if that kernel was killed), and a new one is made on every call, so a re-run starts with empty
+    ledgers. Its key is made here, quietly (a page that makes a new home on purpose needs no
+    :class:`dpsynth.release.home.NewHomeWarning`). In the lab (``DPSYNTH_LAB=1``) the release and the report go
+    to ``<name>-files/`` in the notebook's folder, emptied on each run, where the file browser opens them;
+    elsewhere (papermill, the book) to a temporary folder removed with the home.
+
+    Parameters
+    ----------
+    name : str
+        The page, lower-case letters, digits and dashes (``"tutorial"``).
+    in_lab : bool, optional
+        Default: :func:`dpsynth_book.book.lab_mode`.
+
+    Returns
+    -------
+    ClassFiles
+    """
+    from dpsynth.release import home as dp_home
+
+    from .book import lab_mode
+
+    if not isinstance(name, str) or not re.fullmatch(r"[a-z][a-z0-9-]*", name):
+        raise ValueError(f"`name` must be lower-case letters, digits and dashes; got {name!r}.")
+    in_lab = lab_mode() if in_lab is None else bool(in_lab)
+    remove_class_files()
+    prefix = f"dpsynth-{name}-"
+    _remove_stale(prefix + "home-")
+    _remove_stale(prefix + "files-")
+    home = Path(tempfile.mkdtemp(prefix=f"{prefix}home-{os.getpid()}-"))
+    _MADE.append(home)
+    os.environ[dp_home.HOME_ENV] = str(home)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", dp_home.NewHomeWarning)
+        dp_home.secret_key()
+    if in_lab:
+        work = Path(f"{name}-files")
+        if work.exists():
+            if not (work / FILES_MARK).exists():
+                raise FileExistsError(f"{work} exists and was not made by this page: rename it, then run again.")
+            shutil.rmtree(work)
+        work.mkdir()
+        (work / FILES_MARK).write_text("made by dpsynth_book.teaching.class_files; emptied on each run\n",
+                                       encoding="utf-8")
+    else:
+        work = Path(tempfile.mkdtemp(prefix=f"{prefix}files-{os.getpid()}-"))
+        _MADE.append(work)
+    return ClassFiles(work=work, home=home, in_lab=in_lab)
 
 
 # --------------------------------------------------------------------------------------------------
