@@ -137,6 +137,78 @@ def test_a_label_built_at_run_time_is_numbered_by_the_kernel():
     assert lab.from_lab(lab.to_lab(_nb(src, code), "tutorial"))["cells"][0]["source"] == src
 
 
+def test_cells_the_book_hides_are_collapsed_in_the_lab_and_come_back_on_save():
+    nb = _nb("text", "import x")
+    nb["cells"] += [
+        {"cell_type": "code", "metadata": {"tags": ["remove-input"]}, "source": "book.show_figure(f)", "outputs": [],
+         "execution_count": None},
+        {"cell_type": "code", "metadata": {"tags": ["remove-cell"], "jupyter": {"outputs_hidden": False}},
+         "source": "glue()", "outputs": [], "execution_count": None},
+        {"cell_type": "code", "metadata": {"tags": ["remove-stderr"]}, "source": "s.fit()", "outputs": [],
+         "execution_count": None}]
+    shown = lab.to_lab(nb, "tutorial")
+    meta = [c["metadata"] for c in shown["cells"]]
+    assert "jupyter" not in meta[1]  # a cell the book shows
+    assert meta[2]["jupyter"] == {"source_hidden": True}  # the figure shows, its code does not
+    assert meta[3]["jupyter"] == {"source_hidden": True, "outputs_hidden": True}  # the whole cell
+    assert "jupyter" not in meta[4]  # stderr cannot be hidden alone: the tutorial writes none
+    assert lab.from_lab(shown) == nb
+
+
+def test_every_hidden_cell_of_the_tutorial_is_collapsed():
+    nb = json.loads((REPO / "notebooks" / "tutorial.ipynb").read_text(encoding="utf-8"))
+    shown = lab.to_lab(nb, "tutorial")
+    for cell in shown["cells"]:
+        tags = set(cell["metadata"].get("tags", []))
+        if cell["cell_type"] == "code" and tags & {"remove-cell", "remove-input"}:
+            assert cell["metadata"]["jupyter"]["source_hidden"], cell["source"]
+    visible = ["".join(c["source"]) for c in shown["cells"] if c["cell_type"] == "code"
+               and not c["metadata"].get("jupyter", {}).get("source_hidden")]
+    assert not any("book.show_" in v or "glue_numbers" in v or "import dpsynth  #" in v for v in visible), visible
+
+
+def _write_nb(path: Path, markdown: str) -> None:
+    path.write_text(json.dumps(_nb(markdown, "x = 1")), encoding="utf-8")
+
+
+def test_students_work_on_copies_that_follow_the_repository_until_they_edit_them(tmp_path):
+    src, work = tmp_path / "notebooks", tmp_path / "lab-work"
+    src.mkdir()
+    _write_nb(src / "a.ipynb", "A")
+    _write_nb(src / "b.ipynb", "B")
+    assert lab.copy_notebooks(src, work) == ["a.ipynb: copied", "b.ipynb: copied"]
+    assert lab.copy_notebooks(src, work) == []  # nothing changed
+    # a run: the copy gets outputs (the contents manager saves the cells' book source), the student edits b
+    ran = json.loads((work / "a.ipynb").read_text())
+    ran["cells"][1]["outputs"] = [{"output_type": "stream", "name": "stdout", "text": "1\n"}]
+    (work / "a.ipynb").write_text(json.dumps(ran))
+    edited = json.loads((work / "b.ipynb").read_text())
+    edited["cells"][1]["source"] = "x = 2"
+    (work / "b.ipynb").write_text(json.dumps(edited))
+    # the repository changes both: a is updated (only outputs were lost), b keeps the student's edit
+    _write_nb(src / "a.ipynb", "A, new")
+    _write_nb(src / "b.ipynb", "B, new")
+    said = lab.copy_notebooks(src, work)
+    assert said[0] == "a.ipynb: updated to the repository's version"
+    assert said[1].startswith("b.ipynb: kept with your edits") and "delete" in said[1]
+    assert json.loads((work / "a.ipynb").read_text())["cells"][0]["source"] == "A, new"
+    assert json.loads((work / "b.ipynb").read_text())["cells"][1]["source"] == "x = 2"
+    (work / "b.ipynb").unlink()  # how a student starts again
+    assert lab.copy_notebooks(src, work) == ["b.ipynb: copied"]
+    assert json.loads((src / "b.ipynb").read_text())["cells"][0]["source"] == "B, new"  # the sources untouched
+    with pytest.raises(ValueError, match="must not be the notebooks' folder"):
+        lab.copy_notebooks(src, src)
+
+
+def test_the_working_folder_is_ignored_by_git():
+    import shutil
+
+    if shutil.which("git") is None or not (REPO / ".git").exists():
+        pytest.skip("not a git checkout")
+    out = subprocess.run(["git", "check-ignore", "-q", "lab-work/tutorial.ipynb"], cwd=REPO)
+    assert out.returncode == 0, "lab-work/ must be in .gitignore"
+
+
 # --------------------------------------------------------------------------------------------------
 # the server
 # --------------------------------------------------------------------------------------------------
