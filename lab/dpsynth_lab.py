@@ -26,6 +26,12 @@ it saves one, the rewriting is undone (:func:`from_lab`), so the file keeps the 
   a figure or a table under the caption the reader sees) is one thin bar, and it still runs with
   Shift+Enter like any other cell.
 
+**Pages with figures beside them.** JupyterLab's HTML viewer shows a page from a ``blob:`` URL, for which
+Chromium sends no ``Referer``, so the server refuses the page's own relative images (403, "Blocking request
+from unknown origin"): the tutorial's report would open without its figures. When the lab opens an HTML
+file, :func:`inline_images` puts each image beside it into the page it is given (a ``data:`` URL); the
+file on disk is not changed.
+
 **Students work on copies.** ``make lab`` serves ``lab-work/`` (git-ignored), not ``notebooks/``:
 :func:`copy_notebooks` copies each chapter's notebook there when it is missing, and replaces a copy
 whose source changed in the repository as long as the student has not edited its cells (outputs do not
@@ -38,6 +44,7 @@ Standard library only (it runs in .venv-lab, which has no dpsynth); ``tests/book
 
 from __future__ import annotations
 
+import base64
 import copy
 import hashlib
 import json
@@ -47,7 +54,7 @@ import sys
 from pathlib import Path
 
 __all__ = ["REPO", "EVAL_CALL", "HIDE_SOURCE", "HIDE_OUTPUTS", "to_lab", "from_lab", "copy_notebooks",
-           "LabContentsManager"]
+           "inline_images", "LabContentsManager"]
 
 #: The repository (this file is lab/dpsynth_lab.py).
 REPO = Path(__file__).resolve().parents[1]
@@ -407,6 +414,40 @@ def main(argv: list | None = None) -> int:
     return 0
 
 
+# --------------------------------------------------------------------------------------------------
+# an HTML page's images, for JupyterLab's HTML viewer
+# --------------------------------------------------------------------------------------------------
+
+_IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif",
+                ".svg": "image/svg+xml", ".webp": "image/webp"}
+#: Largest image put into a page (bytes).
+MAX_INLINE = 20 * 2**20
+_IMG_SRC = re.compile(r"""(<img\b[^>]*?\bsrc\s*=\s*)(["'])([^"'<>]+)\2""", flags=re.I)
+
+
+def inline_images(html: str, folder: Path, root: Path) -> str:
+    """``html`` with each ``<img src="...">`` that names an image file in ``folder`` (relative, inside ``root``)
+    given as a ``data:`` URL; other images (absolute URLs, ``data:``, missing or large files) are left alone."""
+    folder, root = Path(folder).resolve(), Path(root).resolve()
+
+    def replace(m: re.Match) -> str:
+        src = m.group(3)
+        if re.match(r"^[a-z][a-z0-9+.-]*:|^/|^#", src, flags=re.I):
+            return m.group(0)
+        path = (folder / src.split("?", 1)[0].split("#", 1)[0]).resolve()
+        kind = _IMAGE_TYPES.get(path.suffix.lower())
+        try:
+            inside = path.is_relative_to(root) and path.is_file() and path.stat().st_size <= MAX_INLINE
+        except OSError:
+            inside = False
+        if kind is None or not inside:
+            return m.group(0)
+        data = base64.b64encode(path.read_bytes()).decode("ascii")
+        return f"{m.group(1)}{m.group(2)}data:{kind};base64,{data}{m.group(2)}"
+
+    return _IMG_SRC.sub(replace, html)
+
+
 try:  # the contents manager: only where jupyter_server is installed (.venv-lab)
     from jupyter_server.services.contents.largefilemanager import AsyncLargeFileManager
 except ImportError:  # pragma: no cover - the pure functions above are still importable
@@ -416,12 +457,17 @@ if AsyncLargeFileManager is not None:
     from nbformat import from_dict
 
     class LabContentsManager(AsyncLargeFileManager):
-        """JupyterLab's file manager, with :func:`to_lab` on opening a notebook and :func:`from_lab` on saving."""
+        """JupyterLab's file manager, with :func:`to_lab` on opening a notebook and :func:`from_lab` on saving, and
+        :func:`inline_images` on opening an HTML page."""
 
         async def get(self, path, content=True, type=None, format=None, **kwargs):
             model = await super().get(path, content=content, type=type, format=format, **kwargs)
             if model.get("type") == "notebook" and content and model.get("content") is not None:
                 model["content"] = from_dict(to_lab(model["content"], Path(path).stem))
+            elif (model.get("type") == "file" and model.get("format") == "text"
+                  and isinstance(model.get("content"), str) and str(path).lower().endswith((".html", ".htm"))):
+                root = Path(self.root_dir)
+                model["content"] = inline_images(model["content"], (root / str(path).strip("/")).parent, root)
             return model
 
         async def save(self, model, path=""):
