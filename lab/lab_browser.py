@@ -86,10 +86,12 @@ class LabServer:
         More options for ``jupyter lab``.
     settings : dict, optional
         JupyterLab user settings ``{"<plugin id>": {...}}`` (e.g. the notebook's windowing mode).
+    environ : dict, optional
+        The environment ``make lab`` runs in (default: this process's), e.g. with an empty ``HOME``.
     """
 
     def __init__(self, folder: Path, venv: Path, *, work: Path | None = None, repo: Path = REPO, extra=(),
-                 settings: dict | None = None) -> None:
+                 settings: dict | None = None, environ: dict | None = None) -> None:
         self.folder, self.repo, self.venv = Path(folder), Path(repo), Path(venv)
         self.work = Path(work) if work is not None else self.folder / "lab-work"
         self.tmpdir = self.folder / "tmpdir"
@@ -100,7 +102,7 @@ class LabServer:
             d = self.folder / "settings" / package
             d.mkdir(parents=True, exist_ok=True)
             (d / f"{name}.jupyterlab-settings").write_text(json.dumps(values), encoding="utf-8")
-        env = {**os.environ, "JUPYTER_CONFIG_DIR": str(self.folder / "config"),
+        env = {**(os.environ if environ is None else environ), "JUPYTER_CONFIG_DIR": str(self.folder / "config"),
                "JUPYTER_RUNTIME_DIR": str(self.folder / "rt"), "JUPYTERLAB_SETTINGS_DIR": str(self.folder / "settings"),
                "JUPYTERLAB_WORKSPACES_DIR": str(self.folder / "ws"), "TMPDIR": str(self.tmpdir)}
         args = " ".join([f"--no-browser --ServerApp.ip=127.0.0.1 --ServerApp.port={self.port}",
@@ -304,8 +306,9 @@ class NotebookPage:
         and the seconds from the key press until it had run."""
         n = self.count()
         stop = n if stop is None else stop
+        section = next((h for h in (self.cell(j)["heading"] for j in range(start - 1, -1, -1)) if h), None)
         self.select(start)
-        out, section = [], None
+        out = []
         for i in range(start, stop):
             before = self.cell(i)
             if before["active"] != i:

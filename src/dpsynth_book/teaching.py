@@ -462,17 +462,37 @@ def class_files(name: str, *, in_lab: bool | None = None) -> ClassFiles:
 ROUTE_RECORD = Path("lab") / "route-times.json"
 
 
-def route_times(path: str | os.PathLike | None = None) -> tuple[pd.DataFrame, str]:
-    """Per section of the tutorial, its compute time at quick scale, and where and when it was measured.
+def _when(rec: dict) -> str:
+    when = str(rec.get("started", ""))[:10]
+    try:
+        return pd.Timestamp(when).strftime("%-d %B %Y")
+    except ValueError:
+        return when
 
-    ``lab/measure_route.py`` executes the tutorial with papermill at quick scale and adds up the
-    time of the code cells under each of its ``##`` headings (papermill times every cell).
+
+def _load(rec: dict) -> str:
+    """The machine's load as a record gives it: before the run, and the mean and largest during it."""
+    before = float((rec.get("load_average_before") or [float("nan")])[0])
+    during = rec.get("load_during") or {}
+    if during.get("samples"):
+        return (f"load average {before:.1f} before the run, {float(during['mean']):.1f} on average during it "
+                f"(at most {float(during['max']):.1f})")
+    return f"load average {before:.1f} before the run"
+
+
+def route_times(path: str | os.PathLike | None = None) -> tuple[pd.DataFrame, str]:
+    """Per section of the tutorial, its time in the lab run cell by cell, and where and when it was measured.
+
+    ``lab/measure_route.py`` runs the tutorial in ``make lab`` as a class does: headless Chromium presses
+    Shift+Enter once per cell and each cell is timed from the key press until it has run; first in a new
+    kernel with an empty home ("Start" is the kernel's start), then the re-run of exercise 1 (from "Your
+    settings" to the end).
 
     Returns
     -------
     (pandas.DataFrame, str)
-        Index ``section`` (the tutorial's order), column ``seconds``; and a sentence with the date,
-        the machine and its load average.
+        Index ``section`` (the tutorial's order), columns ``first run (s)`` and ``re-run (s)`` (NaN for the
+        sections a re-run does not reach); and a sentence with the date, the machine and its load.
 
     Raises
     ------
@@ -483,35 +503,32 @@ def route_times(path: str | os.PathLike | None = None) -> tuple[pd.DataFrame, st
     if not p.exists():
         raise FileNotFoundError(f"no route record {p}: run `.venv/bin/python lab/measure_route.py`.")
     rec = json.loads(p.read_text(encoding="utf-8"))
-    rows = [(s["section"], float(s["seconds"])) for s in rec.get("sections", [])]
-    if not rows:
-        raise ValueError(f"the route record {p} has no sections: {sorted(rec)}")
-    df = pd.DataFrame(rows, columns=["section", "seconds"]).set_index("section")
+    runs = {r.get("run"): r for r in rec.get("runs", [])}
+    if "first" not in runs or not runs["first"].get("sections"):
+        raise ValueError(f"the route record {p} has no first run: {sorted(rec)}")
+    first = pd.Series({s["section"]: float(s["seconds"]) for s in runs["first"]["sections"]}, name="first run (s)")
+    again = pd.Series({s["section"]: float(s["seconds"]) for s in runs.get("exercise", {}).get("sections", [])},
+                      name="re-run (s)", dtype=float)
+    df = pd.concat([first, again.reindex(first.index)], axis=1).rename_axis("section")
     m = rec.get("machine", {})
-    when = str(rec.get("started", ""))[:10]
-    try:
-        when = pd.Timestamp(when).strftime("%-d %B %Y")
-    except ValueError:
-        pass
-    load = rec.get("load_average_before") or [float("nan")]
     where = f"{m.get('cpu', 'an unknown machine')}, {m.get('cores', '?')} cores"
-    return df, (f"Measured on {when} on {where}, at quick scale (n = {rec.get('n', '?')} records), load average "
-                f"{float(load[0]):.1f} before the run and {float((rec.get('load_average_after') or [load[0]])[0]):.1f}"
-                " after it")
+    return df, (f"Measured on {_when(rec)} in `make lab` on {where}, at quick scale (n = {rec.get('n', '?')} records), "
+                f"{_load(rec)}")
 
 
-#: How long the lab's environments take to build from nothing (written by ``lab/measure_env.py``).
+#: What a fresh clone's ``make lab`` costs (written by ``lab/measure_env.py``).
 ENV_RECORD = Path("lab") / "env-build.json"
 
 
 def env_build_times(path: str | os.PathLike | None = None) -> tuple[pd.DataFrame, str]:
-    """Seconds to build each environment of the lab from empty caches, and where and when it was measured.
+    """The steps of ``make lab`` from a fresh clone with their seconds, and where and when it was measured.
 
     Returns
     -------
     (pandas.DataFrame, str)
-        Index ``task`` (``venv``, ``lab-env``), columns ``what`` and ``seconds``; and a sentence
-        with the date, the Python, the machine and its load average.
+        Index ``task`` (``venv``, ``lab-env``, ``lab``), columns ``what`` and ``seconds``, and the attribute
+        ``attrs["disk_gib"]`` (each environment's size); and a sentence with the date, the Python, the
+        caches, the machine and its load.
 
     Raises
     ------
@@ -526,13 +543,8 @@ def env_build_times(path: str | os.PathLike | None = None) -> tuple[pd.DataFrame
     if not steps:
         raise ValueError(f"the environment record {p} has no steps: {sorted(rec)}")
     df = pd.DataFrame(steps).set_index("task")[["what", "seconds"]]
+    df.attrs["disk_gib"] = dict(rec.get("disk_gib", {}))
     m = rec.get("machine", {})
-    when = str(rec.get("started", ""))[:10]
-    try:
-        when = pd.Timestamp(when).strftime("%-d %B %Y")
-    except ValueError:
-        pass
-    load = rec.get("load_average_before") or [float("nan")]
-    return df, (f"Measured on {when} with Python {rec.get('python', '?')} on {m.get('cpu', 'an unknown machine')}, "
-                f"{m.get('cores', '?')} cores, {rec.get('caches', 'caches unknown')}, load average "
-                f"{float(load[0]):.1f} before the run")
+    return df, (f"Measured on {_when(rec)} from {rec.get('from', 'a checkout')} with Python {rec.get('python', '?')} "
+                f"on {m.get('cpu', 'an unknown machine')}, {m.get('cores', '?')} cores, "
+                f"{rec.get('caches', 'caches unknown')}; {_load(rec)}")

@@ -99,19 +99,25 @@ def test_clamp_figure_is_legible():
 
 def test_route_and_environment_times_from_their_records(tmp_path):
     route = {"started": "2026-11-26T15:00:00+00:00", "machine": {"cpu": "Xeon", "cores": 2}, "n": 500,
-             "load_average_before": [2.5, 1, 1], "load_average_after": [3.0, 1, 1],
-             "sections": [{"section": "Start", "seconds": 3.0}, {"section": "A release", "seconds": 8.5}]}
+             "load_average_before": [2.5, 1, 1], "load_during": {"mean": 3.1, "max": 4.5, "samples": 20},
+             "runs": [{"run": "first", "sections": [{"section": "Start", "seconds": 3.0},
+                                                    {"section": "A release", "seconds": 8.5}]},
+                      {"run": "exercise", "sections": [{"section": "A release", "seconds": 6.0}]}]}
     p = tmp_path / "route.json"
     p.write_text(json.dumps(route), encoding="utf-8")
     df, where = teaching.route_times(p)
-    assert list(df.index) == ["Start", "A release"] and df.loc["A release", "seconds"] == 8.5
-    assert "26 November 2026" in where and "n = 500" in where and "load average 2.5" in where
+    assert list(df.index) == ["Start", "A release"] and df.loc["A release", "first run (s)"] == 8.5
+    assert df.loc["A release", "re-run (s)"] == 6.0 and df["re-run (s)"].isna().sum() == 1
+    assert "26 November 2026" in where and "n = 500" in where and "make lab" in where
+    assert "load average 2.5 before the run, 3.1 on average during it (at most 4.5)" in where
     env = {"started": "2026-11-26T15:00:00+00:00", "python": "3.11.7", "machine": {"cpu": "Xeon", "cores": 2},
-           "caches": "empty", "load_average_before": [0.3], "steps": [{"task": "venv", "what": "x", "seconds": 47.0}]}
+           "from": "a fresh clone", "caches": "empty", "load_average_before": [0.3],
+           "disk_gib": {"venv": 1.1}, "steps": [{"task": "venv", "what": "x", "seconds": 47.0}]}
     q = tmp_path / "env.json"
     q.write_text(json.dumps(env), encoding="utf-8")
     df, where = teaching.env_build_times(q)
-    assert df.loc["venv", "seconds"] == 47.0 and "Python 3.11.7" in where
+    assert df.loc["venv", "seconds"] == 47.0 and df.attrs["disk_gib"] == {"venv": 1.1}
+    assert "Python 3.11.7" in where and "a fresh clone" in where and "load average 0.3 before the run" in where
     with pytest.raises(FileNotFoundError, match="measure_route.py"):
         teaching.route_times(tmp_path / "none.json")
     with pytest.raises(FileNotFoundError, match="measure_env.py"):
@@ -129,9 +135,9 @@ def test_the_shipped_route_record_covers_every_section_of_the_tutorial():
                 for m in re.finditer(r"^##\s+(.+)$", "".join(c["source"]), flags=re.M)]
     times, _ = teaching.route_times()
     assert list(times.index) == ["Start", *headings], "re-run lab/measure_route.py after changing the tutorial"
-    assert times["seconds"].sum() > 0
+    assert times["first run (s)"].sum() > 0 and times["re-run (s)"].sum() > 0
     env, _ = teaching.env_build_times()
-    assert set(env.index) == {"venv", "lab-env"} and (env["seconds"] > 0).all()
+    assert set(env.index) == {"venv", "lab-env", "lab"} and (env["seconds"] > 0).all()
 
 
 #: Terms of the tutorial a reader who knows regression has not met: each is defined (set in bold) where it first
