@@ -4,11 +4,12 @@ Starts ``make lab`` (``lab/lab_browser.py``) with an empty home (no PyTensor, Nu
 a student's first run after the set-up), opens the tutorial in headless Chromium and presses Shift+Enter
 once per cell, as the route says, timing each cell from the key press until it has run. Then it does
 what exercise 1 asks (``eps = 4.0`` in "Your settings", then Shift+Enter from that cell to the end): the
-time of a re-run. Writes ``lab/route-times.json``: the kernel's start, each section's seconds in both
-runs, the date, the commit, the machine and its load (the 1-minute load average before, after, and every
-5 s during the runs), whether the page showed a placeholder, and whether ``git status`` was clean after
-the class; ``dpsynth_book.teaching.route_times`` reads it for the teaching page. Run it from the
-repository root after changing the tutorial::
+time of a re-run. Adds a measurement to ``lab/route-times.json`` (which keeps the measurements of the
+same tutorial, so that a machine's changing load shows as a range): the kernel's start, each section's
+seconds in both runs, the date, the commit, the machine and its load (the 1-minute load average before,
+after, and every 5 s during the runs), whether the page showed a placeholder, and whether ``git status``
+was clean after the class; ``dpsynth_book.teaching.route_times`` reads it for the teaching page. Run it
+from the repository root after changing the tutorial (``--fresh`` drops the earlier measurements)::
 
     .venv/bin/python lab/measure_route.py                        # this checkout's lab, a temporary lab-work/
     .venv/bin/python lab/measure_route.py --repo /tmp/x/clone --home /tmp/x/home   # after measure_env.py --keep
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import hashlib
 import json
 import re
 import shutil
@@ -63,6 +65,7 @@ def main(argv: list | None = None) -> int:
                         "one, serving a temporary lab-work/)")
     parser.add_argument("--home", type=Path, default=None, help="HOME of the run (default: a new, empty one)")
     parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--fresh", action="store_true", help="drop the record's earlier measurements")
     args = parser.parse_args(argv)
     chromium = find_chromium()
     if chromium is None:
@@ -105,21 +108,29 @@ def main(argv: list | None = None) -> int:
             server.stop()
     n = re.search(r"n = ([\d,]+) records", text)
     status = subprocess.run(["git", "status", "--porcelain"], cwd=repo, capture_output=True, text=True).stdout
-    record = {"schema": 2, "script": "lab/measure_route.py", "notebook": "notebooks/tutorial.ipynb", "scale": "quick",
-              "n": int(n.group(1).replace(",", "")) if n else None, "commit": commit, "started": started,
+    notebook = hashlib.sha256((repo / "notebooks" / "tutorial.ipynb").read_bytes()).hexdigest()
+    measurement = {"started": started, "commit": commit, "home": "empty (no PyTensor, Numba or Matplotlib cache)",
+                   "machine": machine(), "load_average_before": before, "load_average_after": load_average(),
+                   "load_during": loads.summary(), "kernel_start_seconds": kernel, "runs": runs,
+                   "placeholders": len(PLACEHOLDER.findall(text)), "git_status_clean": status == ""}
+    try:
+        old = json.loads(args.out.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        old = {}
+    kept = [] if args.fresh or old.get("schema") != 3 or old.get("notebook_sha256") != notebook else old["measurements"]
+    record = {"schema": 3, "script": "lab/measure_route.py", "notebook": "notebooks/tutorial.ipynb",
+              "notebook_sha256": notebook, "scale": "quick", "n": int(n.group(1).replace(",", "")) if n else None,
               "how": "make lab, headless Chromium, Shift+Enter once per cell; each cell timed from the key press "
-                     "until it had run", "home": "empty (no PyTensor, Numba or Matplotlib cache)",
-              "machine": machine(), "load_average_before": before, "load_average_after": load_average(),
-              "load_during": loads.summary(), "kernel_start_seconds": kernel, "runs": runs,
-              "placeholders": len(PLACEHOLDER.findall(text)), "git_status_clean": status == ""}
+                     "until it had run", "measurements": [*kept, measurement]}
     args.out.write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     for run in runs:
         print(f"== {run['run']}: {run['what']}")
         for s in run["sections"]:
             print(f"{s['seconds']:7.1f} s  {s['section']}")
         print(f"{run['seconds']:7.1f} s  in all")
-    print(f"load average {before} before, {record['load_during']} during; placeholders {record['placeholders']}; "
-          f"git status clean: {record['git_status_clean']} -> {args.out}")
+    print(f"load average {before} before, {measurement['load_during']} during; placeholders "
+          f"{measurement['placeholders']}; git status clean: {measurement['git_status_clean']} -> {args.out} "
+          f"({len(record['measurements'])} measurement(s))")
     shutil.rmtree(folder, ignore_errors=True)
     return 0
 

@@ -481,18 +481,21 @@ def _load(rec: dict) -> str:
 
 
 def route_times(path: str | os.PathLike | None = None) -> tuple[pd.DataFrame, str]:
-    """Per section of the tutorial, its time in the lab run cell by cell, and where and when it was measured.
+    """Per section of the tutorial, its time in the lab run cell by cell, and where, when and under what load.
 
     ``lab/measure_route.py`` runs the tutorial in ``make lab`` as a class does: headless Chromium presses
     Shift+Enter once per cell and each cell is timed from the key press until it has run; first in a new
     kernel with an empty home ("Start" is the kernel's start), then the re-run of exercise 1 (from "Your
-    settings" to the end).
+    settings" to the end). The record keeps every measurement of the same tutorial; a machine shared with
+    other work gives other times under another load, so the table is the median of each section over the
+    measurements and ``attrs["totals"]`` has each measurement's totals.
 
     Returns
     -------
     (pandas.DataFrame, str)
         Index ``section`` (the tutorial's order), columns ``first run (s)`` and ``re-run (s)`` (NaN for the
-        sections a re-run does not reach); and a sentence with the date, the machine and its load.
+        sections a re-run does not reach); ``attrs["totals"]``: ``{"first": [...], "re-run": [...]}``; and a
+        sentence with the dates, the machine, the number of measurements and the load.
 
     Raises
     ------
@@ -503,17 +506,34 @@ def route_times(path: str | os.PathLike | None = None) -> tuple[pd.DataFrame, st
     if not p.exists():
         raise FileNotFoundError(f"no route record {p}: run `.venv/bin/python lab/measure_route.py`.")
     rec = json.loads(p.read_text(encoding="utf-8"))
-    runs = {r.get("run"): r for r in rec.get("runs", [])}
-    if "first" not in runs or not runs["first"].get("sections"):
+    measurements = rec.get("measurements", [])
+    firsts, agains, totals = [], [], {"first": [], "re-run": []}
+    for m in measurements:
+        runs = {r.get("run"): r for r in m.get("runs", [])}
+        if "first" not in runs or not runs["first"].get("sections"):
+            continue
+        firsts.append(pd.Series({s["section"]: float(s["seconds"]) for s in runs["first"]["sections"]}))
+        again = runs.get("exercise", {}).get("sections", [])
+        agains.append(pd.Series({s["section"]: float(s["seconds"]) for s in again}, dtype=float))
+        totals["first"].append(float(firsts[-1].sum()))
+        totals["re-run"].append(float(agains[-1].sum()))
+    if not firsts:
         raise ValueError(f"the route record {p} has no first run: {sorted(rec)}")
-    first = pd.Series({s["section"]: float(s["seconds"]) for s in runs["first"]["sections"]}, name="first run (s)")
-    again = pd.Series({s["section"]: float(s["seconds"]) for s in runs.get("exercise", {}).get("sections", [])},
-                      name="re-run (s)", dtype=float)
-    df = pd.concat([first, again.reindex(first.index)], axis=1).rename_axis("section")
-    m = rec.get("machine", {})
+    order = list(firsts[0].index)
+    first = pd.concat(firsts, axis=1).reindex(order).median(axis=1).rename("first run (s)")
+    again = pd.concat(agains, axis=1).reindex(order).median(axis=1).rename("re-run (s)")
+    df = pd.concat([first, again], axis=1).rename_axis("section")
+    df.attrs["totals"] = totals
+    m = measurements[-1].get("machine", {})
     where = f"{m.get('cpu', 'an unknown machine')}, {m.get('cores', '?')} cores"
-    return df, (f"Measured on {_when(rec)} in `make lab` on {where}, at quick scale (n = {rec.get('n', '?')} records), "
-                f"{_load(rec)}")
+    dates = sorted({_when(x) for x in measurements})
+    means = [float(x.get("load_during", {}).get("mean", float("nan"))) for x in measurements]
+    k = len(firsts)
+    load = (_load(measurements[-1]) if k == 1 else
+            f"{k} measurements (the median of each section), load average during them from {min(means):.1f} to "
+            f"{max(means):.1f}")
+    return df, (f"Measured on {' and '.join(dates)} in `make lab` on {where}, at quick scale "
+                f"(n = {rec.get('n', '?')} records), {load}")
 
 
 #: What a fresh clone's ``make lab`` costs (written by ``lab/measure_env.py``).

@@ -98,18 +98,27 @@ def test_clamp_figure_is_legible():
 
 
 def test_route_and_environment_times_from_their_records(tmp_path):
-    route = {"started": "2026-11-26T15:00:00+00:00", "machine": {"cpu": "Xeon", "cores": 2}, "n": 500,
-             "load_average_before": [2.5, 1, 1], "load_during": {"mean": 3.1, "max": 4.5, "samples": 20},
-             "runs": [{"run": "first", "sections": [{"section": "Start", "seconds": 3.0},
-                                                    {"section": "A release", "seconds": 8.5}]},
-                      {"run": "exercise", "sections": [{"section": "A release", "seconds": 6.0}]}]}
+    def measurement(day, load, first, again):
+        return {"started": f"2026-11-{day}T15:00:00+00:00", "machine": {"cpu": "Xeon", "cores": 2},
+                "load_average_before": [2.5, 1, 1], "load_during": {"mean": load, "max": load + 1, "samples": 20},
+                "runs": [{"run": "first", "sections": [{"section": "Start", "seconds": 3.0},
+                                                       {"section": "A release", "seconds": first}]},
+                         {"run": "exercise", "sections": [{"section": "A release", "seconds": again}]}]}
+
+    route = {"schema": 3, "n": 500, "measurements": [measurement(26, 3.1, 8.5, 6.0)]}
     p = tmp_path / "route.json"
     p.write_text(json.dumps(route), encoding="utf-8")
     df, where = teaching.route_times(p)
     assert list(df.index) == ["Start", "A release"] and df.loc["A release", "first run (s)"] == 8.5
     assert df.loc["A release", "re-run (s)"] == 6.0 and df["re-run (s)"].isna().sum() == 1
     assert "26 November 2026" in where and "n = 500" in where and "make lab" in where
-    assert "load average 2.5 before the run, 3.1 on average during it (at most 4.5)" in where
+    assert "load average 2.5 before the run, 3.1 on average during it (at most 4.1)" in where
+    route["measurements"].append(measurement(27, 6.0, 12.5, 8.0))  # the same tutorial under another load
+    p.write_text(json.dumps(route), encoding="utf-8")
+    df, where = teaching.route_times(p)
+    assert df.loc["A release", "first run (s)"] == 10.5 and df.attrs["totals"] == {"first": [11.5, 15.5],
+                                                                                  "re-run": [6.0, 8.0]}
+    assert "2 measurements" in where and "from 3.1 to 6.0" in where and "26 November 2026 and 27" in where
     env = {"started": "2026-11-26T15:00:00+00:00", "python": "3.11.7", "machine": {"cpu": "Xeon", "cores": 2},
            "from": "a fresh clone", "caches": "empty", "load_average_before": [0.3],
            "disk_gib": {"venv": 1.1}, "steps": [{"task": "venv", "what": "x", "seconds": 47.0}]}
