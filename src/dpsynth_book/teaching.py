@@ -305,8 +305,8 @@ def censoring_cost(spread: pd.DataFrame, counts, *, censored: str, unweighted: s
                    "less than one draw's luck, and a single release can rank them either way.",
     }[first]
     n_pub, n_uw = int(counts[public]), int(counts[censored])
-    fewer = ("censors fewer records" if n_pub < n_uw else "censors as many records" if n_pub == n_uw
-             else "censors more records")
+    fewer = ("censors fewer records than" if n_pub < n_uw else "censors as many records as" if n_pub == n_uw
+             else "censors more records than")
     then = {
         "further": "and its releases are further from the data than Censor_uw's at nearly every draw",
         "closer": "and its releases are closer to the data than Censor_uw's at nearly every draw",
@@ -314,7 +314,7 @@ def censoring_cost(spread: pd.DataFrame, counts, *, censored: str, unweighted: s
     }[second]
     return {"uw-vs-u": first, "pub-vs-uw": second,
             "verdict": f"{said} Censor_w-pub, whose weights shrink every term towards zero before the clamp, "
-                       f"{fewer} than Censor_uw ({n_pub} against {n_uw}) {then}."}
+                       f"{fewer} Censor_uw ({n_pub} against {n_uw}) {then}."}
 
 
 def window_reach(fit) -> dict:

@@ -225,7 +225,10 @@ def test_censoring_cost_says_further_only_when_the_ranges_do_not_overlap():
     assert "either way" in close["verdict"] and "within one draw's luck" in close["verdict"]
     more = teaching.censoring_cost(spread((0.05, 0.03, 0.09), (0.11, 0.08, 0.15), (0.3, 0.2, 0.4)),
                                    {"U": 0, "UW": 3, "PUB": 9}, **names)
-    assert more["pub-vs-uw"] == "further" and "censors more records" in more["verdict"]
+    assert more["pub-vs-uw"] == "further" and "censors more records than Censor_uw (9 against 3)" in more["verdict"]
+    same = teaching.censoring_cost(spread((0.05, 0.03, 0.09), (0.5, 0.4, 0.6), (0.5, 0.4, 0.6)),
+                                   {"U": 0, "UW": 500, "PUB": 500}, **names)
+    assert "censors as many records as Censor_uw (500 against 500)" in same["verdict"]
 
 
 def test_window_reach_is_the_largest_record_term_of_the_fit(lognormal_cm):
