@@ -240,6 +240,7 @@ _CELL = f"""
   const prompt = c.node.querySelector('.jp-InputArea-prompt');
   const exprs = c.model.getMetadata ? (c.model.getMetadata('user_expressions') || []) : [];
   return {{type: c.model.type, count: c.model.type === 'code' ? c.model.executionCount : null,
+          ran: (window.__dpsynthRan || {{}})[c.model.id] || 0,
           busy: !!(prompt && prompt.innerText.includes('*')), active: w.content.activeCellIndex,
           mode: w.content.mode, pending: exprs.filter(e => !e.result || e.result.status !== 'ok' ||
             JSON.stringify(e.result.data || {{}}).includes('\\u2026')).length, n: w.content.widgets.length,
@@ -282,13 +283,22 @@ class NotebookPage:
         self.browser.js(f"(() => {{ const w = {_PANEL}; w.content.activeCellIndex = {i}; w.content.mode = 'command';"
                         " jupyterapp.shell.activateById(w.id); w.content.node.focus(); return true; })()")
 
+    def _watch(self, i: int) -> None:
+        """Count the executions of cell ``i`` that end with an execution count (a saved count may repeat)."""
+        self.browser.js(f"""((i) => {{ const c = {_PANEL}.content.widgets[i]; const id = c.model.id;
+          window.__dpsynthRan = window.__dpsynthRan || {{}}; window.__dpsynthRan[id] = 0;
+          if (!c.__dpsynthWatch) {{ c.__dpsynthWatch = (m, a) => {{ if (a.name === 'executionCount' &&
+            a.newValue !== null) window.__dpsynthRan[id] = (window.__dpsynthRan[id] || 0) + 1; }};
+            c.model.stateChanged.connect(c.__dpsynthWatch); }}
+          return true; }})({i})""")
+
     def _wait_ran(self, i: int, before: dict, timeout: float) -> dict:
         deadline, idle_since = time.monotonic() + timeout, None
         while True:
             now, state = time.monotonic(), self.cell(i)
             done = not state["busy"] and state["pending"] == 0
             if state["type"] == "code":
-                done = done and state["count"] is not None and state["count"] != before["count"]
+                done = done and state["count"] is not None and state["ran"] > 0
             if done and self.kernel() == "idle":
                 idle_since = idle_since or now
                 if now - idle_since >= 0.4:  # the kernel stays idle: a Markdown cell's expressions are in
@@ -314,6 +324,8 @@ class NotebookPage:
             if before["active"] != i:
                 raise RuntimeError(f"Shift+Enter left cell {before['active']} selected, not {i}")
             section = before["heading"] or section
+            if before["type"] == "code":
+                self._watch(i)
             t0 = time.monotonic()
             self.browser.key("Enter", shift=i < n - 1, ctrl=i == n - 1)
             state = self._wait_ran(i, before, timeout)

@@ -75,6 +75,7 @@ def main(argv: list | None = None) -> int:
     repo = (args.repo or REPO).resolve()
     work = repo / "lab-work" if args.repo else folder / "lab-work"
     env = fresh_environment(args.home.resolve() if args.home else folder / "home")
+    (work / "tutorial.ipynb").unlink(missing_ok=True)  # a first run starts from the book's notebook, as copied
     commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True).stdout.strip()
     before, started = load_average(), dt.datetime.now(dt.UTC).astimezone().isoformat(timespec="seconds")
     server = LabServer(folder / "server", repo / ".venv", work=work, repo=repo, environ=env,
