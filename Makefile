@@ -5,7 +5,7 @@
 #   make peers                create/update .venv-peers (SmartNoise MST and AIM) from peers/requirements-peers.lock
 #   make peers-lock           re-resolve peers/requirements-peers.lock from peers/requirements-peers.in
 #   make notebooks            execute the toc's notebooks/<name>.ipynb into book/ (papermill)
-#   make lab                  JupyterLab (.venv-lab, with .venv-peers) on the chapters' notebooks, as the book shows them, quick scale
+#   make lab                  JupyterLab (.venv-lab) on copies of the chapters' notebooks (lab-work/), as the book shows them, quick scale
 #   make lab-env | lab-lock   only create .venv-lab | re-resolve lab/requirements-lab.lock
 #   make book                 the book from the shipped paper-scale results (results/*.nc; no MCMC)
 #   make book SCALE=quick     recompute every study at quick scale (minutes), then build the book
@@ -125,7 +125,7 @@ help:
 	@echo "make peers                     create .venv-peers (SmartNoise MST, AIM) from peers/requirements-peers.lock"
 	@echo "make peers-lock                re-resolve peers/requirements-peers.lock (keeps pins where possible)"
 	@echo "make notebooks                 execute the chapters' notebooks/<name>.ipynb into book/"
-	@echo "make lab                       JupyterLab on notebooks/ in the project's kernel (quick scale; LAB_ARGS=...)"
+	@echo "make lab                       JupyterLab on copies of notebooks/ (lab-work/) in the project's kernel (quick scale)"
 	@echo "make lab-env | lab-lock        create .venv-lab | re-resolve lab/requirements-lab.lock"
 	@echo "make clean | distclean         remove outputs | also .venv, .venv-* and data/cache"
 
@@ -236,15 +236,20 @@ peers-lock: $(VENV)/.python-$(PY_VERSION)
 # JupyterLab for a class or a reader (`make lab`): the lab runs from its own environment .venv-lab
 # (lab/requirements-lab.lock: JupyterLab, jupyterlab-myst and what they need, nothing of dpsynth's), and
 # the notebooks run in the project's kernel "Python 3 (dpsynth)" of .venv, which JUPYTER_PATH puts first.
+# The lab serves LAB_WORK (lab-work/, git-ignored), where lab/dpsynth_lab.py copies the chapters' notebooks
+# (a missing one; one whose source changed and that the student has not edited): the students run, edit and
+# save copies, and the tutorial writes its release and report beside them, so `git status` stays clean.
 # The book's MyST renders as in the book: jupyterlab-myst renders the Markdown, lab/dpsynth_lab.py (the
-# contents manager) rewrites what only Sphinx knows (glue roles, references) when a notebook opens and
-# undoes it when it is saved, and DPSYNTH_LAB=1 makes dpsynth_book.book show figures and tables for the lab.
-# .venv/bin comes first on the PATH of the lab's terminals, so `dpsynth` runs there. The peers' environment
-# (.venv-peers, `make peers`) is built too, for the whole-table chapter's quick scale (MST and AIM). The lab
-# fetches no news and checks for no update (a classroom may have no network). The
-# chapters' parameter cells default to the quick scale, and DPSYNTH_RESULTS=off makes them compute
-# their studies (minutes each) instead of reading the shipped paper-scale results; set
-# DPSYNTH_RESULTS=use in the environment to open them on the shipped results instead.
+# contents manager) rewrites what only Sphinx knows (glue roles, references) when a notebook opens, collapses
+# the code cells the book hides, and undoes both when it is saved; DPSYNTH_LAB=1 makes dpsynth_book.book show
+# figures and tables for the lab. dpsynth's own sources are compiled first (where PYTHONDONTWRITEBYTECODE is
+# set, every kernel would compile them again). .venv/bin comes first on the PATH of the lab's terminals, so
+# `dpsynth` runs there. The lab does not need the peers' environment (.venv-peers, `make peers`: only the
+# whole-table chapter at quick scale runs SmartNoise). lab/settings/overrides.json turns JupyterLab's news
+# and update check off (no pop-up; a classroom may have no network). The chapters' parameter cells default
+# to the quick scale, and DPSYNTH_RESULTS=off makes them compute their studies (minutes each) instead of
+# reading the shipped paper-scale results; set DPSYNTH_RESULTS=use in the environment to open them on the
+# shipped results instead.
 # LAB_ARGS passes options to `jupyter lab` (e.g. LAB_ARGS="--no-browser --port 8890"); as root (a container,
 # this project's CI) the lab needs --allow-root, which is added.
 LAB_VENV ?= .venv-lab
@@ -254,6 +259,7 @@ LAB_LOCK := lab/requirements-lab.lock
 LAB_LOCK_CMD := uv pip compile lab/requirements-lab.in --universal --python-version 3.11 -o $(LAB_LOCK)
 LAB_ARGS ?=
 LAB_RESULTS ?= $(or $(DPSYNTH_RESULTS),off)
+LAB_WORK ?= lab-work
 
 lab-env: $(LAB_STAMP)
 
@@ -263,12 +269,14 @@ $(LAB_STAMP): $(LAB_LOCK) $(LAB_VENV)/.python-$(PY_VERSION) | $(VENV)/.python-$(
 	$(UV) pip sync $(UV_SYNC_FLAGS) --python $(LAB_PY) $(LAB_LOCK)
 	@printf 'python %s %s\nlock %s\n' "$(PY_VERSION)" "$(PY_EXE)" "$$(sha256sum $(LAB_LOCK) | cut -d' ' -f1)" > $@
 
-lab: $(STAMP) $(LAB_STAMP) $(PEERS_STAMP)
-	@echo "JupyterLab on notebooks/ with the kernel 'Python 3 (dpsynth)' of $(VENV); DPSYNTH_RESULTS=$(LAB_RESULTS) (quick scale by default)"
-	cd notebooks && JUPYTER_PATH=$(abspath $(VENV))/share/jupyter DPSYNTH_RESULTS=$(LAB_RESULTS) DPSYNTH_LAB=1 \
+lab: $(STAMP) $(LAB_STAMP)
+	@$(VPY) -m compileall -q src
+	@$(LAB_PY) lab/dpsynth_lab.py copy notebooks $(LAB_WORK)
+	@echo "JupyterLab on $(LAB_WORK)/ (copies of notebooks/) with the kernel 'Python 3 (dpsynth)' of $(VENV); DPSYNTH_RESULTS=$(LAB_RESULTS) (quick scale by default)"
+	cd $(LAB_WORK) && JUPYTER_PATH=$(abspath $(VENV))/share/jupyter DPSYNTH_RESULTS=$(LAB_RESULTS) DPSYNTH_LAB=1 \
 	  PATH=$(abspath $(VENV))/bin:$$PATH PYTHONPATH=$(CURDIR)/lab$${PYTHONPATH:+:$$PYTHONPATH} \
-	  $(abspath $(LAB_VENV))/bin/jupyter lab --notebook-dir=$(CURDIR)/notebooks $(if $(filter 0,$(shell id -u)),--allow-root) \
-	  --ServerApp.contents_manager_class=dpsynth_lab.LabContentsManager \
+	  $(abspath $(LAB_VENV))/bin/jupyter lab --notebook-dir=$(abspath $(LAB_WORK)) $(if $(filter 0,$(shell id -u)),--allow-root) \
+	  --ServerApp.contents_manager_class=dpsynth_lab.LabContentsManager --LabApp.app_settings_dir=$(CURDIR)/lab/settings \
 	  --LabApp.news_url=None --LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate $(LAB_ARGS)
 
 lab-lock: $(VENV)/.python-$(PY_VERSION)

@@ -20,18 +20,41 @@ it saves one, the rewriting is undone (:func:`from_lab`), so the file keeps the 
 * ``{doc}``, ``{ref}``, ``{prf:ref}`` become the title of the page, section or proposition (a link
   when it is a notebook of the lab); ``{cite:p}`` and ``{cite:t}`` the authors and year from
   ``references.bib``; ``{class}``, ``{mod}``, ``{func}``, ``{meth}``, ``{attr}`` inline code.
+* A code cell the book hides (tags ``remove-input``, ``remove-cell``, ``remove-output`` and their
+  ``hide-`` forms) is shown collapsed, as JupyterLab collapses a cell (``jupyter.source_hidden``,
+  ``jupyter.outputs_hidden``): its code (imports, the glue of the prose's numbers, the calls that show
+  a figure or a table under the caption the reader sees) is one thin bar, and it still runs with
+  Shift+Enter like any other cell.
+
+**Pages with figures beside them.** JupyterLab's HTML viewer shows a page from a ``blob:`` URL, for which
+Chromium sends no ``Referer``, so the server refuses the page's own relative images (403, "Blocking request
+from unknown origin"): the tutorial's report would open without its figures. When the lab opens an HTML
+file, :func:`inline_images` puts each image beside it into the page it is given (a ``data:`` URL); the
+file on disk is not changed.
+
+**Students work on copies.** ``make lab`` serves ``lab-work/`` (git-ignored), not ``notebooks/``:
+:func:`copy_notebooks` copies each chapter's notebook there when it is missing, and replaces a copy
+whose source changed in the repository as long as the student has not edited its cells (outputs do not
+count); an edited copy is kept, and the command says how to start again. Saving, autosave and the
+files a chapter writes (the tutorial's report) stay in that folder, so ``git status`` stays clean and
+``git pull`` is never refused. ``python lab/dpsynth_lab.py copy notebooks lab-work`` is that step alone.
 
 Standard library only (it runs in .venv-lab, which has no dpsynth); ``tests/book/test_lab.py`` tests it.
 """
 
 from __future__ import annotations
 
+import base64
 import copy
+import hashlib
 import json
 import re
+import shutil
+import sys
 from pathlib import Path
 
-__all__ = ["REPO", "EVAL_CALL", "to_lab", "from_lab", "LabContentsManager"]
+__all__ = ["REPO", "EVAL_CALL", "HIDE_SOURCE", "HIDE_OUTPUTS", "to_lab", "from_lab", "copy_notebooks",
+           "inline_images", "LabContentsManager"]
 
 #: The repository (this file is lab/dpsynth_lab.py).
 REPO = Path(__file__).resolve().parents[1]
@@ -42,6 +65,10 @@ REF_CALL = '__import__("dpsynth_book.book").book.lab_ref("{spec}")'
 #: What an expression shows before its Markdown cell has been run.
 PENDING = "…"
 META = "dpsynth_lab"
+#: Tags of a code cell whose code the book does not show: collapsed in the lab.
+HIDE_SOURCE = ("remove-input", "remove-cell", "hide-input", "hide-cell")
+#: Tags of a code cell whose output the book does not show: collapsed in the lab.
+HIDE_OUTPUTS = ("remove-output", "remove-cell", "hide-output", "hide-cell")
 
 _ROLE = re.compile(r"\{(?P<role>[a-z][a-z:]*)\}`(?P<content>[^`]+)`")
 _EVAL = re.compile(r'\{eval\}`__import__\("dpsynth_book\.book"\)\.book\.(?P<fn>glued|lab_ref)\("(?P<spec>[^"`]+)"\)`')
@@ -250,13 +277,28 @@ def _cell_to_lab(cell: dict, ctx: _Context) -> None:
         meta["user_expressions"] = [e for e in meta.get("user_expressions", []) if isinstance(e, dict)] + pending
 
 
+def _code_to_lab(cell: dict) -> None:
+    """Collapse what the book hides of a code cell (its tags), keeping the metadata it had."""
+    meta = cell.setdefault("metadata", {})
+    tags = set(meta.get("tags", []) or [])
+    hide = {"source_hidden": bool(tags & set(HIDE_SOURCE)), "outputs_hidden": bool(tags & set(HIDE_OUTPUTS))}
+    if not any(hide.values()):
+        return
+    before = meta.get("jupyter")
+    meta[META] = {"jupyter": copy.deepcopy(before) if before is not None else None}
+    meta["jupyter"] = {**(before or {}), **{k: True for k, v in hide.items() if v}}
+
+
 def to_lab(nb: dict, name: str, repo: Path = REPO) -> dict:
-    """A copy of notebook ``nb`` (the chapter ``name``) whose Markdown cells jupyterlab-myst renders."""
+    """A copy of notebook ``nb`` (the chapter ``name``) whose Markdown cells jupyterlab-myst renders, and whose
+    code cells the book hides are collapsed."""
     out = copy.deepcopy(nb)
     ctx = _Context(repo, name, out)
     for cell in out.get("cells", []):
         if cell.get("cell_type") == "markdown":
             _cell_to_lab(cell, ctx)
+        elif cell.get("cell_type") == "code":
+            _code_to_lab(cell)
     return out
 
 
@@ -273,6 +315,12 @@ def from_lab(nb: dict) -> dict:
     for cell in out.get("cells", []):
         meta = cell.get("metadata", {})
         info = meta.pop(META, None)
+        if cell.get("cell_type") == "code" and isinstance(info, dict) and "jupyter" in info:
+            if info["jupyter"] is None:
+                meta.pop("jupyter", None)
+            else:
+                meta["jupyter"] = info["jupyter"]
+            continue
         if cell.get("cell_type") != "markdown" or not isinstance(info, dict):
             continue
         source = _source(cell)
@@ -292,6 +340,114 @@ def from_lab(nb: dict) -> dict:
     return out
 
 
+# --------------------------------------------------------------------------------------------------
+# the students' copies (make lab serves lab-work/, never notebooks/)
+# --------------------------------------------------------------------------------------------------
+
+#: The record of the copies, in the working folder: each notebook's source digest and its cells' digest.
+COPIES = ".dpsynth-lab-copies.json"
+
+
+def _cells_digest(nb: dict) -> str:
+    """A digest of a notebook's cells (type and source), not of its outputs or metadata: what a student edits."""
+    h = hashlib.sha256()
+    for cell in nb.get("cells", []):
+        h.update(cell.get("cell_type", "").encode() + b"\0" + _source(cell).encode("utf-8") + b"\0")
+    return h.hexdigest()
+
+
+def copy_notebooks(source: Path, work: Path) -> list[str]:
+    """Copy the notebooks of ``source`` into ``work`` for the lab; return one line per notebook on what was done.
+
+    A notebook missing in ``work`` is copied. A copy whose source changed since it was copied is replaced by
+    the new source if its cells are still those it was copied with (a run's outputs do not count: the contents
+    manager saves the book's source of each cell); a copy the student edited is kept, and the line says how to
+    get the new version. Nothing is ever written into ``source``.
+    """
+    source, work = Path(source).resolve(), Path(work).resolve()
+    if work == source:
+        raise ValueError(f"the working folder must not be the notebooks' folder {source}")
+    work.mkdir(parents=True, exist_ok=True)
+    record_path = work / COPIES
+    try:
+        record = json.loads(record_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        record = {}
+    said = []
+    for path in sorted(source.glob("*.ipynb")):
+        text = path.read_text(encoding="utf-8")
+        digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        cells = _cells_digest(json.loads(text))
+        target = work / path.name
+        known = record.get(path.name, {})
+        if not target.exists():
+            shutil.copyfile(path, target)
+            said.append(f"{path.name}: copied")
+        elif known.get("source") == digest:
+            continue
+        else:
+            try:
+                current = _cells_digest(json.loads(target.read_text(encoding="utf-8")))
+            except (OSError, ValueError):
+                current = None
+            if current in (known.get("cells"), cells):
+                shutil.copyfile(path, target)
+                said.append(f"{path.name}: updated to the repository's version")
+            else:
+                said.append(f"{path.name}: kept with your edits; the repository's version changed (delete "
+                            f"{target} and run make lab again to start from it)")
+                continue
+        record[path.name] = {"source": digest, "cells": cells}
+    record_path.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    return said
+
+
+def main(argv: list | None = None) -> int:
+    """``python lab/dpsynth_lab.py copy SOURCE WORK``: :func:`copy_notebooks`, one line printed per change."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if len(args) != 3 or args[0] != "copy":
+        print("usage: python lab/dpsynth_lab.py copy SOURCE_FOLDER WORKING_FOLDER", file=sys.stderr)
+        return 2
+    work = Path(args[2]).resolve()
+    for line in copy_notebooks(Path(args[1]), work):
+        print(f"{work.name}/{line}")
+    return 0
+
+
+# --------------------------------------------------------------------------------------------------
+# an HTML page's images, for JupyterLab's HTML viewer
+# --------------------------------------------------------------------------------------------------
+
+_IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif",
+                ".svg": "image/svg+xml", ".webp": "image/webp"}
+#: Largest image put into a page (bytes).
+MAX_INLINE = 20 * 2**20
+_IMG_SRC = re.compile(r"""(<img\b[^>]*?\bsrc\s*=\s*)(["'])([^"'<>]+)\2""", flags=re.I)
+
+
+def inline_images(html: str, folder: Path, root: Path) -> str:
+    """``html`` with each ``<img src="...">`` that names an image file in ``folder`` (relative, inside ``root``)
+    given as a ``data:`` URL; other images (absolute URLs, ``data:``, missing or large files) are left alone."""
+    folder, root = Path(folder).resolve(), Path(root).resolve()
+
+    def replace(m: re.Match) -> str:
+        src = m.group(3)
+        if re.match(r"^[a-z][a-z0-9+.-]*:|^/|^#", src, flags=re.I):
+            return m.group(0)
+        path = (folder / src.split("?", 1)[0].split("#", 1)[0]).resolve()
+        kind = _IMAGE_TYPES.get(path.suffix.lower())
+        try:
+            inside = path.is_relative_to(root) and path.is_file() and path.stat().st_size <= MAX_INLINE
+        except OSError:
+            inside = False
+        if kind is None or not inside:
+            return m.group(0)
+        data = base64.b64encode(path.read_bytes()).decode("ascii")
+        return f"{m.group(1)}{m.group(2)}data:{kind};base64,{data}{m.group(2)}"
+
+    return _IMG_SRC.sub(replace, html)
+
+
 try:  # the contents manager: only where jupyter_server is installed (.venv-lab)
     from jupyter_server.services.contents.largefilemanager import AsyncLargeFileManager
 except ImportError:  # pragma: no cover - the pure functions above are still importable
@@ -301,15 +457,24 @@ if AsyncLargeFileManager is not None:
     from nbformat import from_dict
 
     class LabContentsManager(AsyncLargeFileManager):
-        """JupyterLab's file manager, with :func:`to_lab` on opening a notebook and :func:`from_lab` on saving."""
+        """JupyterLab's file manager, with :func:`to_lab` on opening a notebook and :func:`from_lab` on saving, and
+        :func:`inline_images` on opening an HTML page."""
 
         async def get(self, path, content=True, type=None, format=None, **kwargs):
             model = await super().get(path, content=content, type=type, format=format, **kwargs)
             if model.get("type") == "notebook" and content and model.get("content") is not None:
                 model["content"] = from_dict(to_lab(model["content"], Path(path).stem))
+            elif (model.get("type") == "file" and model.get("format") == "text"
+                  and isinstance(model.get("content"), str) and str(path).lower().endswith((".html", ".htm"))):
+                root = Path(self.root_dir)
+                model["content"] = inline_images(model["content"], (root / str(path).strip("/")).parent, root)
             return model
 
         async def save(self, model, path=""):
             if model.get("type") == "notebook" and model.get("content") is not None:
                 model = {**model, "content": from_lab(model["content"])}
             return await super().save(model, path)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

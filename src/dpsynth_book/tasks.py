@@ -14,9 +14,11 @@ that it runs (and says what to install) before anything is installed::
 Run it with a supported Python (3.11, 3.12 or 3.13; ``py -3.12`` on Windows, a python.org or conda
 Python on macOS). Environments: ``.venv`` (the project's, from ``requirements.lock``, with the
 kernel "Python 3 (dpsynth)"), ``.venv-lab`` (JupyterLab and jupyterlab-myst, from
-``lab/requirements-lab.lock``) and ``.venv-peers`` (SmartNoise's MST and AIM, for the whole-table
-chapter; not built on Windows, where that chapter is read from the shipped results). Each is
-rebuilt when its lock changes; ``uv`` (pinned as in the Makefile) installs the exact versions.
+``lab/requirements-lab.lock``) and, only when asked (``peers``), ``.venv-peers`` (SmartNoise's MST and AIM,
+for the whole-table chapter at quick scale; not built on Windows, where that chapter is read from the
+shipped results): the lab does not need it. Each is rebuilt when its lock changes; ``uv`` (pinned as in
+the Makefile) installs the exact versions. Like ``make lab``, ``lab`` serves ``lab-work/`` (copies of
+``notebooks/``, git-ignored; ``lab/dpsynth_lab.py copy``), so a class leaves the checkout clean.
 """
 
 from __future__ import annotations
@@ -34,6 +36,8 @@ SUPPORTED = ((3, 11), (3, 12), (3, 13))
 #: The uv that resolved the locks (the Makefile's UV_VERSION).
 UV_VERSION = "0.13.9"
 REPO = Path(__file__).resolve().parents[2]
+#: The folder the lab serves: copies of notebooks/ (the Makefile's LAB_WORK).
+LAB_WORK = REPO / "lab-work"
 LAB_ENV_VARS = ("DPSYNTH_LAB", "DPSYNTH_RESULTS", "JUPYTER_PATH", "PYTHONPATH", "PATH")
 
 __all__ = ["SUPPORTED", "UV_VERSION", "check_python", "venv_python", "venv_bin", "lab_environment", "lab_command",
@@ -156,10 +160,11 @@ def lab_environment(project: Path, results: str = "off", environ: dict | None = 
     return env
 
 
-def lab_command(lab: Path, extra: list | None = None, *, as_root: bool = False) -> list:
-    """The ``jupyter lab`` command line of ``make lab``."""
-    cmd = [str(venv_python(lab)), "-m", "jupyterlab", f"--notebook-dir={REPO / 'notebooks'}",
-           "--ServerApp.contents_manager_class=dpsynth_lab.LabContentsManager", "--LabApp.news_url=None",
+def lab_command(lab: Path, extra: list | None = None, *, as_root: bool = False, work: Path = LAB_WORK) -> list:
+    """The ``jupyter lab`` command line of ``make lab`` (serving ``work``, the copies of the notebooks)."""
+    cmd = [str(venv_python(lab)), "-m", "jupyterlab", f"--notebook-dir={work}",
+           "--ServerApp.contents_manager_class=dpsynth_lab.LabContentsManager",
+           f"--LabApp.app_settings_dir={REPO / 'lab' / 'settings'}", "--LabApp.news_url=None",
            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
     if as_root:
         cmd.append("--allow-root")
@@ -191,7 +196,7 @@ def main(argv: list | None = None) -> int:
                         help="the project's environment (default: this interpreter's environment if dpsynth is "
                              "installed in it from this checkout, as in the conda route; else .venv)")
     parser.add_argument("--lab-venv", type=Path, default=REPO / ".venv-lab", help="the lab's environment (.venv-lab)")
-    parser.add_argument("--no-peers", action="store_true", help="lab: do not build .venv-peers")
+    parser.add_argument("--no-peers", action="store_true", help=argparse.SUPPRESS)  # the lab no longer builds them
     parser.add_argument("--scale", default="paper", choices=["paper", "quick"], help="book, notebooks: the scale")
     argv = list(sys.argv[1:] if argv is None else argv)
     cut = argv.index("--") if "--" in argv else len(argv)
@@ -217,14 +222,14 @@ def main(argv: list | None = None) -> int:
             return 0
         if args.task == "lab":
             lab = ensure_lab(args.lab_venv.resolve())
-            if not args.no_peers:
-                ensure_peers(REPO / ".venv-peers")
+            _run([py, "-m", "compileall", "-q", REPO / "src"])  # every kernel would compile them again
+            _run([lab, REPO / "lab" / "dpsynth_lab.py", "copy", REPO / "notebooks", LAB_WORK])
             results = os.environ.get("DPSYNTH_RESULTS", "off")
             root = hasattr(os, "geteuid") and os.geteuid() == 0
-            print(f"JupyterLab on notebooks/ with the kernel 'Python 3 (dpsynth)' of {project}; DPSYNTH_RESULTS="
-                  f"{results} (quick scale by default)", flush=True)
+            print(f"JupyterLab on lab-work/ (copies of notebooks/) with the kernel 'Python 3 (dpsynth)' of {project}; "
+                  f"DPSYNTH_RESULTS={results} (quick scale by default)", flush=True)
             cmd = lab_command(lab.parent.parent, extra, as_root=root)
-            return subprocess.call(cmd, env=lab_environment(project, results), cwd=REPO / "notebooks")
+            return subprocess.call(cmd, env=lab_environment(project, results), cwd=LAB_WORK)
         results = "use" if args.scale == "paper" else "off"
         if args.task in ("notebooks", "book"):
             task_notebooks(py, args.scale, results)

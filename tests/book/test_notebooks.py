@@ -101,3 +101,24 @@ def test_every_number_the_markdown_quotes_is_glued(name, smoke_notebooks):
     not_md = sorted(key for role, key in refs if role == "md" and not any(k.endswith("text/markdown")
                                                                          for k in glued[key]))
     assert not not_md, f"{name}: {{glue:md}} keys glued without Markdown: {not_md}"
+
+
+#: Pages a class runs cell by cell in the lab (Shift+Enter): a number of the text must be computed above it.
+CELL_BY_CELL = ("tutorial", "teaching")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", CELL_BY_CELL)
+def test_every_number_is_glued_above_the_text_that_quotes_it(name, smoke_notebooks):
+    """Run from the top with Shift+Enter, a Markdown cell shows its numbers only if a cell above glued them."""
+    _, path = smoke_notebooks.get(name)
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    glued, late = set(), []
+    for i, cell in enumerate(nb["cells"]):
+        if cell["cell_type"] == "code":
+            glued |= {o["metadata"]["scrapbook"]["name"] for o in cell.get("outputs", [])
+                      if "scrapbook" in o.get("metadata", {})}
+        elif cell["cell_type"] == "markdown":
+            keys = {m.group(2) for m in GLUE_ROLE.finditer("".join(cell["source"]))}
+            late += [f"cell {i}: {k}" for k in sorted(keys - glued)]
+    assert not late, f"{name}: numbers quoted before the cell that glues them: {late}"

@@ -60,6 +60,8 @@ def test_the_lab_gets_the_environment_and_command_line_of_make_lab(tmp_path):
     cmd = tasks.lab_command(tmp_path / "lab", ["--no-browser"], as_root=True)
     assert cmd[1:3] == ["-m", "jupyterlab"]
     assert "--ServerApp.contents_manager_class=dpsynth_lab.LabContentsManager" in cmd
+    assert f"--notebook-dir={REPO / 'lab-work'}" in cmd  # the students' copies, never notebooks/
+    assert f"--LabApp.app_settings_dir={REPO / 'lab' / 'settings'}" in cmd  # no news pop-up
     assert cmd[-2:] == ["--allow-root", "--no-browser"]
 
 
