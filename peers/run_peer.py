@@ -43,8 +43,8 @@ MarkovRandomField.synthetic_data()", in mbi 1.3.0, which is not on PyPI):
 1. within each group of rows that share the values of a column's parents, the column's values are
    handed out in the order of the rows (rank by row position, not shuffled), so two columns drawn
    given the same parents (or one after the other) come out comonotone: a strong correlation the
-   model does not have. On NMES, AIM at epsilon 10 gave log(age) and log(1 + visits) a correlation
-   of 0.89 (the data: 0.05), and the analyst's age coefficient 9.8 (the data: -0.07);
+   model does not have. In one run on NMES, AIM at epsilon 10 gave log(age) and log(1 + visits)
+   a correlation of 0.89 (the data: 0.05), and the analyst's age coefficient 9.8 (the data: -0.07);
 2. a column is conditioned on the measured cliques that contain it, not on the junction tree's
    cliques, so some columns are drawn with fewer parents than the model has.
 
