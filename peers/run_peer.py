@@ -10,7 +10,7 @@ The job file::
      "input": "table.csv", "output": "synthetic.csv",
      "categorical_columns": ["sex", "region"],
      "continuous_columns": {"income": {"lower": 0, "upper": 200000, "bins": 20}},
-     "n_rows": null, "seed": null, "preprocessor_eps": null}
+     "n_rows": null, "seed": null, "preprocessor_eps": null, "mbi_sampling_fix": true}
 
 ``input`` and ``output`` are relative to the job file's folder (or absolute). ``result`` (optional,
 default: ``output`` with the suffix ``.result.json``) names the JSON result written beside the
@@ -33,6 +33,26 @@ delta=...)``, then ``fit(data, transformer=..., categorical_columns=..., preproc
 * categorical columns are left to the synthesizer's own choice for its "cube" style (a
   ``LabelTransformer`` without a missing-value level): the levels are those found in the data, as
   in snsynth's documented use (MST and AIM take the domain as public).
+
+**Drawing the rows: mbi 1.1.0's ``synthetic_data``, corrected.** MST and AIM draw the synthetic
+rows with Private-PGM's ``MarkovRandomField.synthetic_data`` (package ``mbi``; smartnoise-synth
+1.0.8 requires ``mbi>=1.1.0,<2``, and 1.1.0 is the only such release). In mbi 1.1.0 that function
+has two faults, fixed upstream by mbi's commit a987d84 ("Fix two regressions in
+MarkovRandomField.synthetic_data()", in mbi 1.3.0, which is not on PyPI):
+
+1. within each group of rows that share the values of a column's parents, the column's values are
+   handed out in the order of the rows (rank by row position, not shuffled), so two columns drawn
+   given the same parents (or one after the other) come out comonotone: a strong correlation the
+   model does not have. In one run on NMES, AIM at epsilon 10 gave log(age) and log(1 + visits)
+   a correlation of 0.89 (the data: 0.05), and the analyst's age coefficient 9.8 (the data: -0.07);
+2. a column is conditioned on the measured cliques that contain it, not on the junction tree's
+   cliques, so some columns are drawn with fewer parents than the model has.
+
+With ``mbi_sampling_fix`` true (the default) and an mbi older than 1.3.0, ``synthetic_data`` is
+replaced for the run by :func:`_synthetic_data_fixed`, mbi 1.1.0's function with exactly the
+upstream fix. It only draws rows from the fitted model (post-processing): the privacy guarantee,
+the measurements and the model are unchanged. ``false`` keeps mbi's function as installed (the
+study's results before the fix). The result records which was used (``sampling``).
 
 Categorical columns are read as strings, continuous ones as floats; missing values are an error
 (MST and AIM take complete tables here). ``seed`` seeds NumPy's global generator, which MST and
@@ -64,10 +84,15 @@ from pathlib import Path
 
 SYNTHESIZERS = ("mst", "aim")
 REQUIRED = ("synthesizer", "epsilon", "delta", "input", "output", "categorical_columns", "continuous_columns")
-OPTIONAL = ("n_rows", "seed", "preprocessor_eps", "result")
+OPTIONAL = ("n_rows", "seed", "preprocessor_eps", "result", "mbi_sampling_fix")
 #: snsynth's BinTransformer default, used when a continuous column gives no ``bins``
 DEFAULT_BINS = 10
 #: the distributions whose versions go into the result
+#: the first mbi release whose ``MarkovRandomField.synthetic_data`` has the upstream fix (commit a987d84)
+MBI_FIXED = (1, 3, 0)
+#: what the result says of the fix
+MBI_FIX = ("mbi commit a987d84 (mbi 1.3.0): rows shuffled within each parent group before they are ranked; "
+           "columns conditioned on the junction tree's cliques")
 VERSIONED = ("smartnoise-synth", "smartnoise-sql", "mbi", "opendp", "jax", "jaxlib", "numpy", "pandas", "scipy",
              "networkx")
 
@@ -128,6 +153,10 @@ def read_job(path: Path) -> dict:
     if out["preprocessor_eps"] is not None and out["preprocessor_eps"] >= out["epsilon"]:
         raise JobError(f"'preprocessor_eps' ({out['preprocessor_eps']}) must be smaller than 'epsilon' "
                        f"({out['epsilon']}): snsynth takes it out of the synthesizer's epsilon")
+    fix = job.get("mbi_sampling_fix", True)
+    if not isinstance(fix, bool):
+        raise JobError(f"'mbi_sampling_fix' must be true or false, got {fix!r}")
+    out["mbi_sampling_fix"] = fix
     out["n_rows"] = _optional_int(job, "n_rows", minimum=1)
     out["seed"] = _optional_int(job, "seed", minimum=0)
 
@@ -220,6 +249,117 @@ def versions() -> dict:
     return out
 
 
+def _version_tuple(text: str) -> tuple[int, ...]:
+    """``"1.1.0"`` -> ``(1, 1, 0)``; a piece's leading digits only (``"1.3.0rc1"`` -> ``(1, 3, 0)``)."""
+    parts = []
+    for piece in text.split(".")[:3]:
+        digits = piece[:len(piece) - len(piece.lstrip("0123456789"))]
+        if not digits:
+            break
+        parts.append(int(digits))
+    return tuple(parts)
+
+
+def _synthetic_data_fixed(self, rows=None, method="round"):
+    """``mbi.MarkovRandomField.synthetic_data`` of mbi 1.1.0 with the fix of mbi's commit a987d84.
+
+    A modified copy of Private-PGM's function (package ``mbi`` by Ryan McKenna, licensed under the
+    Apache License, Version 2.0). Modifications: laid out more compactly, and changed in behaviour only
+    as that upstream commit changes it: each column is conditioned on the junction tree's maximal
+    cliques (``jtree.nodes``) instead of the measured cliques, and the rows of each parent group are
+    shuffled before they are ranked, so that the "round" method's stratified draws are not assigned
+    in the order of the rows. Installed on ``MarkovRandomField`` by :func:`run` when the installed
+    mbi is older than :data:`MBI_FIXED`.
+    """
+    import numpy as np
+    from mbi import Dataset, junction_tree, marginal_oracles
+
+    total = max(1, int(rows or self.total))
+    domain = self.domain
+    jtree, elimination_order = junction_tree.make_junction_tree(domain, [set(cl) for cl in self.cliques])
+    cliques = [set(cl) for cl in jtree.nodes]  # fix 2: the junction tree's cliques decide the parents
+    potentials = self.potentials.expand(list(jtree.nodes))
+    marginals = marginal_oracles.message_passing_stable(potentials, self.total)
+
+    def synthetic_col(counts, total):
+        counts = np.asarray(counts, dtype=np.float64).copy()  # writable (a JAX array converts read-only)
+        options = np.arange(counts.size, dtype=np.min_scalar_type(counts.size))
+        if total == 0:
+            return np.array([], dtype=int)
+        if method == "sample":
+            return np.random.choice(options, total, True, counts / counts.sum())
+        counts *= total / counts.sum()
+        frac, integ = np.modf(counts)
+        integ = integ.astype(int)
+        extra = total - integ.sum()
+        if extra > 0:
+            integ[np.random.choice(options, extra, False, frac / frac.sum())] += 1
+        vals = np.repeat(options, integ)
+        np.random.shuffle(vals)
+        return vals
+
+    data = {}
+    order = elimination_order[::-1]
+    col = order[0]
+    data[col] = synthetic_col(marginals.project((col,)).datavector(flatten=False), total)
+    used = {col}
+    for col in order[1:]:
+        relevant = [cl for cl in cliques if col in cl]
+        proj = tuple(used.intersection(set().union(*relevant)))
+        used.add(col)
+        if not proj:
+            data[col] = synthetic_col(marginals.project((col,)).datavector(flatten=False), total)
+            continue
+        current = np.stack(tuple(data[c] for c in proj), -1)
+        marg = np.asarray(marginals.project(proj + (col,)).datavector(flatten=False))
+        parents = marg.sum(axis=-1, keepdims=True)
+        cond_cdfs = np.divide(marg, parents, out=np.zeros_like(marg), where=parents != 0).cumsum(axis=-1)
+        uniques, inverse, counts = np.unique(current, axis=0, return_inverse=True, return_counts=True)
+        inverse = np.asarray(inverse).reshape(-1)
+        perm = np.argsort(inverse, kind="stable")
+        if method == "sample":
+            u = np.random.rand(total)
+        else:
+            starts = np.zeros(len(counts), dtype=int)
+            np.cumsum(counts[:-1], out=starts[1:])
+            for gi in range(len(counts)):  # fix 1: shuffle within each parent group before ranking
+                np.random.shuffle(perm[starts[gi]:starts[gi] + counts[gi]])
+            ranks = np.empty(total, dtype=int)
+            ranks[perm] = np.arange(total) - starts[inverse[perm]]
+            u = (ranks + np.random.rand(total)) / counts[inverse]
+        unique_cdfs = cond_cdfs[tuple(uniques.T)]
+        size = self.domain[col]
+        choices = np.empty(total, dtype=np.min_scalar_type(size))
+        u_sorted = u[perm]
+        start = 0
+        for i, count in enumerate(counts):
+            end = start + count
+            chunk = np.searchsorted(unique_cdfs[i], u_sorted[start:end], side="right")
+            if len(chunk):
+                np.minimum(chunk, size - 1, out=chunk)
+                choices[perm[start:end]] = chunk
+            start = end
+        data[col] = choices
+    return Dataset(data, domain)
+
+
+def _install_sampling_fix(wanted: bool) -> dict:
+    """Put :func:`_synthetic_data_fixed` on mbi's ``MarkovRandomField`` when wanted and needed; say what was done."""
+    from mbi import MarkovRandomField
+
+    version = metadata.version("mbi")
+    has_fix = _version_tuple(version) >= MBI_FIXED
+    if wanted and not has_fix:
+        MarkovRandomField.synthetic_data = _synthetic_data_fixed
+        used = f"mbi {version} with {MBI_FIX} (peers/run_peer.py)"
+    elif has_fix:
+        used = f"mbi {version} as installed (it has the fix)"
+    else:
+        used = f"mbi {version} as installed, without the fix (mbi_sampling_fix false)"
+    return {"mbi": version, "fix_requested": wanted, "fix_applied": bool(wanted and not has_fix),
+            "synthetic_data": used}
+
+
 def run(job: dict) -> dict:
     """Fit the peer on the input table, write the synthetic CSV and return the result record."""
     start = time.perf_counter()
@@ -240,6 +380,7 @@ def run(job: dict) -> dict:
 
     # Public bounds: BinTransformer(lower, upper) spends nothing. Without bounds snsynth estimates
     # them with preprocessor_eps (see the module docstring).
+    sampling = _install_sampling_fix(job["mbi_sampling_fix"])
     constraints = {col: BinTransformer(bins=spec["bins"], lower=spec["lower"], upper=spec["upper"])
                    for col, spec in job["continuous_columns"].items()}
     n_rows = job["n_rows"] or len(frame)
@@ -285,6 +426,7 @@ def run(job: dict) -> dict:
         "n_rows_input": len(frame),
         "n_rows_output": len(synthetic),
         "seed": job["seed"],
+        "sampling": sampling,
         "wall_time_s": {"fit": t1 - t0, "sample": t2 - t1, "total": total},
         "versions": versions(),
         "printed": printed.getvalue().splitlines(),

@@ -13,7 +13,10 @@ How the peers are configured (``peers/README.md`` has the details): ``Synthesize
 epsilon=..., delta=...)``, ``fit`` then ``sample``, as smartnoise-synth documents; each continuous
 column is cut into ``bins`` equal-width bins on its **public** bounds [lower, upper] (snsynth's
 ``BinTransformer``; values outside are clamped, synthetic values are bin midpoints; no budget is
-spent on the bounds); categorical levels are those of the data, as snsynth does.
+spent on the bounds); categorical levels are those of the data, as snsynth does. The rows are
+drawn from the fitted model with mbi's ``synthetic_data`` as fixed upstream (mbi 1.1.0, the only
+release smartnoise-synth 1.0.8 accepts, hands out each column's values in the order of the rows
+within its parents' groups: ``mbi_sampling_fix`` of :func:`run_peer`).
 
 This is a research tool: the table is written to a private temporary folder that is removed
 afterwards, and nothing is booked in dpsynth's release ledger.
@@ -159,14 +162,15 @@ def _check_number(name: str, value: float, *, below_one: bool = False) -> float:
 
 def write_job(folder: str | os.PathLike, name: str, frame: pd.DataFrame, *, epsilon: float, delta: float,
               categorical: Sequence[str], continuous_bounds: Mapping[str, Any], n_rows: int | None = None,
-              seed: int | None = None, preprocessor_eps: float | None = None) -> tuple[Path, dict[str, dict]]:
+              seed: int | None = None, preprocessor_eps: float | None = None,
+              mbi_sampling_fix: bool = True) -> tuple[Path, dict[str, dict]]:
     """Write ``frame`` as ``table.csv`` and the job file ``job.json`` for ``peers/run_peer.py`` into ``folder``.
 
     Parameters
     ----------
     folder : path-like
         An existing folder (private: the table is written there).
-    name, frame, epsilon, delta, categorical, continuous_bounds, n_rows, seed, preprocessor_eps
+    name, frame, epsilon, delta, categorical, continuous_bounds, n_rows, seed, preprocessor_eps, mbi_sampling_fix
         As for :func:`run_peer`.
 
     Returns
@@ -193,6 +197,8 @@ def write_job(folder: str | os.PathLike, name: str, frame: pd.DataFrame, *, epsi
         raise DataError(f"n_rows must be None or a positive integer, got {n_rows!r}")
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
         raise DataError(f"seed must be None or a non-negative integer, got {seed!r}")
+    if not isinstance(mbi_sampling_fix, (bool, np.bool_)):
+        raise DataError(f"mbi_sampling_fix must be True or False, got {mbi_sampling_fix!r}")
     columns = list(frame.columns)
     if not all(isinstance(c, str) for c in columns) or len(set(columns)) != len(columns):
         raise DataError("the frame's column names must be distinct strings")
@@ -239,7 +245,8 @@ def write_job(folder: str | os.PathLike, name: str, frame: pd.DataFrame, *, epsi
     job = {"synthesizer": name, "epsilon": epsilon, "delta": delta, "input": "table.csv",
            "output": "synthetic.csv", "result": "result.json", "categorical_columns": categorical,
            "continuous_columns": bounds, "n_rows": None if n_rows is None else int(n_rows),
-           "seed": None if seed is None else int(seed), "preprocessor_eps": preprocessor_eps}
+           "seed": None if seed is None else int(seed), "preprocessor_eps": preprocessor_eps,
+           "mbi_sampling_fix": bool(mbi_sampling_fix)}
     path = folder / "job.json"
     path.write_text(json.dumps(job, indent=2) + "\n", encoding="utf-8")
     return path, levels
@@ -282,7 +289,7 @@ def _read_back(path: Path, frame: pd.DataFrame, levels: Mapping[str, Mapping[str
 
 def run_peer(name: str, frame: pd.DataFrame, *, epsilon: float, delta: float, categorical: Sequence[str],
              continuous_bounds: Mapping[str, Any], n_rows: int | None = None, seed: int | None = None,
-             preprocessor_eps: float | None = None, timeout: float = DEFAULT_TIMEOUT,
+             preprocessor_eps: float | None = None, mbi_sampling_fix: bool = True, timeout: float = DEFAULT_TIMEOUT,
              python: str | os.PathLike | None = None) -> tuple[pd.DataFrame, dict[str, Any]]:
     """Synthesize ``frame`` with a SmartNoise peer (MST or AIM) in the peers' environment.
 
@@ -316,6 +323,13 @@ def run_peer(name: str, frame: pd.DataFrame, *, epsilon: float, delta: float, ca
         noise cannot be seeded, so runs are not reproducible.
     preprocessor_eps : float, optional
         Epsilon for snsynth to estimate the bounds of continuous columns given without them.
+    mbi_sampling_fix : bool
+        Draw the synthetic rows with mbi's ``synthetic_data`` as fixed upstream (mbi commit a987d84,
+        mbi 1.3.0; ``peers/run_peer.py``), default, or as mbi 1.1.0 ships it (``False``: the
+        study's results before the fix). mbi 1.1.0 hands out each column's values in the order of
+        the rows within its parents' groups, which makes columns drawn given the same parents
+        comonotone (a correlation the fitted model does not have). Post-processing of the fitted
+        model either way: the privacy guarantee is the same.
     timeout : float
         Seconds before the run is stopped (:class:`PeerError`).
     python : path-like, optional
@@ -328,8 +342,9 @@ def run_peer(name: str, frame: pd.DataFrame, *, epsilon: float, delta: float, ca
         columns hold the original levels (a pandas Categorical keeps its categories); continuous
         columns are floats, or integers (bin midpoints rounded, within the bounds) where ``frame``'s
         column is of an integer dtype. And the runner's result: wall times, the epsilon the peer
-        spent (``epsilon_spent``), its zCDP ``rho_synthesizer``, the binning, the versions, what the
-        peer printed; plus ``python`` (the interpreter) and ``subprocess_wall_time_s``.
+        spent (``epsilon_spent``), its zCDP ``rho_synthesizer``, the binning, how the rows were drawn
+        (``sampling``), the versions, what the peer printed; plus ``python`` (the interpreter) and
+        ``subprocess_wall_time_s``.
 
     Raises
     ------
@@ -347,7 +362,7 @@ def run_peer(name: str, frame: pd.DataFrame, *, epsilon: float, delta: float, ca
     with tempfile.TemporaryDirectory(prefix="dpsynth-peer-") as tmp:
         job, levels = write_job(tmp, name, frame, epsilon=epsilon, delta=delta, categorical=categorical,
                                 continuous_bounds=continuous_bounds, n_rows=n_rows, seed=seed,
-                                preprocessor_eps=preprocessor_eps)
+                                preprocessor_eps=preprocessor_eps, mbi_sampling_fix=mbi_sampling_fix)
         # the peers' interpreter with its own site-packages only
         env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
         env["PYTHONNOUSERSITE"] = "1"

@@ -112,3 +112,4 @@ def test_the_peers_run_on_the_same_public_bounds():
     assert float(cell["delta"]) == Params.smoke().delta and float(cell["eps_total"]) == pytest.approx(3.0)
     assert np.isnan(float(cell["eps_implicates"])) and bool(cell["converged"])
     assert (cell["seconds"] > 0) and np.isfinite(cell["pmse_ratio"])
+    assert "a987d84" in ds.attrs["peers"]  # their rows drawn with mbi's synthetic_data as fixed upstream

@@ -118,7 +118,7 @@ def test_job_round_trip_with_a_fake_interpreter(tmp_path, monkeypatch):
     assert job == {"synthesizer": "aim", "epsilon": 2.5, "delta": 1e-7, "input": "table.csv",
                    "output": "synthetic.csv", "result": "result.json", "categorical_columns": ["region", "children"],
                    "continuous_columns": {"income": {"lower": 0.0, "upper": 120000.0, "bins": 24}},
-                   "n_rows": 3, "seed": 11, "preprocessor_eps": None}
+                   "n_rows": 3, "seed": 11, "preprocessor_eps": None, "mbi_sampling_fix": True}
     argv = json.loads((keep / "argv.json").read_text())
     assert Path(argv[1]) == RUNNER and Path(argv[2]).name == "job.json"
     assert not Path(argv[2]).exists()  # the private temporary folder is gone
@@ -278,6 +278,7 @@ GOOD_JOB = {"synthesizer": "mst", "epsilon": 3.0, "delta": 1e-6, "input": "table
     ({"output": "table.csv"}, r"must be three different files"),
     ({"input": "absent.csv"}, r"the input table .*absent.csv' does not exist"),
     ({"categorical_columns": ["region"]}, r"listed neither as categorical nor continuous: children"),
+    ({"mbi_sampling_fix": "yes"}, r"'mbi_sampling_fix' must be true or false, got 'yes'"),
 ])
 def test_runner_refuses_a_bad_job_in_one_line(tmp_path, change, message):
     small_table(10).to_csv(tmp_path / "table.csv", index=False)
@@ -287,6 +288,25 @@ def test_runner_refuses_a_bad_job_in_one_line(tmp_path, change, message):
     assert len(lines) == 1 and lines[0].startswith("run_peer: error: "), done.stderr
     assert __import__("re").search(message, lines[0]), lines[0]
     assert not (tmp_path / "synthetic.csv").exists()
+
+
+def test_runner_reads_mbi_versions():
+    # the runner imports only the standard library at the top: it loads in this interpreter
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("run_peer_module", RUNNER)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module._version_tuple("1.1.0") == (1, 1, 0) < module.MBI_FIXED
+    assert module._version_tuple("1.3.0rc1") == (1, 3, 0) >= module.MBI_FIXED
+    assert module._version_tuple("2.0") == (2, 0) >= module.MBI_FIXED
+
+
+def test_run_peer_refuses_a_sampling_fix_that_is_not_a_bool(tmp_path, monkeypatch):
+    monkeypatch.setenv(peers.PEERS_PYTHON_ENV, str(fake_interpreter(tmp_path, "")))
+    with pytest.raises(DataError, match=r"mbi_sampling_fix must be True or False"):
+        peers.run_peer("mst", small_table(20), epsilon=1.0, delta=1e-6, categorical=["region", "children"],
+                       continuous_bounds={"income": (0, 120_000)}, mbi_sampling_fix="yes")
 
 
 def test_runner_refuses_a_missing_key_and_not_json(tmp_path):
@@ -346,6 +366,26 @@ def test_real_peer_synthesizes_a_small_table(peers_python, name):
     assert info["binning"] == {"income": {"bins": 12, "lower": 0.0, "upper": 120000.0, "bounds": "public"}}
     assert info["rho_synthesizer"] > 0 and info["wall_time_s"]["fit"] > 0
     assert info["python"] == str(peers_python)
+
+
+@pytest.mark.slow
+def test_real_peer_draws_rows_without_the_row_order_of_mbi_1_1(peers_python):
+    # mbi 1.1.0 hands out each column's values in the order of the rows within its parents' groups: the
+    # columns drawn given a parent rise with the row position. With the fix (the default) they do not.
+    from dpsynth_book.experiments.whole_table.peers_notes import row_order
+
+    frame = small_table(1000, seed=3)
+    kinds = {"region": "categorical", "children": "categorical", "income": "continuous"}
+    common = dict(epsilon=10.0, delta=1e-6, categorical=["region", "children"],
+                  continuous_bounds={"income": {"lower": 0.0, "upper": 120_000.0, "bins": 12}}, seed=7, timeout=900)
+    fixed, info = peers.run_peer("mst", frame, **common)
+    shipped, info_shipped = peers.run_peer("mst", frame, mbi_sampling_fix=False, **common)
+    assert info["sampling"]["fix_applied"] is True and "a987d84" in info["sampling"]["synthetic_data"]
+    assert info_shipped["sampling"]["fix_applied"] is False and info_shipped["sampling"]["fix_requested"] is False
+    assert info["sampling"]["mbi"] == info["versions"]["mbi"] == "1.1.0"
+    assert row_order(frame, kinds).abs().max() < 0.1
+    assert row_order(fixed, kinds).abs().max() < 0.1
+    assert row_order(shipped, kinds).abs().max() > 0.3
 
 
 @pytest.mark.slow

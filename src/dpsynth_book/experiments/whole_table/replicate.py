@@ -14,7 +14,10 @@ eps (one record removed; for the peers, added or removed: the same relation), ev
 * **MST** and **AIM**: SmartNoise's synthesizers (:func:`dpsynth_book.peers.run_peer`) at (eps, delta),
   every numeric column cut into bins on the same PUBLIC bounds (:data:`TABLES`), categorical levels
   as snsynth reads them; they release exactly n rows (nothing of their eps goes to the size). They
-  run in the peers' environment ``.venv-peers``; without it the replicate raises
+  run in the peers' environment ``.venv-peers``, and their rows are drawn from their fitted models with
+  mbi's ``synthetic_data`` as fixed upstream (``mbi_sampling_fix``: mbi 1.1.0 drew a column's values in
+  the order of the rows within its parents' groups, which made columns comonotone;
+  :mod:`.peers_notes`); without the environment the replicate raises
   :class:`dpsynth_book.peers.PeerUnavailable` (the book renders from the shipped results).
 
 Each method releases ONE synthetic table at the total eps, measured against the confidential one
@@ -326,6 +329,7 @@ def replicate(r: int, seed: np.random.SeedSequence, params_mapping: Mapping) -> 
         "synthetic_data": "one synthetic table per method, table, eps and run; ours also m tables of a second fit "
                           "whose total is the same eps (releases=m), for the intervals",
         "peers": "SmartNoise smartnoise-synth MST and AIM at (eps, delta), numeric columns binned on the same public "
-                 "bounds; they release exactly n rows",
+                 "bounds; they release exactly n rows; rows drawn with mbi's synthetic_data as fixed upstream "
+                 "(mbi commit a987d84; peers/run_peer.py, mbi_sampling_fix)",
     })
     return ds
