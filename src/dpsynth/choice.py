@@ -41,7 +41,7 @@ def is_auto(mechanism) -> bool:
 #: A count with at most this many integers within its public bounds is synthesized from its DP counts.
 NARROW_COUNT = 20
 #: The situations of the decision table, in its order.
-SITUATIONS = ("bounded marginal", "regression", "count", "category", "small n")
+SITUATIONS = ("bounded marginal", "regression", "count", "category", "small n, marginal", "small n, regression")
 #: Below this many records a column is in the "small n" situation.
 SMALL_N = 500
 
@@ -142,15 +142,15 @@ def model_function_choice(base: Choice, function: str) -> Choice:
 
 def situation_of(kind: str, n: float | None, *, has_covariates: bool) -> str:
     """The decision table's situation of a column, from public facts: its kind, whether it has covariates, and
-    its public or DP number of records (``n`` below :data:`SMALL_N` is ``"small n"``)."""
-    if n is not None and n < SMALL_N:
-        return "small n"
+    its public or DP number of records (a continuous column of fewer than :data:`SMALL_N` records is in a
+    "small n" situation, alone or with covariates; a count or a category keeps its own row at any ``n``)."""
     if kind == "categorical":
         return "category"
     if kind == "count":
         return "count"
+    if n is not None and n < SMALL_N:
+        return "small n, regression" if has_covariates else "small n, marginal"
     return "regression" if has_covariates else "bounded marginal"
-
 
 
 @lru_cache(maxsize=1)

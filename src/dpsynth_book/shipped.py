@@ -228,7 +228,7 @@ SHIPPED_STUDIES: dict[str, ShippedStudy] = {
     "choosing-grid": ShippedStudy("dpsynth_book.experiments.choosing.grid:grid_replicate",
                                   {"eps_published": 0.01, "value": 0.5, "censored_share": 0.5},
                                   sd_vars=("value", "censored_share"),
-                                  check_overrides={"situations": ["small n"], "eps": [3.0],
+                                  check_overrides={"situations": ["small n, regression"], "eps": [3.0],
                                                    "candidates": ["censor_ref", "ph"]},
                                   unseeded="OpenDP-Q's quantiles and the released size in release mode"),
 }

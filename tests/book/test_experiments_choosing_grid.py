@@ -37,7 +37,8 @@ def test_situations_are_real_files_with_their_public_facts():
         assert len(df) == (p.small_n if sit.small else (3000 if sit.file == "islr_wage" else p.nmes_n))
         if sit.bounds is not None:  # the public bounds hold the data (chosen without it; checked here)
             assert df[sit.target].min() >= sit.bounds[0] and df[sit.target].max() <= sit.bounds[1]
-    assert SITUATIONS["small n"].small and len(situation_frame("small n", p)) < 500
+    for name in ("small n, marginal", "small n, regression"):
+        assert SITUATIONS[name].small and len(situation_frame(name, p)) == p.small_n < 500
 
 
 def test_the_data_itself_measures_zero_and_a_shuffled_column_does_not():
@@ -87,4 +88,4 @@ def test_smoke_grid_publishes_the_eps_asked_and_says_why_a_cell_is_unusable():
     ran = ~ds["why"].str.startswith("not applicable")
     np.testing.assert_allclose(ds["eps_published"].where(ran & ds["value"].notnull()).fillna(3.0), 3.0)
     assert bool(((ds["usable"]) == (ds["why"] == "")).all())  # usable exactly when no reason is recorded
-    assert int(ds["n"].sel({"situation": "small n"})) == p.small_n
+    assert int(ds["n"].sel({"situation": "small n, regression"})) == p.small_n

@@ -109,8 +109,11 @@ SITUATIONS: dict[str, GridSituation] = {
                            "marginal"),
     "category": GridSituation("NMES 1988, self-rated health given chronic conditions, age and gender (1,000)",
                               "nmes1988", "health", ("chronic", "age", "gender"), _NMES_KINDS, None, "tvd"),
-    "small n": GridSituation("ISLR Wage, the regression on a fixed public subsample", "islr_wage", "wage",
-                             ("age", "education", "jobclass", "health"), _WAGE_KINDS, (10.0, 350.0), "coef", True),
+    "small n, marginal": GridSituation("ISLR Wage, the wage alone on a fixed public subsample", "islr_wage", "wage",
+                                       (), _WAGE_KINDS, (10.0, 350.0), "marginal", True),
+    "small n, regression": GridSituation("ISLR Wage, the regression on a fixed public subsample", "islr_wage",
+                                         "wage", ("age", "education", "jobclass", "health"), _WAGE_KINDS,
+                                         (10.0, 350.0), "coef", True),
 }
 
 

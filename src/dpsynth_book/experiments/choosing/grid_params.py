@@ -14,7 +14,7 @@ __all__ = ["GridParams", "EPS_GRID", "SITUATION_KEYS", "CANDIDATE_KEYS", "CANDID
 #: replaced for a file whose public covariates are carried: each candidate's statement publishes exactly it).
 EPS_GRID = (0.5, 1.0, 2.0, 3.0, 5.0, 10.0)
 #: The single-column situations (:data:`dpsynth.choice.SITUATIONS`), each on a real file (:data:`.grid.SITUATIONS`).
-SITUATION_KEYS = ("bounded marginal", "regression", "count", "category", "small n")
+SITUATION_KEYS = ("bounded marginal", "regression", "count", "category", "small n, marginal", "small n, regression")
 #: The strictly DP candidates: registry keys, and the censored regression calibrated to its DP marginal.
 CANDIDATE_KEYS = ("censor_ref", "censor_ref_calibrated", "censor_uw", "noise_aware", "ph", "opendp_quantiles")
 #: Display names (the registry's, and the calibrated variant's).
@@ -35,7 +35,8 @@ class GridParams(StudyParams):
     eps : tuple of float
         Total epsilons of one release, as the statement publishes them.
     small_n : int
-        Records of the fixed public subsample of the "small n" situation.
+        Records of the fixed public subsample of the two "small n" situations (below
+        :data:`dpsynth.choice.SMALL_N`, the decision's cut-off).
     nmes_n : int
         Rows of the fixed public subsample of NMES 1988 (the count situation).
     """
@@ -47,7 +48,7 @@ class GridParams(StudyParams):
     situations: tuple[str, ...] = SITUATION_KEYS
     candidates: tuple[str, ...] = CANDIDATE_KEYS
     eps: tuple[float, ...] = (1.0,)
-    small_n: int = 200
+    small_n: int = 300
     nmes_n: int = 1000
 
     def validate(self) -> None:
@@ -73,12 +74,12 @@ class GridParams(StudyParams):
 
     @classmethod
     def paper(cls) -> GridParams:
-        """Two runs of every candidate in every situation at every eps of the book's grid, with the release sampler
+        """Five runs of every candidate in every situation at every eps of the book's grid, with the release sampler
         (1000 draws after 1000 tuning steps per chain, as a Synthesizer fits by default on these files)."""
-        return cls(scale="paper", replicates=2, eps=EPS_GRID)
+        return cls(scale="paper", replicates=5, eps=EPS_GRID)
 
     @classmethod
     def smoke(cls) -> GridParams:
         """Seconds: the small-n and category situations at eps 3, three candidates, 100 draws."""
-        return cls(scale="smoke", draws=100, tune=100, eps=(3.0,), situations=("small n", "category"),
+        return cls(scale="smoke", draws=100, tune=100, eps=(3.0,), situations=("small n, regression", "category"),
                    candidates=("censor_ref", "noise_aware", "ph"))
