@@ -47,10 +47,13 @@ def situation_data(situation: str) -> list[tuple[str, int, bool]]:
         "regression": [("continuous", LARGE_N, True)],
         "count": [("count", LARGE_N, True), ("count", LARGE_N, False)],
         "category": [("categorical", LARGE_N, True), ("categorical", LARGE_N, False)],
-        "small n": [("continuous", SMALL_N, True), ("count", SMALL_N, True)],
+        "small n, marginal": [("continuous", SMALL_N, False)],  # n public: one record replaced (REPLACED_ALONE)
+        "small n, regression": [("continuous", SMALL_N, True)],
     }[situation]
 
 
+#: Situations whose column without covariates is read with its number of records public (one record replaced).
+REPLACED_ALONE = ("small n, marginal",)
 #: (situation, eps, kind, n, with covariates, with bounds): every cell of the table, with and without public bounds
 #: (a categorical target takes none).
 CASES = [(sit, eps, kind, n, covs, b) for sit, row in choice.decision_table().items() for eps in sorted(row)
@@ -70,10 +73,11 @@ def build(kind, n, covs, eps, bounds, **kw) -> Synthesizer:
 def test_auto_is_the_decision_table_at_every_situation_and_eps(situation, eps, kind, n, covs, with_bounds):
     bounds = None if not with_bounds else (COUNT_BOUNDS if kind == "count" else CONTINUOUS_BOUNDS)
     # n is public with one record replaced, the default with covariates; without them it is not read
-    public_n = n if covs else None
+    replaced = covs or situation in REPLACED_ALONE
+    public_n = n if replaced else None
     assert choice.situation_of(kind, public_n, has_covariates=covs) == situation  # the data is in the situation
     want = choice.column_choice(kind, eps, public_n, has_covariates=covs, bounds=bounds)
-    s = build(kind, n, covs, eps, bounds)
+    s = build(kind, n, covs, eps, bounds, **({} if covs or not replaced else {"neighbours": "replace"}))
     assert s.choice == want and s.mechanism_requested == choice.AUTO
     assert s.mechanism == want.mechanism and s.fitted is False  # construction only: nothing fitted
     assert s.budget.total == pytest.approx(eps)

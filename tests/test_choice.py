@@ -37,4 +37,7 @@ def test_the_situation_comes_from_public_facts():
     assert choice.situation_of("continuous", 5000, has_covariates=True) == "regression"
     assert choice.situation_of("count", None, has_covariates=True) == "count"
     assert choice.situation_of("categorical", 5000, has_covariates=False) == "category"
-    assert choice.situation_of("continuous", choice.SMALL_N - 1, has_covariates=True) == "small n"
+    assert choice.situation_of("continuous", choice.SMALL_N - 1, has_covariates=True) == "small n, regression"
+    assert choice.situation_of("continuous", choice.SMALL_N - 1, has_covariates=False) == "small n, marginal"
+    assert choice.situation_of("count", choice.SMALL_N - 1, has_covariates=True) == "count"  # its own row at any n
+    assert choice.situation_of("categorical", 10, has_covariates=False) == "category"

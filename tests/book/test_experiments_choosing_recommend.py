@@ -43,15 +43,15 @@ def test_the_pick_is_the_best_usable_decision_candidate_with_its_stability():
     ds = fake_grid()
     # Censor_uw is the best on the numbers, but it is not a decision candidate (its censoring moves with the unit)
     ds["value"].loc[{"candidate": "Censor_uw"}] = 0.01
-    # PH best in two runs of three on the regression at eps 5
-    ds["value"].loc[{"situation": "regression", "eps": 5.0, "candidate": "PH", "replicate": [0, 1]}] = 0.05
-    ds["value"].loc[{"situation": "regression", "eps": 5.0, "candidate": "PH", "replicate": 2}] = 0.15
+    # PH best in two runs of three on the marginal at eps 5
+    ds["value"].loc[{"situation": "bounded marginal", "eps": 5.0, "candidate": "PH", "replicate": [0, 1]}] = 0.05
+    ds["value"].loc[{"situation": "bounded marginal", "eps": 5.0, "candidate": "PH", "replicate": 2}] = 0.15
     t = recommend.recommendation_table(ds)
     assert "Censor_uw" not in set(t["name"])
     c = _cell(t, "bounded marginal", 1.0)
     assert c["mechanism"] == "censor_ref" and c["stability"] == "3 of 3 runs" and c["runner_up"] == \
         "Censor_ref + calibration"
-    r = _cell(t, "regression", 5.0)
+    r = _cell(t, "bounded marginal", 5.0)
     assert r["mechanism"] == "ph" and r["needs_bounds"] and r["stability"] == "2 of 3 runs"
     assert r["value"] == pytest.approx((0.05 + 0.05 + 0.15) / 3)
 
@@ -61,16 +61,49 @@ def test_a_candidate_unusable_in_one_run_is_not_picked_and_an_empty_cell_says_wh
     ds["usable"].loc[{"situation": "count", "eps": 1.0, "candidate": "Censor_ref", "replicate": 1}] = False
     ds["why"].loc[{"situation": "count", "eps": 1.0, "candidate": "Censor_ref", "replicate": 1}] = "censored 80%"
     for cand in CANDS:
-        ds["usable"].loc[{"situation": "small n", "eps": 1.0, "candidate": cand}] = False
-        ds["why"].loc[{"situation": "small n", "eps": 1.0, "candidate": cand}] = "failed its convergence checks"
+        ds["usable"].loc[{"situation": "small n, regression", "eps": 1.0, "candidate": cand}] = False
+        ds["why"].loc[{"situation": "small n, regression", "eps": 1.0, "candidate": cand}] = \
+            "failed its convergence checks"
     t = recommend.recommendation_table(ds)
     assert _cell(t, "count", 1.0)["name"] != "Censor_ref"
-    empty = _cell(t, "small n", 1.0)
+    empty = _cell(t, "small n, regression", 1.0)
     assert pd.isna(empty["mechanism"]) and empty["name"] == "none usable"
-    assert recommend.decisions(t)["table"]["small n"]["1.0"]["mechanism"] is None
+    assert recommend.decisions(t)["table"]["small n, regression"]["1.0"]["mechanism"] is None
     assert "failed its convergence checks" in empty["reason"]
     grid = recommend.recommendation_grid(t)
-    assert grid.loc[1.0, "small n"] == "none usable" and not grid.isna().any().any()
+    assert grid.loc[1.0, "small n, regression"] == "none usable" and not grid.isna().any().any()
+
+
+@pytest.mark.parametrize("situation", ["regression", "small n, regression"])
+def test_a_release_of_the_column_alone_is_no_candidate_where_the_measure_is_the_regression(situation):
+    """PH and OpenDP-Q drop the covariates: the "no relationship" baseline of a regression, never its pick."""
+    ds = fake_grid()
+    for cand in ("PH", "OpenDP-Q"):
+        ds["value"].loc[{"situation": situation, "candidate": cand}] = 0.001
+    t = recommend.recommendation_table(ds)
+    picks = set(t[t["situation"] == situation]["name"])
+    assert picks.isdisjoint({"PH", "OpenDP-Q"}) and picks == {"Censor_ref"}
+    assert "PH" in set(t[t["situation"] == "bounded marginal"]["name"]) or True  # the marginal keeps them
+
+
+def test_a_pick_within_the_runner_up_s_interval_is_a_tie_and_a_clear_one_is_not():
+    ds = fake_grid(R=5)
+    noisy = np.array([0.05, 0.30, 0.08, 0.25, 0.12])  # the runner-up's mean 0.16 > 0.1, but its runs straddle 0.1
+    ds["value"].loc[{"situation": "count", "eps": 1.0, "candidate": "Noise-aware"}] = noisy
+    t = recommend.recommendation_table(ds)
+    tied, clear = _cell(t, "count", 1.0), _cell(t, "count", 5.0)
+    assert tied["name"] == "Censor_ref" and tied["tie"] and np.isfinite(tied["half_width"])
+    assert not clear["tie"] and clear["half_width"] == pytest.approx(0.0)
+    grid = recommend.recommendation_grid(t)
+    assert "tie with" in grid.loc[1.0, "count"] and "tie" not in grid.loc[5.0, "count"]
+    assert "best in 5 of 5" in grid.loc[5.0, "count"]
+    assert recommend.tie_count(t)[0] >= 1 and recommend.decisions(t)["table"]["count"]["1.0"]["tie"] is True
+
+
+def test_the_mean_interval_is_student_s():
+    m, h = recommend.mean_interval([1.0, 2.0, 3.0, np.nan])
+    assert m == pytest.approx(2.0) and h == pytest.approx(4.302653 / np.sqrt(3), rel=1e-5)
+    assert np.isnan(recommend.mean_interval([1.0])[1])
 
 
 def test_a_calibrated_pick_is_censor_ref_with_calibrate_and_a_categorical_noise_aware_needs_no_bounds():

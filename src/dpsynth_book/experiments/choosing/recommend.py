@@ -3,7 +3,13 @@
 :func:`recommendation_table` reads the grid (study ``choosing-grid``, :mod:`.grid`): in each
 situation and at each eps it picks, among the **decision candidates** (:data:`DECISION_CANDIDATES`),
 the one with the best mean of the situation's measure over the runs, among those usable in every run
-(converged, at most half the records censored, not refused). Censor_uw runs in the grid too and its
+(converged, at most half the records censored, not refused). Where the situation's measure is the
+analyst's regression, the candidates that release the column alone and drop its covariates (PH,
+OpenDP-Q: :data:`IGNORE_COVARIATES`) are not candidates: they are the "no relationship" baseline.
+Each pick carries its **uncertainty**: a 95% interval of its mean over the runs, and the paired
+difference from the runner-up over the runs that both were usable in; where that difference's 95%
+interval holds 0 the cell is a **tie** (the pick is still the better mean, and the page says
+"tie"). Censor_uw runs in the grid too and its
 numbers are on the page, but it is not a decision candidate: its censoring depends on the unit of
 the data (the own-data chapter's unit study), so a pick of it on these files would not carry to a
 file in other units; the decision is for files the package has never seen. **Stability** is the
@@ -30,14 +36,16 @@ from dpsynth import choice
 from .grid import APPLIES, CALIBRATED, MEASURES, MECHANISM_KEY, SITUATIONS
 from .grid_params import CANDIDATE_NAMES, EPS_GRID
 
-__all__ = ["EPS_GRID", "DECISION_CANDIDATES", "NEEDS_BOUNDS", "cell_summary", "recommendation_table",
-           "recommendation_grid", "recommendation_markdown", "decisions", "write_decisions", "whole_table_row",
-           "DECISIONS_PATH"]
+__all__ = ["EPS_GRID", "DECISION_CANDIDATES", "NEEDS_BOUNDS", "IGNORE_COVARIATES", "mean_interval", "cell_summary",
+           "recommendation_table", "recommendation_grid", "recommendation_markdown", "tie_count", "decisions",
+           "write_decisions", "whole_table_row", "DECISIONS_PATH"]
 
 #: The candidates the decision picks from: those whose behaviour does not depend on the data's unit.
 DECISION_CANDIDATES = ("censor_ref", "censor_ref_calibrated", "noise_aware", "ph", "opendp_quantiles")
 #: Candidates that need public bounds of a numeric column (a categorical column's noise-aware model needs none).
 NEEDS_BOUNDS = ("censor_ref_calibrated", "noise_aware", "ph", "opendp_quantiles")
+#: Candidates that release the column alone: no candidates where the measure is the regression on the covariates.
+IGNORE_COVARIATES = ("ph", "opendp_quantiles")
 _KEY = MECHANISM_KEY  # registry key of each candidate (the calibrated variant: censor_ref with calibrate=)
 #: Where the library's copy of the decision lives (``dpsynth/decisions.json``, read by :mod:`dpsynth.choice`).
 DECISIONS_PATH = Path(choice.__file__).resolve().parent / "decisions.json"
@@ -77,6 +85,34 @@ def cell_summary(grid) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def mean_interval(values) -> tuple[float, float]:
+    """The mean of ``values`` (finite ones) and the half-width of its 95% interval (Student's t over the runs; NaN
+    with fewer than two).
+
+    Examples
+    --------
+    >>> m, h = mean_interval([1.0, 2.0, 3.0])
+    >>> round(m, 3), round(h, 3)
+    (2.0, 2.484)
+    """
+    from scipy import stats
+
+    v = np.asarray(values, dtype=float)
+    v = v[np.isfinite(v)]
+    if v.size == 0:
+        return float("nan"), float("nan")
+    if v.size < 2:
+        return float(v.mean()), float("nan")
+    return float(v.mean()), float(stats.t.ppf(0.975, v.size - 1) * v.std(ddof=1) / np.sqrt(v.size))
+
+
+def _values(ds: xr.Dataset, sit: str, e: float, name: str) -> np.ndarray:
+    """A candidate's measure per run (NaN where it was not usable)."""
+    c = ds.sel({"situation": sit, "eps": e, "candidate": name})
+    v = np.asarray(c["value"].values, dtype=float).ravel()
+    return np.where(np.asarray(c["usable"].values, dtype=bool).ravel(), v, np.nan)
+
+
 def _per_run_best(ds: xr.Dataset, sit: str, e: float, names: list[str]) -> list[str | None]:
     """The best usable decision candidate of each run (None when none was usable in that run)."""
     out = []
@@ -103,7 +139,9 @@ def recommendation_table(grid) -> pd.DataFrame:
     rows = []
     for sit in [str(s) for s in ds["situation"].values]:
         kind = SITUATIONS[sit].kind
-        keys = [k for k in DECISION_CANDIDATES if k in APPLIES[kind] and CANDIDATE_NAMES[k] in ds["candidate"].values]
+        coef = SITUATIONS[sit].measure == "coef"
+        keys = [k for k in DECISION_CANDIDATES if k in APPLIES[kind] and CANDIDATE_NAMES[k] in ds["candidate"].values
+                and not (coef and k in IGNORE_COVARIATES)]
         names = [CANDIDATE_NAMES[k] for k in keys]
         for e in [float(x) for x in ds["eps"].values]:
             s = summ[(summ["situation"] == sit) & (summ["eps"] == e) & summ["candidate"].isin(names)]
@@ -112,8 +150,9 @@ def recommendation_table(grid) -> pd.DataFrame:
             if ok.empty:
                 whys = "; ".join(f"{r.candidate}: {r.why or 'no value'}" for r in s.itertuples())
                 rows.append({"situation": sit, "eps": e, "mechanism": None, "candidate": None, "name": "none usable",
-                             "value": float("nan"), "measure": measure, "stability": "", "runner_up": "",
-                             "runner_value": float("nan"), "needs_bounds": False, "calibrate": False,
+                             "value": float("nan"), "half_width": float("nan"), "measure": measure, "stability": "",
+                             "runner_up": "", "runner_value": float("nan"), "tie": False,
+                             "needs_bounds": False, "calibrate": False,
                              "reason": f"no candidate was usable in every run ({whys})"})
                 continue
             best = ok.iloc[0]
@@ -121,17 +160,28 @@ def recommendation_table(grid) -> pd.DataFrame:
             wins = sum(1 for w in _per_run_best(ds, sit, e, names) if w == best["candidate"])
             runner = ok.iloc[1] if len(ok) > 1 else None
             needs = key in NEEDS_BOUNDS and kind != "categorical"
-            vs = (f", against {runner['candidate']}'s {runner['value']:.3g}" if runner is not None else
+            _, half = mean_interval(_values(ds, sit, e, best["candidate"]))
+            tie = False
+            if runner is not None:  # paired over the runs: does the difference's 95% interval hold 0?
+                d_mean, d_half = mean_interval(_values(ds, sit, e, runner["candidate"])
+                                               - _values(ds, sit, e, best["candidate"]))
+                tie = not (np.isfinite(d_half) and d_mean - d_half > 0)
+            vs = (f", against {runner['candidate']}'s {runner['value']:.3g}" + (" (a tie: the difference's 95% "
+                  "interval over the runs holds 0)" if tie else "") if runner is not None else
                   ", the only candidate usable in every run")
             rows.append({"situation": sit, "eps": e, "mechanism": _KEY.get(key, key), "candidate": key,
-                         "name": best["candidate"], "value": float(best["value"]), "measure": measure,
-                         "stability": f"{wins} of {R} runs",
+                         "name": best["candidate"], "value": float(best["value"]), "half_width": half,
+                         "measure": measure, "stability": f"{wins} of {R} runs", "tie": bool(tie),
                          "runner_up": runner["candidate"] if runner is not None else "",
                          "runner_value": float(runner["value"]) if runner is not None else float("nan"),
                          "needs_bounds": bool(needs), "calibrate": key in CALIBRATED,
                          "reason": f"best {measure} on {SITUATIONS[sit].title}: {best['value']:.3g}{vs}; best in "
                                    f"{wins} of {R} runs"})
     return pd.DataFrame(rows)
+
+
+#: The whole-table study's method labels as the decision names them.
+_WHOLE_TABLE_NAMES = {"Ours (auto)": "TableSynthesizer (default)", "auto": "TableSynthesizer (default)"}
 
 
 def whole_table_row(whole_table) -> pd.DataFrame:
@@ -149,26 +199,47 @@ def whole_table_row(whole_table) -> pd.DataFrame:
         arr = np.asarray(per_run.values, dtype=float).reshape(-1, v.sizes["method"])
         methods = [str(m) for m in v["method"].values]
         wins = sum(1 for r in arr if np.isfinite(r).any() and methods[int(np.nanargmin(r))] == best)
-        rows.append({"situation": "whole table", "eps": e, "mechanism": None, "candidate": None, "name": best,
-                     "value": float(mean[best]), "measure": "pMSE ratio (main effects)",
+        order = mean.sort_values()
+        runner = str(order.index[1]) if len(order) > 1 and np.isfinite(order.iloc[1]) else None
+        col = {m: i for i, m in enumerate(methods)}
+        _, half = mean_interval(arr[:, col[best]])
+        tie = False
+        if runner is not None:
+            d_mean, d_half = mean_interval(arr[:, col[runner]] - arr[:, col[best]])
+            tie = not (np.isfinite(d_half) and d_mean - d_half > 0)
+        rows.append({"situation": "whole table", "eps": e, "mechanism": None, "candidate": None,
+                     "name": _WHOLE_TABLE_NAMES.get(best, best), "value": float(mean[best]), "half_width": half,
+                     "measure": "pMSE ratio (main effects)", "tie": bool(tie),
+                     "runner_up": _WHOLE_TABLE_NAMES.get(runner, runner) if runner else "",
+                     "runner_value": float(mean[runner]) if runner else float("nan"),
                      "stability": f"{wins} of {arr.shape[0]} runs", "needs_bounds": False, "calibrate": False,
                      "reason": "from the whole-table chapter"})
     return pd.DataFrame(rows)
 
 
 def recommendation_grid(table: pd.DataFrame) -> pd.DataFrame:
-    """Table 8.1: one row per eps, one column per situation, each cell ``"name (value; k of R)"``, or
-    ``"none usable"``."""
+    """Table 8.1: one row per eps, one column per situation, each cell ``"name (value ± half-width; k of R)"``, with
+    ``"tie with <runner-up>"`` where the paired difference's 95% interval holds 0, or ``"none usable"``."""
     out = {}
     for sit in dict.fromkeys(table["situation"]):
         col = {}
         for r in table[table["situation"] == sit].itertuples():
-            col[r.eps] = ("none usable" if r.name == "none usable" else
-                          f"{r.name} ({r.value:.3g}; {r.stability.replace(' runs', '')})")
+            if r.name == "none usable":
+                col[r.eps] = "none usable"
+                continue
+            pm = f" ± {r.half_width:.2g}" if np.isfinite(getattr(r, "half_width", np.nan)) else ""
+            tie = f"; tie with {r.runner_up}" if getattr(r, "tie", False) and r.runner_up else ""
+            col[r.eps] = f"{r.name} ({r.value:.3g}{pm}; best in {r.stability.replace(' runs', '')}{tie})"
         out[sit] = col
     grid = pd.DataFrame(out)
     grid.index = grid.index.rename("ε")
     return grid.sort_index()
+
+
+def tie_count(table: pd.DataFrame) -> tuple[int, int]:
+    """How many picked cells of the decision are ties, and how many cells were picked."""
+    picked = table[table["name"] != "none usable"]
+    return int(picked["tie"].fillna(False).astype(bool).sum()), len(picked)
 
 
 def recommendation_markdown(table: pd.DataFrame) -> str:
@@ -193,7 +264,7 @@ def decisions(table: pd.DataFrame) -> dict:
         out["table"].setdefault(r.situation, {})[repr(float(r.eps))] = {
             "mechanism": _str_or_none(r.mechanism), "candidate": _str_or_none(r.candidate), "name": r.name,
             "needs_bounds": bool(r.needs_bounds),
-            "calibrate": bool(r.calibrate), "reason": r.reason, "stability": r.stability}
+            "calibrate": bool(r.calibrate), "reason": r.reason, "stability": r.stability, "tie": bool(r.tie)}
     return out
 
 
