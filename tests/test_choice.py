@@ -41,3 +41,17 @@ def test_the_situation_comes_from_public_facts():
     assert choice.situation_of("continuous", choice.SMALL_N - 1, has_covariates=False) == "small n, marginal"
     assert choice.situation_of("count", choice.SMALL_N - 1, has_covariates=True) == "count"  # its own row at any n
     assert choice.situation_of("categorical", 10, has_covariates=False) == "category"
+
+
+@pytest.mark.parametrize(("kind", "bounds", "ordinal"), [
+    ("continuous", (0.0, 100.0), True), ("continuous", (-5.0, 5.0), True), ("continuous", (0.5, 100.0), False),
+    ("count", (0, 200), False), ("count", (-3, 200), True), ("count", (0, 10), False), ("categorical", None, False),
+])
+def test_a_table_column_gets_the_ordinal_family_when_its_public_bounds_take_what_the_default_cannot(kind, bounds,
+                                                                                                    ordinal):
+    c = choice.table_column_choice(kind, bounds)
+    assert choice.needs_ordinal(kind, bounds) is ordinal
+    assert (c.model == "ordinal") is ordinal
+    if ordinal:
+        assert c.mechanism == "censor_ref" and c.calibrate == {"lower": bounds[0], "upper": bounds[1]}
+        assert "ordinal" in c.reason

@@ -256,3 +256,53 @@ def test_undeclared_levels_are_asked_for_in_the_tables_own_argument():
     df = pd.DataFrame({"sex": ["F", "M"] * 20, "wage": np.linspace(1.0, 40.0, 40)})
     with pytest.raises(DataError, match=r"levels are not declared.*target_levels=\{'sex': \[\.\.\.\]\}"):
         _TableSynthesizer(df, ["sex", "wage"], eps=1.0, progress=False)
+
+
+def _wide(n: int = 200, seed: int = 3) -> pd.DataFrame:
+    """A table with a zero-inflated spending column and a real-valued one with negatives."""
+    rng = np.random.default_rng(seed)
+    g = rng.choice(["a", "b"], n)
+    spend = np.where(rng.random(n) < 0.25, 0.0, np.round(rng.lognormal(4.0 + 0.5 * (g == "b"), 1.0, n), 2))
+    return pd.DataFrame({"g": pd.Categorical(g), "spend": spend, "diff": rng.normal(-0.5, 1.0, n)})
+
+
+def test_a_column_its_family_cannot_take_is_refused_before_any_fit_naming_the_column_and_the_fix(monkeypatch):
+    """Every column is checked when the table is built: nothing is compiled or fitted, and the message names the
+    column, its place in the chain and the family that takes it."""
+    from dpsynth import fitting
+
+    before = fitting.compile_count()
+    with pytest.raises(DataError, match=r"column 'spend' \(column 2 of 3\) does not fit the lognormal_regression "
+                                        r"family.*Nothing was fitted.*bounds=\{'spend': \(lower, upper\)\}.*ordinal"):
+        _TableSynthesizer(_wide(), ["g", "spend", "diff"], eps=3.0, progress=False)
+    assert fitting.compile_count() == before
+    # named a family by hand: the fix is the ordinal model on the bounds given
+    with pytest.raises(DataError, match=r"column 'diff'.*models=\{'diff': 'ordinal'\}.*between its bounds -10 and 10"):
+        _TableSynthesizer(_wide(), ["g", "spend", "diff"], eps=3.0, progress=False,
+                          models={"diff": "lognormal_regression"}, bounds={"spend": (0, 5000), "diff": (-10, 10)})
+
+
+def test_public_bounds_that_take_zero_or_negatives_give_the_ordinal_family_and_the_plan_keeps_it():
+    from dpsynth.table_synthesizer_plan import TablePlan
+
+    t = _TableSynthesizer(_wide(), ["g", "spend", "diff"], eps=3.0, progress=False,
+                          bounds={"spend": (0, 5000), "diff": (-10, 10)})
+    assert t.model_of("spend") == t.model_of("diff") == "ordinal" and t.model_of("g") is None
+    assert "ordinal" in t.choices["spend"] and t.calibrate["diff"] == {"lower": -10.0, "upper": 10.0}
+    assert TablePlan.from_dict(json.loads(json.dumps(t.plan.to_dict()))).models == t.plan.models
+    positive = _TableSynthesizer(table(200)[["income", "mode"]], ["income", "mode"], eps=3.0, progress=False,
+                                 bounds={"income": (0.1, 80.0)})
+    assert positive.model_of("income") is None  # a lower bound above 0: the default family, as before
+
+
+@pytest.mark.slow
+def test_a_table_with_zeros_and_negatives_releases_with_defaults_and_public_bounds():
+    df = _wide()
+    t = _TableSynthesizer(df, ["g", "spend", "diff"], eps=3.0, bounds={"spend": (0, 5000), "diff": (-10, 10)},
+                          progress=False, sampler={"draws": 300, "tune": 300})
+    t.fit(seed=1)
+    assert t.parts["spend"].model == "ordinal" and t.parts["spend"].family().n_bins > 10
+    out = t.sample_unaccounted(seed=2)
+    assert out["spend"].between(0, 5000).all() and out["diff"].between(-10, 10).all()
+    assert (out["spend"] == 0).mean() > 0.05 and (out["diff"] < 0).mean() > 0.2  # zeros and negatives released
+    assert t.privacy.eps == pytest.approx(3.0)

@@ -28,7 +28,7 @@ from .validation import DataError
 __all__ = ["AUTO", "is_auto", "NARROW_COUNT", "SMALL_N", "Choice", "table_column_choice", "column_choice",
            "model_function_choice",
            "decision_table",
-           "situation_of", "SITUATIONS"]
+           "situation_of", "SITUATIONS", "needs_ordinal"]
 
 #: The value of ``mechanism`` (``mechanisms``) that asks for the choice.
 AUTO = "auto"
@@ -60,12 +60,15 @@ class Choice:
         The ``calibrate`` setting (public bounds) of a model-based column, or None.
     reason : str
         Why, for the user.
+    model : str or None
+        The model family the choice needs (None: the column's default family, from its type).
     """
 
     mechanism: str
     params: dict
     calibrate: dict | None
     reason: str
+    model: str | None = None
 
 
 def _bounds(bounds) -> dict | None:
@@ -108,6 +111,14 @@ def table_column_choice(kind: str, bounds=None) -> Choice:
     if kind not in ("continuous", "count"):
         raise DataError(f"unknown column kind {kind!r}; kinds are continuous, count, categorical.")
     what = "continuous" if kind == "continuous" else f"a count over more than {NARROW_COUNT} values"
+    if b is not None and needs_ordinal(kind, b):
+        takes = "zero or negative values" if kind == "continuous" else "negative values"
+        family = "lognormal" if kind == "continuous" else "negative binomial"
+        return Choice("censor_ref", {}, dict(b), f"{what} with public bounds [{b['lower']:g}, {b['upper']:g}] that "
+                      f"take {takes}, which the default {family} family cannot: the unit-free censored ordinal "
+                      "regression over public bins on every earlier column (it takes any value between the bounds: "
+                      "zeros, negatives, heaps), its values mapped by rank onto the column's DP marginal on the public "
+                      "bounds", model="ordinal")
     if b is None:
         return Choice("censor_ref", {}, None, f"{what}: the unit-free censored regression on every earlier column "
                       "(no public bounds were given, so its marginal is the model's, and on a small file one posterior "
@@ -115,6 +126,17 @@ def table_column_choice(kind: str, bounds=None) -> Choice:
                       "data, to map it onto a DP marginal)")
     return Choice("censor_ref", {}, dict(b), f"{what}: the unit-free censored regression on every earlier column, "
                   "its values mapped by rank onto the column's DP marginal on the public bounds")
+
+
+def needs_ordinal(kind: str, bounds) -> bool:
+    """Whether public bounds take values the column's default family cannot (a public rule: the bounds, never the
+    data): a continuous column whose lower bound is 0 or below (the lognormal needs values above 0), a count whose
+    lower bound is below 0 (the negative binomial needs counts of 0 or more). Such a column's table default is the
+    ordinal regression over public bins (:mod:`dpsynth.models.ordinal`)."""
+    b = _bounds(bounds)
+    if b is None or kind == "categorical":
+        return False
+    return b["lower"] <= 0.0 if kind == "continuous" else b["lower"] < 0.0
 
 
 def model_function_choice(base: Choice, function: str) -> Choice:

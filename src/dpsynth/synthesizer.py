@@ -499,7 +499,8 @@ class Synthesizer(SynthesizerIO):
                     raise
                 raise DataError(f"target column {self.target!r} (model {self.model}): {e} Or choose a model for its "
                                 f"values: `model` (a table's `models`, keyed by column; dpsynth.models.FAMILIES "
-                                f"lists them).") from None
+                                f"lists them): model='ordinal' with public bounds=(lower, upper) takes any value "
+                                f"between them (zeros, negatives, heaps).") from None
         return self._cm
 
     # ------------------------------------------------------------------ fit

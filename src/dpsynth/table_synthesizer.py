@@ -178,6 +178,7 @@ class TableSynthesizer(TableSynthesizerIO):
         self._data = data[self.columns].reset_index(drop=True).copy()
         #: Values each bounded column moved to its public bounds (confidential: the parts' diagnostics show it).
         self._clamped = self._clamp()
+        self._check_support()  # every column against its family, before any fit
         # last: every check of the input is done before the home (its key, its ledgers) is touched
         from .release.ledger import dataset_ids
 
@@ -260,10 +261,45 @@ class TableSynthesizer(TableSynthesizerIO):
             enc = self.encodings[t]
             x = enc.to_model(data[t])
             if catalog.get(self.mechanisms[t]).uses_model:
-                check_not_constant(x, t, self.models[t] or enc.default_model(bool(self.covariates) or j > 0))
+                check_not_constant(x, t, self.model_of(t) or enc.default_model(bool(self.covariates) or j > 0))
             if enc.kind == "categorical":
                 continue
             check_bounds(self.bounds[t], enc.kind)  # the bounds' form only: values outside them are clamped
+
+    def model_of(self, t: str):
+        """Column ``t``'s model: as given in ``models``, else the one ``auto`` chose (the ordinal regression where the
+        public bounds take values the default family cannot), else None (the default family of its type)."""
+        return self.plan.model_of(self.config, t)
+
+    def _check_support(self) -> None:
+        """Every model-based column's (clamped) values against the support of its family, before any conditional is
+        fitted: a column no family of the plan can take is refused in seconds, naming the column and the family
+        that takes it, instead of at its turn in the chain."""
+        from .mechanisms import catalog
+        from .models import FAMILIES
+
+        for j, t in enumerate(self.targets):
+            enc = self.encodings[t]
+            if enc.kind == "categorical" or not catalog.get(self.mechanisms[t]).uses_model:
+                continue
+            model = self.model_of(t) or enc.default_model(bool(self.covariates) or j > 0)
+            if not isinstance(model, str) or model == "ordinal":
+                continue
+            try:
+                family = FAMILIES[model]()
+            except TypeError:  # a family that needs settings to be built checks its data at the fit
+                continue
+            try:
+                family._check_support(enc.to_model(self._data[t]))  # noqa: SLF001 - the family's own rule
+            except DataError as err:
+                bounds = self.public_bounds(t)
+                fix = (f"models={{{t!r}: 'ordinal'}} (the ordinal regression over public bins between its bounds "
+                       f"{bounds[0]:g} and {bounds[1]:g}, which takes zeros, negatives and heaps)" if bounds is not None
+                       else f"bounds={{{t!r}: (lower, upper)}}, public bounds chosen without looking at the data: "
+                            "with a lower bound at or below 0 the table fits it with the ordinal regression over "
+                            "public bins, which takes zeros, negatives and heaps")
+                raise DataError(f"column {t!r} (column {j + 1} of {len(self.targets)}) does not fit the {model} "
+                                f"family: {err} Nothing was fitted. Give {fix}.") from None
 
     def public_bounds(self, t: str) -> tuple[float, float] | None:
         """Column ``t``'s public bounds in the data's unit (``bounds``, the mechanism's ``lower``/``upper`` or the
@@ -325,9 +361,18 @@ class TableSynthesizer(TableSynthesizerIO):
                 frame[c] = pd.Categorical(frame[c].astype(str), categories=[str(v) for v in enc.levels])
         params = {**self._automatic_cells(j), **(self.mechanism_params[t] or {})} or None
         c = self.config
+        model, model_params = self.model_of(t), self.model_params[t]
+        if model == "ordinal" and not (model_params or {}).get("bins"):  # its public bins cut between its bounds
+            from .bins import default_bins
+
+            b = self.public_bounds(t)
+            if b is None:
+                raise DataError(f"column {t!r}: the ordinal model cuts public bins between public bounds; give "
+                                f"bounds={{{t!r}: (lower, upper)}}.")
+            model_params = {**(model_params or {}), "bins": default_bins(self.encodings[t].kind, *b).to_dict()}
         return Synthesizer(
-            frame, t, covariates=cols[1:], model=self.models[t], mechanism=self.mechanisms[t],
-            eps=None if planned is None else planned.total, model_params=self.model_params[t],
+            frame, t, covariates=cols[1:], model=model, mechanism=self.mechanisms[t],
+            eps=None if planned is None else planned.total, model_params=model_params,
             mechanism_params=params, neighbours=self.relation, target_levels=self.target_levels[t],
             design=self._predictor_design(j), part_of=self.dataset, confidential_covariates=self.targets[:j],
             calibrate=self.calibrate[t], mode=self.mode, sampler=c.sampler, keep_draws=c.keep_draws,

@@ -70,6 +70,12 @@ class TablePlan:
     design: CovariateDesign
     mode_setting: str | None = None
     mode: str = "release"
+    models: dict = dataclasses.field(default_factory=dict)
+
+    def model_of(self, config: TableSynthesizerConfig, t: str):
+        """Column ``t``'s model: as configured, else the one ``auto`` needs (:attr:`models`), else None (its type's
+        default family)."""
+        return config.models[t] if config.models[t] is not None else self.models.get(t)
 
     @classmethod
     def make(cls, config: TableSynthesizerConfig, encodings: Mapping[str, TargetEncoding],
@@ -77,6 +83,7 @@ class TablePlan:
         """The plan of ``config`` for targets with these encodings and these public covariate rows."""
         mechanisms, params, calibrate, choices = (dict(config.mechanisms), dict(config.mechanism_params),
                                                   dict(config.calibrate), {})
+        models: dict = {}
         for t in config.targets:  # auto, column by column, from public facts only: the kind and the public bounds
             if mechanisms[t] != AUTO:
                 continue
@@ -90,7 +97,9 @@ class TablePlan:
                 params[t] = {**c.params, **(params[t] or {})}
             if c.calibrate is not None and calibrate[t] is None:
                 calibrate[t] = c.calibrate
-            choices[t] = f"{t}: {c.mechanism} ({c.reason})"
+            if c.model is not None and config.models[t] is None:
+                models[t] = c.model
+            choices[t] = f"{t}: {c.mechanism}{f' ({c.model} model)' if t in models else ''} ({c.reason})"
         from .mechanisms import catalog
 
         for t in config.targets:
@@ -130,7 +139,7 @@ class TablePlan:
         design.matrix(public)  # the covariates' values checked (missing, infinite)
         plan = cls(choices=choices, mechanisms=mechanisms, mechanism_params=params, calibrate=calibrate,
                    relation=relation, eps_split=split, budget=TableBudget(relation, None), design=design,
-                   mode_setting=check_mode(config.mode), mode=config.mode or "release")
+                   mode_setting=check_mode(config.mode), mode=config.mode or "release", models=models)
         return dataclasses.replace(plan, budget=plan._budget(config, encodings))
 
     def dp_size(self, config: TableSynthesizerConfig) -> bool:
@@ -144,11 +153,13 @@ class TablePlan:
         spec = _spec(self.mechanisms[t])
         if spec.releases_reference is None or not spec.uses_model:
             return False
-        model = config.models[t] or encodings[t].default_model(True)
+        model = self.model_of(config, t) or encodings[t].default_model(True)
         if callable(model):
             fam = PyMCFunctionFamily(fn=model)
         else:
             kw = dict(config.model_params[t] or {})
+            if model == "ordinal" and not kw.get("bins"):  # its bins (cut at the fit) do not change the answer
+                return bool(spec.releases_reference(self.mechanism_params[t] or {}, FAMILIES[model]))
             if FAMILIES[model].categorical:
                 kw["n_levels"] = encodings[t].n_levels
             fam = FAMILIES[model](**kw)
@@ -189,7 +200,7 @@ class TablePlan:
             "mechanism_params": {t: plain_params(v) for t, v in self.mechanism_params.items()},
             "calibrate": self.calibrate, "relation": self.relation, "eps_split": self.eps_split,
             "budget": self.budget.to_dict(), "design": dump_design(self.design), "mode_setting": self.mode_setting,
-            "mode": self.mode,
+            "mode": self.mode, "models": self.models,
         })
 
     @classmethod
@@ -199,4 +210,4 @@ class TablePlan:
                    mechanism_params=dict(d["mechanism_params"]), calibrate=dict(d["calibrate"]),
                    relation=check_neighbours(d["relation"]), eps_split=d["eps_split"],
                    budget=TableBudget.from_dict(d["budget"]), design=load_design(d["design"]),
-                   mode_setting=d["mode_setting"], mode=str(d["mode"]))
+                   mode_setting=d["mode_setting"], mode=str(d["mode"]), models=dict(d.get("models") or {}))
