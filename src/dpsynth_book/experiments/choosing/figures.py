@@ -174,19 +174,26 @@ def grid_figure(grid):
     ncol = 2
     nrow = -(-len(sits) // ncol)
     fig, axes = plt.subplots(nrow, ncol, figsize=(6.6, 2.3 * nrow + 0.9), squeeze=False, constrained_layout=True)
+    zeros = False
     for k, sit in enumerate(sits):
         ax = axes[k // ncol, k % ncol]
+        positive = summ.loc[(summ["situation"] == sit) & np.isfinite(summ["value"]) & (summ["value"] > 0), "value"]
+        floor = float(positive.min()) / 2 if len(positive) else 1e-3  # a zero is drawn here (a log axis has none)
         for c in cands:
             g = summ[(summ["situation"] == sit) & (summ["candidate"] == c)].sort_values("eps")
             g = g[np.isfinite(g["value"])]
             if g.empty:
                 continue
             st = style[c]
-            ax.plot(g["eps"], g["value"], color=st["color"], ls=st["ls"], lw=1.2)
-            full = g["usable"] == g["runs"]
-            ax.plot(g["eps"][full], g["value"][full], st["marker"], color=st["color"], ms=5, ls="none")
-            ax.plot(g["eps"][~full], g["value"][~full], st["marker"], color=st["color"], mfc="white", ms=5,
+            y = g["value"].where(g["value"] > 0, floor)
+            ax.plot(g["eps"], y, color=st["color"], ls=st["ls"], lw=1.2)
+            full, zero = g["usable"] == g["runs"], g["value"] <= 0
+            zeros = zeros or bool(zero.any())
+            ax.plot(g["eps"][full & ~zero], y[full & ~zero], st["marker"], color=st["color"], ms=5, ls="none")
+            ax.plot(g["eps"][~full & ~zero], y[~full & ~zero], st["marker"], color=st["color"], mfc="white", ms=5,
                     ls="none")
+            ax.plot(g["eps"][zero], y[zero], "v", color=st["color"], mfc="white" if not full[zero].all() else None,
+                    ms=6, ls="none")
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.xaxis.set_major_locator(mticker.FixedLocator([float(e) for e in ds["eps"].values]))
@@ -206,5 +213,8 @@ def grid_figure(grid):
                for c in cands]
     handles.append(mlines.Line2D([], [], color="black", marker="o", mfc="white", ls="none",
                                  label="open: not usable in every run"))
+    if zeros:
+        handles.append(mlines.Line2D([], [], color="black", marker="v", ls="none",
+                                     label="a mean of 0, at the panel's foot"))
     fig.legend(handles=handles, loc="outside lower center", ncol=3, fontsize=8, frameon=False)
     return fig
