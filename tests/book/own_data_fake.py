@@ -180,7 +180,7 @@ def fake_files(replicates: int = 3, *, eps=(1.0, 5.0), unconverged=(), coef_shif
                              curve_synthetic=curve * (1 + 0.1 / e), n_off_scale=0)
                 originals[f] = m
                 cells[(f, float(e))] = {
-                    "converged": (f, e, r) not in unconverged, "retries": 1.0 if (f, e, r) in unconverged else 0.0,
+                    "converged": (f, e, r) not in unconverged,
                     "rhat_max": 1.002, "ess_min": 400.0 + r, "divergences": 0.0, "n_censored": 10.0 / e + r,
                     "censored_share": (10.0 / e + r) / FILE_N[f], "eps_stated": e + stated_shift,
                     "reference_eps": reference_eps * e if kind == "categorical" else 0.0, "size_eps": size_eps,

@@ -136,7 +136,7 @@ def test_files_numbers_are_the_study_s():
     from own_data_fake import FILE_N, fake_files
 
     n = V.files_numbers(fake_files(unconverged=[("fishing", 5.0, 0)]))
-    assert n["all"] == {"fits": 18, "converged": 17, "retried": 1, "runs": 3, "eps": "1 and 5"}
+    assert n["all"] == {"fits": 18, "converged": 17, "runs": 3, "eps": "1 and 5"}
     assert n["cps1988"]["n"] == FILE_N["cps1988"] and n["fishing"]["converged"] == 5
     assert n["nmes1988"]["seconds"] == pytest.approx(8.5)  # median over eps and runs of 7 + r + 0.5
     assert n["fishing"]["marginal"] == pytest.approx((0.02 + 0.004) / 2)  # the TVD

@@ -191,20 +191,20 @@ def _files_rows(results):
 def files_fit_table(results) -> pd.DataFrame:
     """Per real file and eps: the default fit's checks, what its statement is made of, and the time per release.
 
-    Columns: runs that passed R-hat, ESS and divergence checks (``k/runs``) and runs that needed a
-    retry; the mean share of records censored at a typical draw; Censor_ref's public weight α; the
-    shares of the total eps (the index, stated with one record replaced) that the reference (a
-    categorical target's DP level counts) and the posterior draw take (medians over runs; the
+    Columns: runs that passed R-hat, ESS and divergence checks (``k/runs``; each fit is run once, a
+    failed one is not rerun); the mean share of records censored at a typical draw; Censor_ref's public
+    weight α; the shares of the total eps (the index, stated with one record replaced) that the reference
+    (a categorical target's DP level counts) and the posterior draw take (medians over runs; the
     released size is public with covariates and takes nothing); the median time per release (the fit
-    with its retries, and one synthetic data set). The worst R-hat, ESS and divergences are in the
-    Dataset; the convergence verdict quotes them.
+    and one synthetic data set). The worst R-hat, ESS and divergences are in the Dataset; the
+    convergence verdict quotes them. A ``retries`` variable of an older shipped file is not read.
     """
     runs = int(files_of(results).sizes["replicate"])
     rows = []
     for f, e, c, _kind, _d in _files_rows(results):
         conv = int(c["converged"].sum())
         rows.append({
-            "file": f, "ε": e, "converged": f"{conv}/{runs}", "needed a retry": int((c["retries"] > 0).sum()),
+            "file": f, "ε": e, "converged": f"{conv}/{runs}",
             "share censored": float(c["censored_share"].mean()), "α": float(c["alpha"].median()),
             "ε reference": float(c["reference_eps"].median()), "ε draw": float(c["draw_eps"].median()),
             "time per release (s)": float(c["release_seconds"].median()),
@@ -369,10 +369,9 @@ def verdict_numbers_table(verdicts) -> pd.DataFrame:
         fig["model_keeps_regression"] = [
             (f"coefficient RMS error, {registry.label('Censor_uw')}", f"{c['censor_uw']:.3f}"),
             (f"coefficient RMS error, {registry.label('OpenDP-Q')}", f"{c['opendp_q']:.3f}")]
-    if "retried" in n.get("defaults_converge", {}):
+    if "converged" in n.get("defaults_converge", {}):
         c = n["defaults_converge"]
-        fig["defaults_converge"] = [("default fits converged", f"{c['converged']} of {c['fits']}"),
-                                    ("needed a retry", f"{c['retried']}")]
+        fig["defaults_converge"] = [("default fits converged", f"{c['converged']} of {c['fits']}")]
         if "rhat_max" in c:
             fig["defaults_converge"] += [("worst R-hat", f"{c['rhat_max']:.3f}"),
                                          ("smallest bulk ESS", f"{c['ess_min']:.0f}"),

@@ -229,9 +229,9 @@ def files_numbers(results) -> dict:
     Returns
     -------
     dict
-        ``all``: ``fits``, ``converged``, ``retried`` (fits whose first run failed its checks),
+        ``all``: ``fits``, ``converged`` (fits that passed their checks; each fit is run once),
         ``runs`` and ``eps`` (the grid, as text "1 and 5"); per file (its key): ``n`` records,
-        ``fits``, ``converged``, ``retried``, ``censored_max`` (largest share censored),
+        ``fits``, ``converged``, ``censored_max`` (largest share censored),
         ``seconds`` (median time per release, fit and sample, over every eps and run),
         ``seconds_max``, ``marginal`` (mean max-ECDF, or total variation distance for the
         categorical target, over eps and runs), ``pmse_ratio``, ``coef_z`` (RMS coefficient error in
@@ -246,7 +246,7 @@ def files_numbers(results) -> dict:
     runs = int(ds.sizes["replicate"])
     eps = [float(e) for e in ds["eps"].values]
     out: dict = {"all": {"fits": int(ds["converged"].size), "converged": int(ds["converged"].sum()),
-                         "retried": int((ds["retries"] > 0).sum()), "runs": runs,
+                         "runs": runs,
                          "eps": " and ".join(f"{e:g}" for e in eps)}}
     for f in ds["file"].values:
         d = ds.sel(file=f)
@@ -254,7 +254,7 @@ def files_numbers(results) -> dict:
             str(d["kind"].values) == "categorical"
         marg = d["tvd"] if cat else d["max_ecdf"]
         row = {"n": int(static(d["n_records"]).values), "fits": int(d["converged"].size),
-               "converged": int(d["converged"].sum()), "retried": int((d["retries"] > 0).sum()),
+               "converged": int(d["converged"].sum()),
                "censored_max": float(d["censored_share"].max()),
                "seconds": float(np.median(d["release_seconds"].values)),
                "seconds_max": float(d["release_seconds"].max()),
@@ -351,13 +351,12 @@ def new_verdicts(results) -> list:
     if have_files:
         ds = files_of(results)
         conv, fits = int(ds["converged"].sum()), int(ds["converged"].size)
-        retried = int((ds["retries"] > 0).sum())
         rhat, ess, div = float(ds["rhat_max"].max()), float(ds["ess_min"].min()), int(ds["divergences"].sum())
         out.append(Verdict("defaults_converge", "A newcomer's default fits converge on all three real files",
                            conv == fits, f"{conv} of {fits} default fits passed R-hat, ESS and divergence checks "
-                           f"({retried} needed a retry; worst R-hat {rhat:.3f}, smallest bulk ESS {ess:.0f}, "
+                           f"(each run once; worst R-hat {rhat:.3f}, smallest bulk ESS {ess:.0f}, "
                            f"{div} divergence(s) in all).",
-                           {"converged": conv, "fits": fits, "retried": retried, "rhat_max": rhat, "ess_min": ess,
+                           {"converged": conv, "fits": fits, "rhat_max": rhat, "ess_min": ess,
                             "divergences": div}))
         totals.append((ds, ds["eps"].broadcast_like(ds["eps_stated"])))
     if have_unitfree:
