@@ -136,8 +136,8 @@ def verdicts(results) -> list:
     """The chapter's claims checked on its results (:class:`dpsynth_book.verdicts.Verdict`).
 
     * ``censored_within_bound``: every censored fit has Delta <= eps/2 (asserted on every fit).
-    * ``privacy_relations``: with one record replaced, every mechanism's epsilon is twice its
-      one-removed figure (continuous densities take both signs; PH and OpenDP's quantiles move
+    * ``privacy_relations``: with one record replaced, every mechanism's stated epsilon is twice its
+      one-removed figure (a bound: replacement costs at most twice removal) (continuous densities take both signs; PH and OpenDP's quantiles move
       one record out of one bin or score and into another).
     * ``unit_changes_censoring``: in dollars the censored lognormal discards more than half of the
       records at every eps; in thousands it keeps most of them.
@@ -164,7 +164,7 @@ def verdicts(results) -> list:
     priv = f[(f["synthesizer"] != "Data") & np.isfinite(f["eps_remove"])]
     ratio = (priv["eps_replace"] / priv["eps_remove"]).to_numpy()
     ok = bool(np.allclose(ratio, 2.0, rtol=1e-6))
-    out.append(Verdict("privacy_relations", "With one record replaced, ε doubles", ok,
+    out.append(Verdict("privacy_relations", "With one record replaced, the stated ε doubles", ok,
                        f"ratio ε(replaced)/ε(removed) from {ratio.min():.3g} to {ratio.max():.3g} over "
                        f"{ratio.size} fits.", {"min": float(ratio.min()), "max": float(ratio.max()),
                                                            "fits": int(ratio.size)}))
