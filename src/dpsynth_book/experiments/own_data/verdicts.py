@@ -137,8 +137,8 @@ def verdicts(results) -> list:
 
     * ``censored_within_bound``: every censored fit has Delta <= eps/2 (asserted on every fit).
     * ``privacy_relations``: with one record replaced, every mechanism's stated epsilon is twice its
-      one-removed figure (a bound: replacement costs at most twice removal) (continuous densities take both signs; PH and OpenDP's quantiles move
-      one record out of one bin or score and into another).
+      one-removed figure, a bound: replacement costs at most twice removal (continuous densities take both
+      signs; PH and OpenDP's quantiles move one record out of one bin or score and into another).
     * ``unit_changes_censoring``: in dollars the censored lognormal discards more than half of the
       records at every eps; in thousands it keeps most of them.
     * ``offset_is_a_unit``: dollars with the public offset ``-log 1000`` censor as many records as
