@@ -303,8 +303,8 @@ PAPER_SCALE_GOAL_MIN = 30.0
 
 #: Why a chapter's paper scale takes the time it does (what the papers ran, or what the chapter adds).
 WHY_SLOW = {
-    "own_data": "every mechanism on all 28,155 CPS records: three MCMC fits for Censor_w, a DP reference and "
-                "retries for Censor_ref, at several values of ε, plus three more real files and three units",
+    "own_data": "every mechanism on all 28,155 CPS records, three MCMC fits for Censor_w, at several values of ε, "
+                "plus Censor_ref's default fit of three more real files, and three units",
     "whole_table": "three real tables at six values of ε, in every run: ours fits each table twice (one table, and m "
                    "tables for the intervals), the censored chain once, beside MST and AIM in their own environment",
     "censoring": "100 replicates of eight synthesizers at five values of ε, as the censoring paper ran them",

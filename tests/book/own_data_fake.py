@@ -180,7 +180,7 @@ def fake_files(replicates: int = 3, *, eps=(1.0, 5.0), unconverged=(), coef_shif
                              curve_synthetic=curve * (1 + 0.1 / e), n_off_scale=0)
                 originals[f] = m
                 cells[(f, float(e))] = {
-                    "converged": (f, e, r) not in unconverged, "retries": 1.0 if (f, e, r) in unconverged else 0.0,
+                    "converged": (f, e, r) not in unconverged,
                     "rhat_max": 1.002, "ess_min": 400.0 + r, "divergences": 0.0, "n_censored": 10.0 / e + r,
                     "censored_share": (10.0 / e + r) / FILE_N[f], "eps_stated": e + stated_shift,
                     "reference_eps": reference_eps * e if kind == "categorical" else 0.0, "size_eps": size_eps,
@@ -193,12 +193,14 @@ def fake_files(replicates: int = 3, *, eps=(1.0, 5.0), unconverged=(), coef_shif
 
 
 def fake_unitfree(replicates: int = 3, *, ref_censored=(20.0, 20.0, 20.0), uw_censored=(28000.0, 300.0, 28100.0),
-                  noise=2.0, eps=(1.0, 5.0), ref_alpha_shift=0.0) -> xr.Dataset:
+                  noise=2.0, eps=(1.0, 5.0), ref_alpha_shift=0.0, ref_failed=()) -> xr.Dataset:
     """The unit-free study with chosen mean censored counts per unit (dollars, thousands, cents) and mechanism.
 
     Run ``r`` adds ``noise * (r - 1)`` records; the max-ECDF is ``count / N`` (at least 0.01). The
     statement is the default budget without covariates (5% for the released size, the draw the rest);
     ``ref_alpha_shift`` is added to Censor_ref's alpha in cents (a window that moved with the unit).
+    ``ref_failed`` lists Censor_ref's fits ``(unit, eps, run)`` that failed their checks: each censors every
+    record (max-ECDF 1), as a fit stuck far from the data does.
     """
     units = ("dollars", "thousands", "cents")
     reps = []
@@ -207,14 +209,15 @@ def fake_unitfree(replicates: int = 3, *, ref_censored=(20.0, 20.0, 20.0), uw_ce
         for mech, counts in (("Censor_ref", ref_censored), ("Censor_uw", uw_censored)):
             for unit, c in zip(units, counts):
                 for e in eps:
-                    n_c = c + noise * (r - 1)
+                    failed = mech == "Censor_ref" and (unit, e, r) in ref_failed
+                    n_c = float(N) if failed else c + noise * (r - 1)
                     draw = 0.95 * e
                     alpha = (min(1.0, draw / 2 / 2.5) + (ref_alpha_shift if unit == "cents" else 0.0)
                              if mech == "Censor_ref" else 1.0)
                     rows.append({"unit": unit, "mechanism": mech, "eps": e, "n_censored": n_c,
                                  "censored_share": n_c / N / 2,
                                  "median": 520.0 if n_c < N / 2 else 1.0, "max_ecdf": max(n_c / N, 0.01),
-                                 "converged": True, "rhat_max": 1.0, "ess_min": 500.0, "divergences": 0.0,
+                                 "converged": not failed, "rhat_max": 1.0, "ess_min": 500.0, "divergences": 0.0,
                                  "n_nonfinite": 0.0, "eps_stated": e, "size_eps": 0.05 * e, "reference_eps": 0.0,
                                  "draw_eps": draw, "alpha": alpha, "bound": draw / 2, "fit_seconds": 5.0})
         ds = pd.DataFrame(rows).set_index(["unit", "mechanism", "eps"]).to_xarray().reindex(unit=list(units))
@@ -229,7 +232,8 @@ def fake_unitfree(replicates: int = 3, *, ref_censored=(20.0, 20.0, 20.0), uw_ce
 def fake_all(**kw) -> OwnDataResults:
     """The four studies: the older two from :func:`fake_results`, the files and unit-free studies faked."""
     files_kw = {k: kw.pop(k) for k in ("unconverged_files", "coef_shift") if k in kw}
-    uf_kw = {k: kw.pop(k) for k in ("ref_censored", "uw_censored", "noise", "ref_alpha_shift") if k in kw}
+    uf_kw = {k: kw.pop(k) for k in ("ref_censored", "uw_censored", "noise", "ref_alpha_shift", "ref_failed")
+             if k in kw}
     if "unconverged_files" in files_kw:
         files_kw["unconverged"] = files_kw.pop("unconverged_files")
     res = fake_results(**kw)

@@ -136,7 +136,7 @@ def test_files_numbers_are_the_study_s():
     from own_data_fake import FILE_N, fake_files
 
     n = V.files_numbers(fake_files(unconverged=[("fishing", 5.0, 0)]))
-    assert n["all"] == {"fits": 18, "converged": 17, "retried": 1, "runs": 3, "eps": "1 and 5"}
+    assert n["all"] == {"fits": 18, "converged": 17, "runs": 3, "eps": "1 and 5"}
     assert n["cps1988"]["n"] == FILE_N["cps1988"] and n["fishing"]["converged"] == 5
     assert n["nmes1988"]["seconds"] == pytest.approx(8.5)  # median over eps and runs of 7 + r + 0.5
     assert n["fishing"]["marginal"] == pytest.approx((0.02 + 0.004) / 2)  # the TVD
@@ -160,6 +160,22 @@ def test_unit_spread_against_monte_carlo_error():
     # no spread across runs: the floor decides
     s = V.unit_spread(fake_unitfree(noise=0.0), "Censor_ref", "n_censored", 1.0)
     assert s["tolerance"] == [1.0, 1.0] and not s["moves"]
+
+
+def test_unit_spread_of_converged_fits_only():
+    from own_data_fake import fake_unitfree
+
+    # two of three cents fits at eps 5 failed and censored every record: with them the tolerance is huge
+    u = fake_unitfree(ref_censored=(20.0, 40.0, 20.0), ref_failed=[("cents", 5.0, 0), ("cents", 5.0, 1)])
+    every = V.unit_spread(u, "Censor_ref", "n_censored", 1.0)
+    assert every["failed"] == {"dollars": 0, "thousands": 0, "cents": 2} and every["unjudged"] == [[], []]
+    only = V.unit_spread(u, "Censor_ref", "n_censored", 1.0, converged_only=True)
+    assert only["spread"] == pytest.approx([20.0, 20.0])  # thousands (40) against dollars (20); cents' run 2: 22
+    assert only["tolerance"][1] < every["tolerance"][1] and only["moves"]
+    # a unit with no converged fit at an eps is left out there; with one unit left nothing is judged
+    u = fake_unitfree(ref_failed=[(unit, 5.0, r) for unit in ("cents", "thousands") for r in range(3)])
+    s = V.unit_spread(u, "Censor_ref", "n_censored", 1.0, converged_only=True)
+    assert s["unjudged"] == [[], ["thousands", "cents"]] and np.isnan(s["spread"][1]) and not s["moves"]
 
 
 def test_unitfree_numbers():
@@ -186,6 +202,9 @@ def test_unitfree_numbers():
     ({}, "censor_ref_unit_free", True),
     ({"ref_censored": (20.0, 60.0, 20.0)}, "censor_ref_unit_free", False),
     ({"ref_alpha_shift": 0.01}, "censor_ref_unit_free", False),  # the window moved with the unit
+    # failed fits in cents: not judged there, so the verdict cannot pass (nor fail on the converged ones)
+    ({"ref_failed": [("cents", 1.0, 0), ("cents", 5.0, 2)]}, "censor_ref_unit_free", None),
+    ({"ref_failed": [("cents", 1.0, 0)], "ref_censored": (20.0, 60.0, 20.0)}, "censor_ref_unit_free", False),
     ({}, "censor_uw_moves_with_unit", True),
     ({"uw_censored": (300.0, 301.0, 300.0)}, "censor_uw_moves_with_unit", False),
 ])
@@ -218,3 +237,15 @@ def test_text_numbers_include_the_new_studies_when_present():
                 "own-unitfree-uw-censored-spread"):
         assert key in keys, key
     assert not any(k.startswith("own-files") for k in book.glue_values("own", V.text_numbers(fake_results())))
+
+
+def test_unit_free_verdict_names_the_unit_it_cannot_judge():
+    from own_data_fake import fake_all
+
+    # cents' failed fits censor every record: counted with them, the tolerance would have passed anything
+    v = _by_key(verdicts(fake_all(ref_failed=[("cents", 1.0, 0), ("cents", 5.0, 2)])))["censor_ref_unit_free"]
+    assert v.holds is None and v.numbers["failed"] == {"cents": 2}
+    assert "2 of 6 fits in cents failed their convergence checks" in v.evidence and "cannot be judged" in v.evidence
+    assert v.numbers["censored_spread"] == pytest.approx(1.0)  # the converged fits' spread, not the failed ones'
+    n = V.unitfree_numbers(fake_all(ref_failed=[("cents", 1.0, 0)]).unitfree)
+    assert (n["ref"]["fits"], n["ref"]["failed"]) == (18, 1) and n["ref"]["censored_spread"] == pytest.approx(1.0)

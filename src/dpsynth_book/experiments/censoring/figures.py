@@ -139,7 +139,7 @@ def mixing_figure(results, axes=None):
     ax[0].set_ylabel("max-ECDF")
     ax[0].set_title(f"utility at $\\varepsilon$ = {p.mix_eps:g}")
     ax[1].set_yscale("log")
-    ax[1].set_ylabel("$\\varepsilon$ of the release (removed)")
+    ax[1].set_ylabel("$\\varepsilon$ of the release (removed;\nlocal $\\varepsilon_x$ for aDP)")
     ax[1].set_title("privacy cost")
     return ax
 

@@ -9,7 +9,8 @@ censored model named::
                     progress=False)
     s.fit(seed=...)
 
-with default settings otherwise (the model chosen from the target's type, the default retries).
+with default settings otherwise (the model chosen from the target's type). A fit that fails its R-hat, ESS or
+divergence checks is recorded as it is: the library runs every fit once (convergence decides nothing).
 Censor_ref is named because the default, ``mechanism="auto"``, picks from the choosing page's
 decision table, and this study is Censor_ref's on files it was not written for (the decision table
 has its own study). ``sampler=`` is passed only when the preset's MCMC settings differ
@@ -174,7 +175,7 @@ def files_replicate(r: int, seed: np.random.SeedSequence, params_mapping: Mappin
     Returns
     -------
     xarray.Dataset
-        Over ``(file, eps)``: ``converged``, ``retries``, ``rhat_max``, ``ess_min``, ``divergences``,
+        Over ``(file, eps)``: ``converged``, ``rhat_max``, ``ess_min``, ``divergences``,
         ``n_censored``, ``censored_share`` (at a typical draw), ``eps_stated`` (the statement's total
         under its relation, ``relation``: one record replaced, the covariates' rows being public), its
         shares ``reference_eps`` (a categorical target's DP level counts), ``size_eps`` (the released
@@ -216,7 +217,7 @@ def files_replicate(r: int, seed: np.random.SeedSequence, params_mapping: Mappin
             t_rel = time.perf_counter() - t0
             m = report_measures(df, syn, f.target, f.covariates, s.encoding.levels)
             cells[(name, eps)] = {
-                "converged": bool(pr.converged), "retries": float(pr.extra.get("retries", 0)),
+                "converged": bool(pr.converged),
                 "rhat_max": float(pr.rhat_max), "ess_min": float(pr.ess_min), "divergences": float(pr.divergences),
                 "n_censored": float(pr.n_censored), "censored_share": float(pr.censored_typical),
                 "eps_stated": float(pr.eps), "reference_eps": float(pr.budget.reference),
@@ -235,7 +236,7 @@ def _files_dataset(files, eps_grid, cells, originals, frames) -> xr.Dataset:
                                 (frames[name][REAL_FILES[name].target].cat.categories
                                  if REAL_FILES[name].kind == "categorical" else [])))
     nf, ne, nt, nl, nc = len(files), len(eps_grid), len(terms), max(len(levels), 1), len(CURVE_LEVELS)
-    scal = ["retries", "rhat_max", "ess_min", "divergences", "n_censored", "censored_share", "eps_stated",
+    scal = ["rhat_max", "ess_min", "divergences", "n_censored", "censored_share", "eps_stated",
             "reference_eps", "size_eps", "draw_eps", "alpha", "bound", "fit_seconds", "release_seconds", "pmse",
             "pmse_null", "pmse_ratio", "coef_rms_diff", "coef_rms_z", "coef_overlap", "max_ecdf", "avg_ecdf",
             "n_off_scale", "tvd",
@@ -265,7 +266,7 @@ def _files_dataset(files, eps_grid, cells, originals, frames) -> xr.Dataset:
         for j, eps in enumerate(eps_grid):
             c = cells[(name, eps)]
             conv[i, j] = c["converged"]
-            for v in ("retries", "rhat_max", "ess_min", "divergences", "n_censored", "censored_share", "eps_stated",
+            for v in ("rhat_max", "ess_min", "divergences", "n_censored", "censored_share", "eps_stated",
                       "reference_eps", "size_eps", "draw_eps", "alpha", "bound", "fit_seconds", "release_seconds"):
                 arr[v][i, j] = c[v]
             m = c["measures"]
@@ -312,7 +313,7 @@ def _files_dataset(files, eps_grid, cells, originals, frames) -> xr.Dataset:
                           "(sample_unaccounted: research, not booked in a ledger)",
         "dropped_terms": "; ".join(f"{n}: {', '.join(originals[n]['dropped'])}" for n in files
                                    if originals.get(n) and originals[n]["dropped"]) or "none",
-        "release_seconds": "fit (with its retries and the DP reference) and one synthetic data set; the first fit "
+        "release_seconds": "fit (with a categorical target's DP reference) and one synthetic data set; the first fit "
                            "of a file in a process includes compiling its model",
     })
     return ds

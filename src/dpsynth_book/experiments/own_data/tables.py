@@ -21,7 +21,7 @@ from .replicate import QUANTILES
 __all__ = ["study_of", "units_of", "fit_frame", "privacy_table", "utility_table", "coefficient_table",
            "units_table", "QUANTILE_COLUMNS", "files_of", "unitfree_of", "static", "files_fit_table",
            "files_utility_table",
-           "files_quantile_table", "files_share_table", "unitfree_table", "unit_spread_table",
+           "files_quantile_table", "files_share_table", "unitfree_table", "unit_spread_table", "CONVERGED_ONLY",
            "verdict_numbers_table"]
 
 #: The quantile variables, in order.
@@ -191,20 +191,20 @@ def _files_rows(results):
 def files_fit_table(results) -> pd.DataFrame:
     """Per real file and eps: the default fit's checks, what its statement is made of, and the time per release.
 
-    Columns: runs that passed R-hat, ESS and divergence checks (``k/runs``) and runs that needed a
-    retry; the mean share of records censored at a typical draw; Censor_ref's public weight α; the
-    shares of the total eps (the index, stated with one record replaced) that the reference (a
-    categorical target's DP level counts) and the posterior draw take (medians over runs; the
+    Columns: runs that passed R-hat, ESS and divergence checks (``k/runs``; each fit is run once, a
+    failed one is not rerun); the mean share of records censored at a typical draw; Censor_ref's public
+    weight α; the shares of the total eps (the index, stated with one record replaced) that the reference
+    (a categorical target's DP level counts) and the posterior draw take (medians over runs; the
     released size is public with covariates and takes nothing); the median time per release (the fit
-    with its retries, and one synthetic data set). The worst R-hat, ESS and divergences are in the
-    Dataset; the convergence verdict quotes them.
+    and one synthetic data set). The worst R-hat, ESS and divergences are in the Dataset; the
+    convergence verdict quotes them. A ``retries`` variable of an older shipped file is not read.
     """
     runs = int(files_of(results).sizes["replicate"])
     rows = []
     for f, e, c, _kind, _d in _files_rows(results):
         conv = int(c["converged"].sum())
         rows.append({
-            "file": f, "ε": e, "converged": f"{conv}/{runs}", "needed a retry": int((c["retries"] > 0).sum()),
+            "file": f, "ε": e, "converged": f"{conv}/{runs}",
             "share censored": float(c["censored_share"].mean()), "α": float(c["alpha"].median()),
             "ε reference": float(c["reference_eps"].median()), "ε draw": float(c["draw_eps"].median()),
             "time per release (s)": float(c["release_seconds"].median()),
@@ -278,31 +278,67 @@ def unitfree_table(results) -> pd.DataFrame:
     return out.set_index(["mechanism", "ε", "unit"])
 
 
-def unit_spread(u, mechanism: str, var: str, floor: float) -> dict:
+def unit_spread(u, mechanism: str, var: str, floor: float, *, converged_only: bool = False) -> dict:
     """How far ``var`` of ``mechanism`` moves with the unit, against its Monte Carlo error, at each eps.
 
     At each eps: ``spread`` is the largest minus the smallest mean over runs among the units;
     ``tolerance`` is ``3 sqrt(2 / R) s`` with ``s`` the pooled standard deviation over the ``R`` runs
-    within a unit (three standard errors of a difference of two means), at least ``floor``.
+    within a unit (three standard errors of a difference of two means; units with one run do not enter
+    ``s``), at least ``floor``.
+
+    Parameters
+    ----------
+    u : xarray.Dataset
+        The unit-free study (``replicate``, ``unit``, ``mechanism``, ``eps``).
+    mechanism, var : str
+        The mechanism and the variable compared across units.
+    floor : float
+        The smallest tolerance.
+    converged_only : bool
+        Judge the fits that passed their convergence checks only: a failed fit's count and utility are
+        not the mechanism's, and its values would widen ``s``. ``R`` is then the fewest converged runs of
+        a unit at that eps, and a unit with no converged run there is left out (``unjudged``); with
+        fewer than two units left the spread is NaN and nothing is judged at that eps.
 
     Returns
     -------
     dict
         ``spread`` and ``tolerance`` (lists over eps), ``moves`` (any eps where spread > tolerance)
-        and ``worst`` (the largest ratio spread / tolerance).
+        and ``worst`` (the largest ratio spread / tolerance, NaN if nothing was judged);
+        ``unjudged`` (per eps, the units left out) and ``failed`` (unit -> its fits that failed their
+        checks, over every eps; counted whether or not ``converged_only``).
     """
     sub = u[var].sel(mechanism=mechanism).astype(float)
-    R = int(sub.sizes["replicate"])
-    spreads, tols = [], []
+    ok = u["converged"].sel(mechanism=mechanism).astype(bool)
+    failed = {str(k): int((~ok.sel(unit=k)).sum()) for k in u["unit"].values}
+    if converged_only:
+        sub = sub.where(ok)
+    spreads, tols, unjudged = [], [], []
     for e in u["eps"].values:
         v = sub.sel(eps=e)
+        runs = v.notnull().sum("replicate")
+        left_out = [str(k) for k in v["unit"].values if int(runs.sel(unit=k)) == 0]
+        v = v.sel(unit=[k for k in v["unit"].values if str(k) not in left_out])
+        unjudged.append(left_out)
+        if v.sizes["unit"] < 2:
+            spreads.append(float("nan"))
+            tols.append(float("nan"))
+            continue
+        R = int(runs.sel(unit=v["unit"]).min())
         means = v.mean("replicate")
         spread = float(means.max() - means.min())
-        sd = float(np.sqrt(v.var("replicate", ddof=1).mean())) if R > 1 else 0.0
+        var_ = v.var("replicate", ddof=1)  # NaN for a unit with one run: pooled over the units with more
+        sd = float(np.sqrt(var_.mean())) if var_.notnull().any() else 0.0
         spreads.append(spread)
         tols.append(max(3.0 * np.sqrt(2.0 / R) * sd, floor))
-    ratio = [s / t for s, t in zip(spreads, tols)]
-    return {"spread": spreads, "tolerance": tols, "moves": any(r > 1 for r in ratio), "worst": float(max(ratio))}
+    ratio = [s / t for s, t in zip(spreads, tols) if np.isfinite(s)]
+    return {"spread": spreads, "tolerance": tols, "moves": any(r > 1 for r in ratio),
+            "worst": float(max(ratio)) if ratio else float("nan"), "unjudged": unjudged, "failed": failed}
+
+
+#: Mechanisms whose spread across units is judged on converged fits only (:func:`unit_spread`): Censor_ref's claim
+#: is that its fit does not move with the unit. Censor_uw's failures to converge are part of how it moves.
+CONVERGED_ONLY = ("Censor_ref",)
 
 
 def unit_spread_table(results) -> pd.DataFrame:
@@ -311,16 +347,20 @@ def unit_spread_table(results) -> pd.DataFrame:
     Per mechanism and ε (:func:`unit_spread`, floors 1 record and
     0.001, as the verdicts use them): the spread across units of the mean censored count and of the mean
     max-ECDF, each beside its tolerance (three standard errors of a difference of two means).
+    Censor_ref's are over its converged fits only (:data:`CONVERGED_ONLY`), as its verdict judges them
+    (:func:`unitfree_table` gives the converged runs); a unit without one at an ε is left out (NaN when
+    fewer than two units are left).
     """
     u = unitfree_of(results)
     rows = []
     for mech in presentation.order([str(m) for m in u["mechanism"].values]):
-        c = unit_spread(u, mech, "n_censored", 1.0)
-        d = unit_spread(u, mech, "max_ecdf", 1e-3)
+        only = mech in CONVERGED_ONLY
+        c = unit_spread(u, mech, "n_censored", 1.0, converged_only=only)
+        d = unit_spread(u, mech, "max_ecdf", 1e-3, converged_only=only)
         for i, e in enumerate(u["eps"].values):
             rows.append({"mechanism": registry.label(mech), "ε": float(e), "spread, censored": c["spread"][i],
-                         "tol., censored": c["tolerance"][i], "spread, max-ECDF": d["spread"][i],
-                         "tol., max-ECDF": d["tolerance"][i]})
+                         "tol., censored": c["tolerance"][i],
+                         "spread, max-ECDF": d["spread"][i], "tol., max-ECDF": d["tolerance"][i]})
     return pd.DataFrame(rows).set_index(["mechanism", "ε"])
 
 
@@ -369,10 +409,9 @@ def verdict_numbers_table(verdicts) -> pd.DataFrame:
         fig["model_keeps_regression"] = [
             (f"coefficient RMS error, {registry.label('Censor_uw')}", f"{c['censor_uw']:.3f}"),
             (f"coefficient RMS error, {registry.label('OpenDP-Q')}", f"{c['opendp_q']:.3f}")]
-    if "retried" in n.get("defaults_converge", {}):
+    if "converged" in n.get("defaults_converge", {}):
         c = n["defaults_converge"]
-        fig["defaults_converge"] = [("default fits converged", f"{c['converged']} of {c['fits']}"),
-                                    ("needed a retry", f"{c['retried']}")]
+        fig["defaults_converge"] = [("default fits converged", f"{c['converged']} of {c['fits']}")]
         if "rhat_max" in c:
             fig["defaults_converge"] += [("worst R-hat", f"{c['rhat_max']:.3f}"),
                                          ("smallest bulk ESS", f"{c['ess_min']:.0f}"),
@@ -389,6 +428,9 @@ def verdict_numbers_table(verdicts) -> pd.DataFrame:
             rows.append(("released size's share, no covariates", f"{c['size_share_without_covariates']:.0%}"))
         fig["statement_is_the_total"] = rows
     if "exact" in n.get("censor_ref_unit_free", {}):
+        c = n["censor_ref_unit_free"]
         fig["censor_ref_unit_free"] = [("largest difference across units of the statement's ε, its shares, α and M",
-                                        f"{n['censor_ref_unit_free']['exact']:.2g}")]
+                                        f"{c['exact']:.2g}")]
+        fig["censor_ref_unit_free"] += [(f"fits left out in {unit} (failed their checks)", f"{k}")
+                                        for unit, k in c.get("failed", {}).items()]
     return quoted_numbers_table(verdicts, fig)

@@ -12,7 +12,7 @@ import numpy as np
 from dpsynth import registry
 
 from ... import presentation
-from .tables import coefficient_table, fit_frame, privacy_table, study_of, unit_spread, units_of
+from .tables import CONVERGED_ONLY, coefficient_table, fit_frame, privacy_table, study_of, unit_spread, units_of
 
 __all__ = ["units_numbers", "fit_time_numbers", "rule_numbers", "unit_example_numbers", "text_numbers", "verdicts",
            "files_numbers", "unit_spread", "unitfree_numbers", "new_verdicts"]
@@ -136,9 +136,9 @@ def verdicts(results) -> list:
     """The chapter's claims checked on its results (:class:`dpsynth_book.verdicts.Verdict`).
 
     * ``censored_within_bound``: every censored fit has Delta <= eps/2 (asserted on every fit).
-    * ``privacy_relations``: with one record replaced, every mechanism's epsilon is twice its
-      one-removed figure (continuous densities take both signs; PH and OpenDP's quantiles move
-      one record out of one bin or score and into another).
+    * ``privacy_relations``: with one record replaced, every mechanism's stated epsilon is twice its
+      one-removed figure, a bound: replacement costs at most twice removal (continuous densities take both
+      signs; PH and OpenDP's quantiles move one record out of one bin or score and into another).
     * ``unit_changes_censoring``: in dollars the censored lognormal discards more than half of the
       records at every eps; in thousands it keeps most of them.
     * ``offset_is_a_unit``: dollars with the public offset ``-log 1000`` censor as many records as
@@ -164,7 +164,7 @@ def verdicts(results) -> list:
     priv = f[(f["synthesizer"] != "Data") & np.isfinite(f["eps_remove"])]
     ratio = (priv["eps_replace"] / priv["eps_remove"]).to_numpy()
     ok = bool(np.allclose(ratio, 2.0, rtol=1e-6))
-    out.append(Verdict("privacy_relations", "With one record replaced, ε doubles", ok,
+    out.append(Verdict("privacy_relations", "With one record replaced, the stated ε doubles", ok,
                        f"ratio ε(replaced)/ε(removed) from {ratio.min():.3g} to {ratio.max():.3g} over "
                        f"{ratio.size} fits.", {"min": float(ratio.min()), "max": float(ratio.max()),
                                                            "fits": int(ratio.size)}))
@@ -229,9 +229,9 @@ def files_numbers(results) -> dict:
     Returns
     -------
     dict
-        ``all``: ``fits``, ``converged``, ``retried`` (fits whose first run failed its checks),
+        ``all``: ``fits``, ``converged`` (fits that passed their checks; each fit is run once),
         ``runs`` and ``eps`` (the grid, as text "1 and 5"); per file (its key): ``n`` records,
-        ``fits``, ``converged``, ``retried``, ``censored_max`` (largest share censored),
+        ``fits``, ``converged``, ``censored_max`` (largest share censored),
         ``seconds`` (median time per release, fit and sample, over every eps and run),
         ``seconds_max``, ``marginal`` (mean max-ECDF, or total variation distance for the
         categorical target, over eps and runs), ``pmse_ratio``, ``coef_z`` (RMS coefficient error in
@@ -246,7 +246,7 @@ def files_numbers(results) -> dict:
     runs = int(ds.sizes["replicate"])
     eps = [float(e) for e in ds["eps"].values]
     out: dict = {"all": {"fits": int(ds["converged"].size), "converged": int(ds["converged"].sum()),
-                         "retried": int((ds["retries"] > 0).sum()), "runs": runs,
+                         "runs": runs,
                          "eps": " and ".join(f"{e:g}" for e in eps)}}
     for f in ds["file"].values:
         d = ds.sel(file=f)
@@ -254,7 +254,7 @@ def files_numbers(results) -> dict:
             str(d["kind"].values) == "categorical"
         marg = d["tvd"] if cat else d["max_ecdf"]
         row = {"n": int(static(d["n_records"]).values), "fits": int(d["converged"].size),
-               "converged": int(d["converged"].sum()), "retried": int((d["retries"] > 0).sum()),
+               "converged": int(d["converged"].sum()),
                "censored_max": float(d["censored_share"].max()),
                "seconds": float(np.median(d["release_seconds"].values)),
                "seconds_max": float(d["release_seconds"].max()),
@@ -285,7 +285,10 @@ def unitfree_numbers(results) -> dict:
         medians over units and runs); ``lowest``: the smallest eps with its ``alpha`` and ``bound``;
         and the largest spread across units, over eps, of the mean
         censored count and max-ECDF (``censored_spread``, ``ecdf_spread``) with the smallest Monte
-        Carlo tolerance at that eps (``censored_tolerance``, ``ecdf_tolerance``).
+        Carlo tolerance at that eps (``censored_tolerance``, ``ecdf_tolerance``), over the converged fits
+        only for the mechanisms of :data:`~dpsynth_book.experiments.own_data.tables.CONVERGED_ONLY`
+        (NaN if no eps could be judged); ``fits`` and ``failed`` (fits that failed their checks, over
+        every unit and eps).
     """
     from .tables import unitfree_of
 
@@ -311,10 +314,13 @@ def unitfree_numbers(results) -> dict:
         low = float(u["eps"].values.min())
         row["lowest"] = {"eps": low, **{k: row[f"budget_{_eps_key(low)}"][k] for k in ("alpha", "bound")}}
         for var, key, floor in (("n_censored", "censored", 1.0), ("max_ecdf", "ecdf", 1e-3)):
-            sp = unit_spread(u, str(mech), var, floor)
-            i = int(np.argmax(sp["spread"]))
-            row[f"{key}_spread"] = sp["spread"][i]
-            row[f"{key}_tolerance"] = sp["tolerance"][i]
+            sp = unit_spread(u, str(mech), var, floor, converged_only=str(mech) in CONVERGED_ONLY)
+            judged = [k for k, v in enumerate(sp["spread"]) if np.isfinite(v)]
+            i = max(judged, key=lambda k: sp["spread"][k]) if judged else None
+            row[f"{key}_spread"] = sp["spread"][i] if i is not None else float("nan")
+            row[f"{key}_tolerance"] = sp["tolerance"][i] if i is not None else float("nan")
+        ok = u["converged"].sel(mechanism=mech).astype(bool)
+        row["fits"], row["failed"] = int(ok.size), int((~ok).sum())
         out[short] = row
     return out
 
@@ -339,6 +345,9 @@ def new_verdicts(results) -> list:
     * ``censor_ref_unit_free``: Censor_ref is unit-free: its statement and window (the total, its shares,
       alpha and M) are the same in every unit exactly, and its censored count and max-ECDF do not move
       with the unit beyond their Monte Carlo error (:func:`unit_spread`, floors 1 record and 0.001) at any eps.
+      Only converged fits are judged: a failed fit's counts are not the mechanism's, and its values would
+      widen the tolerance. It does not hold if the statement or the converged fits move; when a unit has
+      fits that failed their checks it cannot be judged there (undecided), whatever the other fits show.
     * ``censor_uw_moves_with_unit``: Censor_uw's censored count does move with the unit at every eps.
     """
     from ...verdicts import Verdict
@@ -351,13 +360,12 @@ def new_verdicts(results) -> list:
     if have_files:
         ds = files_of(results)
         conv, fits = int(ds["converged"].sum()), int(ds["converged"].size)
-        retried = int((ds["retries"] > 0).sum())
         rhat, ess, div = float(ds["rhat_max"].max()), float(ds["ess_min"].min()), int(ds["divergences"].sum())
         out.append(Verdict("defaults_converge", "A newcomer's default fits converge on all three real files",
                            conv == fits, f"{conv} of {fits} default fits passed R-hat, ESS and divergence checks "
-                           f"({retried} needed a retry; worst R-hat {rhat:.3f}, smallest bulk ESS {ess:.0f}, "
+                           f"(each run once; worst R-hat {rhat:.3f}, smallest bulk ESS {ess:.0f}, "
                            f"{div} divergence(s) in all).",
-                           {"converged": conv, "fits": fits, "retried": retried, "rhat_max": rhat, "ess_min": ess,
+                           {"converged": conv, "fits": fits, "rhat_max": rhat, "ess_min": ess,
                             "divergences": div}))
         totals.append((ds, ds["eps"].broadcast_like(ds["eps_stated"])))
     if have_unitfree:
@@ -399,19 +407,9 @@ def new_verdicts(results) -> list:
         units = ", ".join(str(x) for x in u["unit"].values)
         if "Censor_ref" in mechs:
             exact = _unit_exact(u, "Censor_ref")
-            c = unit_spread(u, "Censor_ref", "n_censored", 1.0)
-            d = unit_spread(u, "Censor_ref", "max_ecdf", 1e-3)
-            ok = exact < 1e-9 and not c["moves"] and not d["moves"]
-            out.append(Verdict(
-                "censor_ref_unit_free",
-                "Censor_ref is unit-free: the same guarantee in every unit exactly, the same censoring and utility up "
-                "to Monte Carlo error", ok,
-                f"in {units} the statement's ε, its shares, α and M differ by at most {exact:.2g}; the largest "
-                f"spread across units of the mean censored count is {max(c['spread']):.3g} records (Monte Carlo "
-                f"tolerance {min(c['tolerance']):.3g}–{max(c['tolerance']):.3g}) and of the max-ECDF "
-                f"{max(d['spread']):.3g} (tolerance {min(d['tolerance']):.3g}–{max(d['tolerance']):.3g}).",
-                {"exact": exact, "censored_spread": float(max(c["spread"])), "ecdf_spread": float(max(d["spread"])),
-                 "censored_worst": c["worst"], "ecdf_worst": d["worst"]}))
+            c = unit_spread(u, "Censor_ref", "n_censored", 1.0, converged_only=True)
+            d = unit_spread(u, "Censor_ref", "max_ecdf", 1e-3, converged_only=True)
+            out.append(_unit_free_verdict(u, units, exact, c, d))
         if "Censor_uw" in mechs:
             c = unit_spread(u, "Censor_uw", "n_censored", 1.0)
             every = all(sp > t for sp, t in zip(c["spread"], c["tolerance"]))
@@ -420,6 +418,38 @@ def new_verdicts(results) -> list:
                                f"{max(c['spread']):.3g} records over ε (tolerance {max(c['tolerance']):.3g}).",
                                {"spread_min": float(min(c["spread"]))}))
     return out
+
+
+def _unit_free_verdict(u, units: str, exact: float, c: dict, d: dict):
+    """Censor_ref's unit-free verdict from its statement's spread ``exact`` and the converged fits' spreads."""
+    from ...verdicts import Verdict
+
+    fits = int(u.sizes["replicate"]) * int(u.sizes["eps"])  # one unit's fits
+    failed = {k: n for k, n in c["failed"].items() if n}
+    judged_c = [(s, t) for s, t in zip(c["spread"], c["tolerance"]) if np.isfinite(s)]
+    judged_d = [(s, t) for s, t in zip(d["spread"], d["tolerance"]) if np.isfinite(s)]
+    moves = exact >= 1e-9 or c["moves"] or d["moves"]
+    holds = False if moves else (None if failed or not judged_c else True)
+    words = f"in {units} the statement's ε, its shares, α and M differ by at most {exact:.2g}"
+    if judged_c:
+        words += (f"; over the converged fits the largest spread across units of the mean censored count is "
+                  f"{max(s for s, _ in judged_c):.3g} records (Monte Carlo tolerance "
+                  f"{min(t for _, t in judged_c):.3g}–{max(t for _, t in judged_c):.3g}) and of the max-ECDF "
+                  f"{max(s for s, _ in judged_d):.3g} (tolerance {min(t for _, t in judged_d):.3g}–"
+                  f"{max(t for _, t in judged_d):.3g})")
+    else:
+        words += "; no ε has converged fits in two units, so the censoring and utility are not shown"
+    if failed:
+        words += ("; " + ", ".join(f"{n} of {fits} fits in {k}" for k, n in failed.items())
+                  + " failed their convergence checks and are left out: whether the fit is unit-free there "
+                    "cannot be judged")
+    return Verdict(
+        "censor_ref_unit_free",
+        "Censor_ref is unit-free: the same guarantee in every unit exactly, the same censoring and utility up "
+        "to Monte Carlo error", holds, words + ".",
+        {"exact": exact, "censored_spread": max((s for s, _ in judged_c), default=float("nan")),
+         "ecdf_spread": max((s for s, _ in judged_d), default=float("nan")),
+         "censored_worst": c["worst"], "ecdf_worst": d["worst"], "failed": failed})
 
 
 def _static_values(da) -> np.ndarray:

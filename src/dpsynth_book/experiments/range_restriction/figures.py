@@ -82,7 +82,7 @@ def contraction_figure(study, axes=None):
     flat = np.ravel(axes)
     for i, (ax, nn) in enumerate(zip(flat, ns)):
         _violins(ax, {m: ds["delta"].sel(n_obs=nn, synthesizer=m).values for m in _names(ds)},
-                 ylabel=r"local bound $\Delta$" if i % 2 == 0 else "", title=f"n = {nn}")
+                 ylabel=r"local bound $\Delta$ (of the data set)" if i % 2 == 0 else "", title=f"n = {nn}")
         ax.tick_params(axis="x", labelrotation=60)
     for ax in flat[len(ns):]:
         ax.set_visible(False)
