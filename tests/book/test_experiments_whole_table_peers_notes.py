@@ -121,3 +121,14 @@ def test_peer_cells_and_trends_from_the_study():
     assert t["mst_coverage_low"] == pytest.approx(0.4) and t["mst_coverage_high"] == pytest.approx(0.0)
     assert np.isnan(t["mst_jump_eps"])
     assert peer_cells(ds.sel({"method": [m for m in ds["method"].values if m not in (MST, AIM)]})).empty
+
+
+def test_the_page_says_how_the_peers_rows_were_drawn_from_the_study_s_own_record():
+    import xarray as xr
+
+    from dpsynth_book.experiments.whole_table import peers_notes
+
+    old = xr.Dataset(attrs={"peers": "SmartNoise smartnoise-synth MST and AIM at (eps, delta)"})
+    new = xr.Dataset(attrs={"peers": "...; rows drawn with mbi's synthetic_data as fixed upstream (mbi commit a987d84)"})
+    assert "Caveat" in peers_notes.sampling_caveat(old) and "overstated" in peers_notes.sampling_caveat(old)
+    assert "Caveat" not in peers_notes.sampling_caveat(new) and "fixed upstream" in peers_notes.sampling_caveat(new)

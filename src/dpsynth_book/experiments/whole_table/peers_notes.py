@@ -35,7 +35,7 @@ from dpsynth.validation import DataError
 from .replicate import TableSpec
 from .tables import PEERS, study_of
 
-__all__ = ["row_order", "bin_midpoints", "synthetic_notes", "peer_cells", "peer_trends"]
+__all__ = ["row_order", "bin_midpoints", "synthetic_notes", "peer_cells", "peer_trends", "sampling_caveat"]
 
 
 def row_order(frame: pd.DataFrame, kinds: dict) -> pd.Series:
@@ -172,3 +172,26 @@ def peer_trends(results, table: str = "nmes1988") -> dict:
         jump = [e for e in eps if float(m.sel(eps=e)) > 3 * out[f"{key}_coef_rmse_low"]]
         out[f"{key}_jump_eps"] = jump[0] if jump else float("nan")
     return out
+
+
+def sampling_caveat(results) -> str:
+    """What the page must say about how the study's MST and AIM rows were drawn, read from the study's own record.
+
+    Runs made since ``peers/run_peer.py`` draws with mbi's fixed ``synthetic_data`` say so in the study's
+    ``peers`` attribute; runs made before drew with mbi 1.1.0's function, which hands out a column's values in
+    row order within each parent group: their one-way marginals are exact, but any two columns drawn given a
+    parent come out comonotone, so the peers' pairwise, interaction, regression and coverage numbers are worse
+    than their fitted model and the comparison on those measures favours the package.
+    """
+    ds = study_of(results)
+    if "synthetic_data as fixed upstream" in str(ds.attrs.get("peers", "")):
+        return ("MST's and AIM's rows were drawn with Private-PGM's `synthetic_data` as fixed upstream (mbi commit "
+                "a987d84), as `peers/run_peer.py` does by default.")
+    return ("**Caveat on these runs.** MST's and AIM's rows in the results on this page were drawn with Private-PGM "
+            "1.1.0's `synthetic_data` (the only release smartnoise-synth 1.0.8 allows), which hands out a column's "
+            "values in the order of the rows within each group of its parents' values (fixed upstream in mbi commit "
+            "a987d84, see `peers/README.md`). Their one-way marginals are exact and their main-effects pMSE is not "
+            "affected, but two columns drawn given a parent come out comonotone: MST's and AIM's pairwise, "
+            "interaction, regression and coverage numbers below are worse than their fitted models, and the "
+            "package's lead on those measures is overstated until the study is recomputed (`make results`), which "
+            "draws them with the fixed function.")
