@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .choice import AUTO, is_auto
+from .release.statement import CONFIDENTIAL
 from .validation import DataError, check_magnitude, check_numeric_text
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -387,7 +388,7 @@ def _cmd_fit_table(a: argparse.Namespace) -> int:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         s.fit(seed=a.seed)
-    _progress(f"done in {time.perf_counter() - t0:.1f} s")
+    _progress(f"done. {CONFIDENTIAL}: the fit took {time.perf_counter() - t0:.1f} s (its time depends on the data)")
     for line in s.fit_log:
         _progress(line)
     for msg in dict.fromkeys(
@@ -528,7 +529,7 @@ def _cmd_fit(a: argparse.Namespace) -> int:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         s.fit(seed=a.seed)
-    _progress(f"done in {time.perf_counter() - t0:.1f} s")
+    _progress(f"done. {CONFIDENTIAL}: the fit took {time.perf_counter() - t0:.1f} s (its time depends on the data)")
     for line in s.fit_log:
         _progress(line)
     seen = set()

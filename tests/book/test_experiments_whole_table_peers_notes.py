@@ -129,6 +129,6 @@ def test_the_page_says_how_the_peers_rows_were_drawn_from_the_study_s_own_record
     from dpsynth_book.experiments.whole_table import peers_notes
 
     old = xr.Dataset(attrs={"peers": "SmartNoise smartnoise-synth MST and AIM at (eps, delta)"})
-    new = xr.Dataset(attrs={"peers": "...; rows drawn with mbi's synthetic_data as fixed upstream (mbi commit a987d84)"})
+    new = xr.Dataset(attrs={"peers": "rows drawn with mbi's synthetic_data as fixed upstream (commit a987d84)"})
     assert "Caveat" in peers_notes.sampling_caveat(old) and "overstated" in peers_notes.sampling_caveat(old)
     assert "Caveat" not in peers_notes.sampling_caveat(new) and "fixed upstream" in peers_notes.sampling_caveat(new)
