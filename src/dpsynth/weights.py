@@ -82,7 +82,8 @@ def lipschitz_weights(abs_loglik, c: float = 1.0, g: float = 0.0, power: float =
         alpha[finite] = _scale_shift(r if pw == 1.0 else r**pw, c, g)
         if hi == lo:
             warnings.warn(
-                f"`abs_loglik` is the same ({float(lo):g}) for every record with a finite log-likelihood "
+                f"CONFIDENTIAL (computed from the data; do not publish): `abs_loglik` is the same ({float(lo):g}) "
+                f"for every record with a finite log-likelihood "
                 f"({int(finite.sum())} record(s)), so the Lipschitz weights give all of them the same weight "
                 f"{float(alpha[finite][0]):g}: they offer no protection to any record. Use another weighting "
                 f"(e.g. count weights) or scale the weights down explicitly.",
