@@ -112,7 +112,7 @@ def run_one(name: str, method: str, seed: int) -> dict:
         s.fit(seed=seed)
         out["seconds"] = round(time.perf_counter() - t0, 2)
         out["compiled"] = compile_count() > c0
-        p = s._privacy  # read even when unconverged (the public `privacy` raises then)
+        p = s.privacy  # the same whether or not the chains converged
         out.update(converged=bool(p.converged), rhat_max=round(float(p.rhat_max), 4),
                    ess_min=round(float(p.ess_min), 1), divergences=int(p.divergences),
                    censored_typical=round(float(p.censored_typical), 4), eps_remove=round(float(p.budget.total), 4))
@@ -157,7 +157,7 @@ def run_covariates(seed: int, method: str = "ordinal") -> dict:
         t0 = time.perf_counter()
         s.fit(seed=seed)
         out["seconds"] = round(time.perf_counter() - t0, 2)
-        p = s._privacy
+        p = s.privacy
         out.update(converged=bool(p.converged), rhat_max=round(float(p.rhat_max), 4),
                    ess_min=round(float(p.ess_min), 1), divergences=int(p.divergences),
                    censored_typical=round(float(p.censored_typical), 4), alpha=round(float(p.extra["alpha"]), 4),

@@ -86,7 +86,7 @@ def release_one(name: str, df, n: int, eps: float, seed: int) -> dict:
             s = Synthesizer(sub, f.target, covariates=list(f.covariates), eps=eps, progress=False)
             out["mechanism"] = s.mechanism
             s.fit(seed=seed)
-            p = s._privacy  # read even when the release is refused (the public `privacy` raises then)
+            p = s.privacy  # the same whether or not the chains converged
             out.update(converged=bool(p.converged), censored_typical=round(float(p.censored_typical), 4),
                        censored_any_draw=round(float(p.censored_share), 4),
                        rhat_max=round(float(p.rhat_max), 4), ess_min=round(float(p.ess_min), 1))

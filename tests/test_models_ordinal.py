@@ -178,7 +178,7 @@ def test_synthesizer_ordinal_censor_ref(tmp_path):
     assert isinstance(fam, OrdinalRegression) and fam.bins == default_bins("count", 0, 80) and fam.n_bins == 81
     s.fit(seed=1)
     p = s.privacy
-    M = s._run_params["eps"]  # the draw's share of eps (the rest pays the released size's DP count)
+    M = s.plan.params["eps"]  # the draw's share of eps (the rest pays the released size's DP count)
     assert p.bound == pytest.approx(M) and p.delta <= M + 1e-9  # (convergence: a diagnostic, deciding nothing)
     assert p.extra["tolerance"] == pytest.approx(math.log(81) + 2.5)
     assert p.extra["alpha"] == pytest.approx(M / (math.log(81) + 2.5))

@@ -464,7 +464,7 @@ def test_poisson_regression_on_encoded_covariates_keeps_integer_counts():
     assert s.draws["beta"].shape[1] == 2  # intercept and the indicator of "b"
     # one-signed (log probabilities <= 0): the window [-M, 0] has width M: M removed, 2 M replaced, so the
     # total 12 with one record replaced is a window of 6
-    assert s._privacy.bound == pytest.approx(6.0)  # noqa: SLF001
+    assert s.privacy.bound == pytest.approx(6.0)
     assert s.privacy.eps == pytest.approx(12.0) and s.privacy.relation == "replace"
     out = s.sample_unaccounted(seed=0, data=pd.DataFrame({"region": ["a"] * 2000 + ["b"] * 2000}))
     assert out["visits"].dtype == d["visits"].dtype

@@ -140,10 +140,10 @@ def test_earlier_columns_enter_later_models_through_public_encodings_only(fitted
     visits = fitted.parts["visits"]
     assert fitted.parts["income"].privacy.extra["reference_source"] == "record"
     # income: its public log transform, never centred or scaled by statistics of the data
-    assert visits._design.transforms["income"] == "log"  # noqa: SLF001
-    assert "income" not in visits._design.scaling  # noqa: SLF001
+    assert visits.plan.design.transforms["income"] == "log"
+    assert "income" not in visits.plan.design.scaling
     mode = fitted.parts["mode"]
-    assert mode._design.levels.get("visits") is None and mode._design.transforms["visits"] == "log1p"  # noqa: SLF001
+    assert mode.plan.design.levels.get("visits") is None and mode.plan.design.transforms["visits"] == "log1p"
     assert fitted.parts["mode"].encoding.levels == tuple(LEVELS)
     assert mode.privacy.extra["reference_source"] == "dp_counts"
 

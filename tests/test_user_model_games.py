@@ -28,7 +28,7 @@ from pytensor.graph.basic import Constant
 from synthesizer_models import lognormal_no_covariates, lognormal_regression
 
 import dpsynth.models.user_function as user_function
-from dpsynth import Synthesizer, fitting
+from dpsynth import Synthesizer, fitting, synthesizer_fit
 from dpsynth.distinguishing import threshold_game
 from dpsynth.fitting import CompiledModel, SamplerConfig, compiled_model
 from dpsynth.models import PyMCFunctionFamily
@@ -300,7 +300,7 @@ def test_a_saved_file_keeps_the_free_parameters_only_and_states_the_condition(tm
     monkeypatch.setattr(fitting, "_CACHE", {})
     monkeypatch.setattr(PyMCFunctionFamily, "build_values",
                         lambda self, x, cov: (np.asarray(x, dtype=float), np.ones((len(x), 1))))
-    monkeypatch.setattr(Synthesizer, "_kept_names", lambda self, fit: list(fit.draws))
+    monkeypatch.setattr(synthesizer_fit, "kept_draws", lambda fit, keep, *, model_function: dict(fit.draws))
     monkeypatch.setattr(Synthesizer, "_saved_draws", lambda self: dict(self.draws))
     leaky = _synth(attacks.deterministic_from_value, D_PRIME)
     with warnings.catch_warnings():
