@@ -586,9 +586,9 @@ def write_report(original: pd.DataFrame, released: pd.DataFrame, *, target: str,
     covariates : sequence of str, optional
         The public covariates of the synthesizer (the regression's design).
     statement : str
-        The public privacy statement (:meth:`dpsynth.synthesizer.SynthesizerPrivacy.statement`).
+        The public privacy statement (:meth:`dpsynth.release.statement.SynthesizerPrivacy.statement`).
     diagnostics : str
-        The confidential figures (:meth:`dpsynth.synthesizer.SynthesizerPrivacy.diagnostics`).
+        The confidential figures (:meth:`dpsynth.release.statement.SynthesizerPrivacy.diagnostics`).
     out_dir : path-like
         The report's folder: created (owner-only) if missing when its parent exists; one that holds
         a report already is refused unless ``force``. The files are written owner-readable only

@@ -82,7 +82,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "Synthesizer",
-    "SynthesizerPrivacy",
     "UnusableReleaseError",
     "CovariatesIgnoredWarning",
     "PyMCFunctionFamily",
@@ -275,11 +274,6 @@ class Synthesizer(SynthesizerIO):
         relation, the design, the mechanism's parameters, the budget.
     state : FittedState or None
         What the fit left (:mod:`dpsynth.synthesizer_fit`); None before it.
-    choice : Choice or None
-        What ``mechanism="auto"`` chose (:class:`dpsynth.choice.Choice`: the mechanism, the bounds
-        it was given, the calibration and ``reason``), or None when a mechanism was named.
-    mechanism_requested : str
-        ``"auto"``, or the registry key named.
     dataset : str
         The data set's id under the home's primary key: the ledger its releases are booked in
         (computed last, once every check of the input has passed).

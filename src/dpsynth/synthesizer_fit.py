@@ -46,7 +46,7 @@ class FittedState:
     ----------
     fit_id : str
         Names the fit's charges in the ledger (a reference and a size are charged once per fit).
-    privacy : SynthesizerPrivacy
+    privacy : dpsynth.release.statement.SynthesizerPrivacy
         The report: its statement is public, its diagnostics confidential.
     size : ReleaseSize or None
         The size of a release over the fitted records (None: a public frame must be given at release).

@@ -366,6 +366,17 @@ class ClassFiles:
     home: Path
     in_lab: bool
 
+    def shown(self, path: str | os.PathLike) -> str:
+        """``path`` as a page prints it: in the lab, as the file browser shows it (relative to the notebook's
+        folder); elsewhere its name and the temporary folder it sits in, never the folder's path."""
+        path = Path(path)
+        if self.in_lab:
+            return str(path)
+        try:
+            return f"{path.relative_to(self.work)} (in a temporary folder, removed when the kernel ends)"
+        except ValueError:
+            return f"{path.name} (in a temporary folder, removed when the kernel ends)"
+
 
 def _pid_alive(pid: int) -> bool:
     try:

@@ -16,9 +16,9 @@ def test_tables_are_narrow_and_labelled():
         assert t.shape[1] <= 7
     eps = T.eps_table(ds)
     assert "Unweighted (none)" in eps.index.get_level_values(0) and "B'[0.6,1.2] (aDP)" in eps.index.get_level_values(0)
-    assert {"local ε_x (remove)", "local ε_x (replace)"} <= set(eps.columns)
+    assert {"local εₓ (remove)", "local εₓ (replace)"} <= set(eps.columns)
     row = eps.loc[("LW (aDP)", 40)]
-    assert row["local ε_x (replace)"] == pytest.approx(2 * row["local ε_x (remove)"])
+    assert row["local εₓ (replace)"] == pytest.approx(2 * row["local εₓ (remove)"])
     ineq = T.inequality_table(ds)
     assert list(ineq.columns) == ["n = 40", "n = 80", "n = 160"]
     assert ineq.loc["A[0.4,1.8] (aDP)", "n = 40"].startswith("4/4")
@@ -27,7 +27,7 @@ def test_tables_are_narrow_and_labelled():
     assert "divergences (total)" in conv.columns and not any(i.startswith("B'") for i in conv.index)
     mix = T.mixing_table(ds)
     lw = mix.loc["LW (aDP)"]
-    assert lw["local ε_x remove (mixed)"] == pytest.approx(30 * lw["local ε_x remove (one draw)"])
+    assert lw["local εₓ remove (mixed)"] == pytest.approx(30 * lw["local εₓ remove (one draw)"])
     assert T.decomposition_table(ds).loc[("[0.4,1.8]", 40), "attained at weight 0"] == "4/4"
 
 

@@ -298,3 +298,15 @@ def test_in_the_lab_the_files_go_beside_the_notebook_and_are_emptied_each_run(tm
     with pytest.raises(FileExistsError, match="not made by this page"):
         teaching.class_files("mine", in_lab=True)
     teaching.remove_class_files()
+
+
+def test_a_page_prints_a_lab_path_as_the_file_browser_shows_it_and_never_a_temporary_folder(tmp_path):
+    from pathlib import Path
+
+    from dpsynth_book.teaching import ClassFiles
+
+    lab = ClassFiles(work=Path("tutorial-files"), home=tmp_path / "home", in_lab=True)
+    assert lab.shown(Path("tutorial-files") / "report1" / "report.html") == "tutorial-files/report1/report.html"
+    book = ClassFiles(work=tmp_path / "work", home=tmp_path / "home", in_lab=False)
+    shown = book.shown(tmp_path / "work" / "report1" / "report.html")
+    assert shown.startswith("report1/report.html") and str(tmp_path) not in shown and "/tmp/" not in shown

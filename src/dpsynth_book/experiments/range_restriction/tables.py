@@ -57,7 +57,7 @@ def _range_names(ds: xr.Dataset) -> list[str]:
 def eps_table(results) -> pd.DataFrame:
     """Median Delta and local eps (removed, replaced) by synthesizer and n, with non-converged fits.
 
-    The local ``ε_x`` columns are named so: each is ``2 Delta`` (``4 Delta``) of one data set, conditional on
+    The local ``εₓ`` columns are named so: each is ``2 Delta`` (``4 Delta``) of one data set, conditional on
     that data set (aDP), not a DP guarantee.
     """
     ds = study_of(results)
@@ -67,8 +67,8 @@ def eps_table(results) -> pd.DataFrame:
         for nn in ds["n_obs"].values:
             sub = ds.sel(synthesizer=m, n_obs=nn)
             rows.append({"synthesizer": registry.label(m), "n": int(nn), "median Δ": float(sub["delta"].median()),
-                         "local ε_x (remove)": float(sub["eps"].median()),
-                         "local ε_x (replace)": float(sub["eps_replace"].median()),
+                         "local εₓ (remove)": float(sub["eps"].median()),
+                         "local εₓ (replace)": float(sub["eps_replace"].median()),
                          "not converged": f"{int((~sub['converged'].values.astype(bool)).sum())}/{R}"})
     return pd.DataFrame(rows).set_index(["synthesizer", "n"])
 
@@ -114,7 +114,7 @@ def decomposition_table(results) -> pd.DataFrame:
 def mixing_table(results) -> pd.DataFrame:
     """One draw per data set against record-wise mixing at n = ``params.n`` (medians over replicates).
 
-    Its ``ε_x`` columns are local: conditional on the data set at hand (aDP), not a DP guarantee.
+    Its ``εₓ`` columns are local: conditional on the data set at hand (aDP), not a DP guarantee.
     """
     ds = study_of(results)
     sub = ds.sel(n_obs=n_main(ds))
@@ -123,9 +123,9 @@ def mixing_table(results) -> pd.DataFrame:
         "avg-ECDF (one draw)": sub["avg_ecdf"].median("replicate").to_pandas(),
         "avg-ECDF (mixed)": sub["avg_ecdf_mixed"].median("replicate").to_pandas(),
         "draws used (mixed)": k.median("replicate").to_pandas(),
-        "local ε_x remove (one draw)": sub["eps"].median("replicate").to_pandas(),
-        "local ε_x remove (mixed)": (k * sub["eps"]).median("replicate").to_pandas(),
-        "local ε_x replace (mixed)": (k * sub["eps_replace"]).median("replicate").to_pandas(),
+        "local εₓ remove (one draw)": sub["eps"].median("replicate").to_pandas(),
+        "local εₓ remove (mixed)": (k * sub["eps"]).median("replicate").to_pandas(),
+        "local εₓ replace (mixed)": (k * sub["eps_replace"]).median("replicate").to_pandas(),
     })
     frame = frame.loc[_names(ds)]
     frame.index = [registry.label(m) for m in frame.index]
