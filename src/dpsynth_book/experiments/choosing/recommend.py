@@ -250,7 +250,7 @@ def recommendation_markdown(table: pd.DataFrame) -> str:
         lines.append(f"* **{sit}**: {t['measure'].iloc[0]} on "
                      f"{SITUATIONS[sit].title if sit in SITUATIONS else 'the whole-table chapter tables'}.")
         for r in t[t["name"] == "none usable"].itertuples():
-            lines.append(f"  At ε = {r.eps:g} no candidate was usable in every run: {r.reason}.")
+            lines.append(f"  At ε = {r.eps:g} {r.reason}.")
     return "\n".join(lines)
 
 
