@@ -21,12 +21,11 @@ Run with ``python benchmarks/bench_defaults.py [--seeds 1-5] [--no-record]``; wr
 from __future__ import annotations
 
 import argparse
-import os
-import tempfile
 import time
 import warnings
 
 import numpy as np
+from _home import temporary_home
 from _record import Record
 from bench_convergence import parse_seeds
 from bench_ordinal import COLUMNS, column, ks_distance
@@ -85,22 +84,14 @@ def main(argv: list[str] | None = None) -> list[dict]:
     rows: list[dict] = []
 
     def run() -> None:
-        before = os.environ.get("DPSYNTH_HOME")
-        with tempfile.TemporaryDirectory() as home:
-            os.environ["DPSYNTH_HOME"] = home
-            try:
-                for name in args.columns:
-                    for method in METHODS:
-                        for seed in args.seeds:
-                            r = run_one(name, method, seed)
-                            rows.append(r)
-                            print(f"{name:9s} {method:8s} seed {seed}: KS {r['ks']:.3f}  {r['seconds']:6.1f} s  "
-                                  f"{r.get('mechanism', '')} {r['refused']}", flush=True)
-            finally:
-                if before is None:
-                    os.environ.pop("DPSYNTH_HOME", None)
-                else:
-                    os.environ["DPSYNTH_HOME"] = before
+        with temporary_home():
+            for name in args.columns:
+                for method in METHODS:
+                    for seed in args.seeds:
+                        r = run_one(name, method, seed)
+                        rows.append(r)
+                        print(f"{name:9s} {method:8s} seed {seed}: KS {r['ks']:.3f}  {r['seconds']:6.1f} s  "
+                              f"{r.get('mechanism', '')} {r['refused']}", flush=True)
 
     def summary(name: str) -> dict:
         g = {m: [r for r in rows if r["column"] == name and r["method"] == m] for m in METHODS}

@@ -33,11 +33,10 @@ writes ``benchmarks/results/bench_new_tables.json``.
 from __future__ import annotations
 
 import argparse
-import os
-import tempfile
 import warnings
 
 import numpy as np
+from _home import temporary_home
 from _record import Record
 from bench_convergence import parse_seeds
 
@@ -111,40 +110,32 @@ def main(argv: list[str] | None = None) -> list[dict]:
     rows: list[dict] = []
 
     def run() -> None:
-        before = os.environ.get("DPSYNTH_HOME")
         data = tables()
-        with tempfile.TemporaryDirectory() as home:
-            os.environ["DPSYNTH_HOME"] = home
-            try:
-                for name in args.tables:
-                    df, spec = data[name]
-                    for eps in args.eps:
-                        for seed in args.seeds:
-                            for m in methods:
-                                with warnings.catch_warnings():
-                                    warnings.simplefilter("ignore")
-                                    try:
-                                        r = _METHODS[m](df, spec, eps, p, stream(np.random.SeedSequence(seed),
-                                                                                 name, eps, m))
-                                        why = ""
-                                    except Exception as err:  # noqa: BLE001 - a failure is a result
-                                        r, why = {}, f"{type(err).__name__}: {str(err).splitlines()[0][:200]}"
-                                row = {"table": name, "eps": eps, "seed": seed, "method": m, "failed": why,
-                                       **{k: (float(v) if isinstance(v, (int, float, np.floating, np.integer))
-                                              else v) for k, v in r.items()}}
-                                rows.append(row)
-                                print(f"{name:10s} eps {eps:g} seed {seed} {m:5s}: "
-                                      + (why or f"pMSE ratio {row.get('pmse_ratio', np.nan):.3g}  coef RMSE "
-                                         f"{row.get('coef_rmse', np.nan):.3g}  coverage "
-                                         f"{row.get('coverage', np.nan):.2f}  numeric marginal "
-                                         f"{row.get('marginal_numeric', np.nan):.3f}  unconverged "
-                                         f"{row.get('n_unconverged', np.nan):g}  {row.get('seconds', np.nan):.0f} s"),
-                                      flush=True)
-            finally:
-                if before is None:
-                    os.environ.pop("DPSYNTH_HOME", None)
-                else:
-                    os.environ["DPSYNTH_HOME"] = before
+        with temporary_home():
+            for name in args.tables:
+                df, spec = data[name]
+                for eps in args.eps:
+                    for seed in args.seeds:
+                        for m in methods:
+                            with warnings.catch_warnings():
+                                warnings.simplefilter("ignore")
+                                try:
+                                    r = _METHODS[m](df, spec, eps, p, stream(np.random.SeedSequence(seed),
+                                                                             name, eps, m))
+                                    why = ""
+                                except Exception as err:  # noqa: BLE001 - a failure is a result
+                                    r, why = {}, f"{type(err).__name__}: {str(err).splitlines()[0][:200]}"
+                            row = {"table": name, "eps": eps, "seed": seed, "method": m, "failed": why,
+                                   **{k: (float(v) if isinstance(v, (int, float, np.floating, np.integer))
+                                          else v) for k, v in r.items()}}
+                            rows.append(row)
+                            print(f"{name:10s} eps {eps:g} seed {seed} {m:5s}: "
+                                  + (why or f"pMSE ratio {row.get('pmse_ratio', np.nan):.3g}  coef RMSE "
+                                     f"{row.get('coef_rmse', np.nan):.3g}  coverage "
+                                     f"{row.get('coverage', np.nan):.2f}  numeric marginal "
+                                     f"{row.get('marginal_numeric', np.nan):.3f}  unconverged "
+                                     f"{row.get('n_unconverged', np.nan):g}  {row.get('seconds', np.nan):.0f} s"),
+                                  flush=True)
 
     if rec is None:
         run()

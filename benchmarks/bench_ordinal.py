@@ -38,12 +38,11 @@ Run with ``python benchmarks/bench_ordinal.py [--seeds 1-3] [--no-record]``; wri
 from __future__ import annotations
 
 import argparse
-import os
-import tempfile
 import time
 import warnings
 
 import numpy as np
+from _home import temporary_home
 from _record import Record
 from bench_convergence import parse_seeds
 
@@ -217,32 +216,24 @@ def main(argv: list[str] | None = None) -> list[dict]:
     cov_rows: list[dict] = []
 
     def run() -> None:
-        before = os.environ.get("DPSYNTH_HOME")
-        with tempfile.TemporaryDirectory() as home:
-            os.environ["DPSYNTH_HOME"] = home
-            try:
-                for name in args.columns:
-                    for method in args.methods:
-                        for seed in args.seeds:
-                            r = run_one(name, method, seed)
-                            rows.append(r)
-                            print(f"{name:9s} {method:12s} seed {seed}: KS {r['ks']:.3f}  {r['seconds']:6.1f} s"
-                                  f"{' (compiled)' if r['compiled'] else ''}  converged {r['converged']}  R-hat "
-                                  f"{r['rhat_max']:.3f}  ESS {r['ess_min']:.0f}  div {r['divergences']}  censored "
-                                  f"{r['censored_typical']:.2f}" + "".join(f"  {k} {r[k]}" for k in ("zeros", "at_40")
-                                                                          if k in r), flush=True)
-                for method in ([] if args.no_covariates else [m for m in args.methods if m.startswith("ordinal")]):
+        with temporary_home():
+            for name in args.columns:
+                for method in args.methods:
                     for seed in args.seeds:
-                        r = run_covariates(seed, method)
-                        cov_rows.append(r)
-                        print(f"covariates {method} seed {seed}: rank OLS data {r['rank_ols_data']} synthetic "
-                              f"{r['rank_ols_synthetic']}  beta {r['beta_posterior_mean']}  alpha {r['alpha']}  "
-                              f"{r['seconds']:.1f} s  converged {r['converged']}", flush=True)
-            finally:
-                if before is None:
-                    os.environ.pop("DPSYNTH_HOME", None)
-                else:
-                    os.environ["DPSYNTH_HOME"] = before
+                        r = run_one(name, method, seed)
+                        rows.append(r)
+                        print(f"{name:9s} {method:12s} seed {seed}: KS {r['ks']:.3f}  {r['seconds']:6.1f} s"
+                              f"{' (compiled)' if r['compiled'] else ''}  converged {r['converged']}  R-hat "
+                              f"{r['rhat_max']:.3f}  ESS {r['ess_min']:.0f}  div {r['divergences']}  censored "
+                              f"{r['censored_typical']:.2f}" + "".join(f"  {k} {r[k]}" for k in ("zeros", "at_40")
+                                                                      if k in r), flush=True)
+            for method in ([] if args.no_covariates else [m for m in args.methods if m.startswith("ordinal")]):
+                for seed in args.seeds:
+                    r = run_covariates(seed, method)
+                    cov_rows.append(r)
+                    print(f"covariates {method} seed {seed}: rank OLS data {r['rank_ols_data']} synthetic "
+                          f"{r['rank_ols_synthetic']}  beta {r['beta_posterior_mean']}  alpha {r['alpha']}  "
+                          f"{r['seconds']:.1f} s  converged {r['converged']}", flush=True)
 
     if rec is None:
         run()
